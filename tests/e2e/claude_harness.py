@@ -1,0 +1,253 @@
+"""Run the real Claude Code CLI against a scripted model server; read what reached the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from model_server import ModelServer, Recorded, Step
+
+REPO = Path(__file__).resolve().parents[2]
+INSTALLED = REPO / ".cache/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+REMINDER = re.compile(r"<system-reminder>\s*(.*?)\s*</system-reminder>", re.DOTALL)
+
+# The machine (and CI) has no internet: anything but the model server would hang or fail.
+QUIET_ENV = {
+    "ANTHROPIC_API_KEY": "dummy",
+    "IS_SANDBOX": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_BUG_COMMAND": "1",
+    "DISABLE_NON_ESSENTIAL_MODEL_CALLS": "1",
+    "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
+}
+PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYENV_VERSION", "PYENV_ROOT")
+
+
+Runner = Callable[..., "ClaudeRun"]
+
+
+def find_claude() -> Path | None:
+    """The Claude Code binary: $CLAUDE_CODE_BIN, else the copy .ci/install-claude put in .cache."""
+    given = os.environ.get("CLAUDE_CODE_BIN")
+    candidate = Path(given) if given else INSTALLED
+    return candidate if candidate.is_file() and os.access(candidate, os.X_OK) else None
+
+
+def _blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content or [] if isinstance(b, dict)]
+
+
+def _texts(message: Mapping[str, Any]) -> Iterator[str]:
+    for block in _blocks(message):
+        if block.get("type") == "text":
+            yield str(block.get("text", ""))
+        elif block.get("type") == "tool_result":
+            inner = block.get("content")
+            if isinstance(inner, str):
+                yield inner
+            elif isinstance(inner, list):
+                yield from (str(b.get("text", "")) for b in inner if b.get("type") == "text")
+
+
+def _unique(items: Iterator[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+@dataclass
+class ClaudeRun:
+    """One finished CLI run: its output and every request the model server saw."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    requests: list[Recorded]
+    seconds: float
+    home: Path
+
+    @property
+    def result(self) -> dict[str, Any]:
+        """The `--output-format json` result object."""
+        return dict(json.loads(self.stdout))
+
+    @property
+    def main_requests(self) -> list[dict[str, Any]]:
+        """Bodies of the scripted conversation's Messages calls, in order."""
+        return [r.body for r in self.requests if r.main]
+
+    @property
+    def side_requests(self) -> list[Recorded]:
+        """Every other request (probes, side model calls)."""
+        return [r for r in self.requests if not r.main]
+
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation as the last main request carried it (it holds all earlier turns)."""
+        mains = self.main_requests
+        return list(mains[-1]["messages"]) if mains else []
+
+    def _all_messages(self) -> Iterator[dict[str, Any]]:
+        for body in self.main_requests:
+            yield from body.get("messages", [])
+
+    def system_prompts(self) -> list[str]:
+        """System text: the top-level system blocks and the mid-conversation system messages."""
+
+        def gen() -> Iterator[str]:
+            for body in self.main_requests:
+                system = body.get("system")
+                if isinstance(system, str):
+                    yield system
+                elif isinstance(system, list):
+                    yield from (str(b.get("text", "")) for b in system if isinstance(b, dict))
+                for m in body.get("messages", []):
+                    if m.get("role") == "system":
+                        yield from _texts(m)
+
+        return _unique(gen())
+
+    def reminders(self) -> list[str]:
+        """Every `<system-reminder>` body in user messages, without the tags."""
+
+        def gen() -> Iterator[str]:
+            for m in self._all_messages():
+                if m.get("role") == "user":
+                    for text in _texts(m):
+                        yield from REMINDER.findall(text)
+
+        return _unique(gen())
+
+    def user_texts(self) -> list[str]:
+        """Text blocks of user messages that are not system reminders (prompt, hook feedback)."""
+
+        def gen() -> Iterator[str]:
+            for m in self._all_messages():
+                if m.get("role") == "user":
+                    for block in _blocks(m):
+                        text = str(block.get("text", "")) if block.get("type") == "text" else ""
+                        if text and not REMINDER.fullmatch(text.strip()):
+                            yield text
+
+        return _unique(gen())
+
+    def hook_chunks(self, event: str) -> list[str]:
+        """Text after each "<event> hook additional context: " marker the model received.
+
+        The CLI joins SessionStart/UserPromptSubmit context with other attachments by blank
+        lines in one system message, so a chunk starts with the hook's text but may run on.
+        """
+        marker = re.compile(rf"{re.escape(event)}(?::\w+)? hook additional context: ")
+        return [c for t in self.system_prompts() + self.reminders() for c in marker.split(t)[1:]]
+
+    def hook_contexts(self, event: str) -> list[str]:
+        """Exact contexts this event's hooks returned (per the transcript) that the model got."""
+        seen = "\n".join(self.system_prompts() + self.reminders())
+        found = []
+        for att in self.hook_attachments(event):
+            if att.get("type") != "hook_additional_context":
+                continue
+            for content in att.get("content") or []:
+                if f"{att.get('hookName')} hook additional context: {content}" in seen:
+                    found.append(str(content))
+        return found
+
+    def transcript(self) -> list[dict[str, Any]]:
+        """The session transcript the CLI wrote under HOME (empty when there is none)."""
+        session = self.result.get("session_id", "") if self.stdout.strip() else ""
+        entries: list[dict[str, Any]] = []
+        for path in sorted(self.home.glob(f".claude/projects/*/{session}.jsonl")):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    entries.append(json.loads(line))
+        return entries
+
+    def hook_attachments(self, event: str | None = None) -> list[dict[str, Any]]:
+        """Hook attachments in the transcript (hook_success, hook_additional_context, ...)."""
+        found = []
+        for entry in self.transcript():
+            att = entry.get("attachment")
+            if (
+                isinstance(att, dict)
+                and str(att.get("type", "")).startswith("hook_")
+                and (event is None or att.get("hookEvent") == event)
+            ):
+                found.append(att)
+        return found
+
+    def stop_feedback(self) -> list[str]:
+        """Reasons a Stop hook blocked with, as the model saw them."""
+        prefix = "Stop hook feedback:"
+        return [t[len(prefix) :].strip() for t in self.user_texts() if t.startswith(prefix)]
+
+    def tool_results(self) -> list[dict[str, Any]]:
+        """Every tool_result block the model received."""
+        return [
+            b
+            for m in self.messages()
+            if m.get("role") == "user"
+            for b in _blocks(m)
+            if b.get("type") == "tool_result"
+        ]
+
+    def everything(self) -> str:
+        """All main requests as one JSON string, for 'this text never reached the model'."""
+        return json.dumps(self.main_requests)
+
+    def explain(self) -> str:
+        """A readable dump for assertion messages."""
+        lines = [f"exit {self.returncode} in {self.seconds:.1f}s", f"stdout: {self.stdout[:2000]}"]
+        lines.append(f"stderr: {self.stderr[:2000]}")
+        for m in self.messages():
+            for block in _blocks(m):
+                shown = block.get("text") or block.get("content") or block.get("input")
+                lines.append(f"  {m.get('role')}/{block.get('type')}: {str(shown)[:400]!r}")
+        return "\n".join(lines)
+
+
+def run_claude(
+    project_dir: Path,
+    prompt: str,
+    script: Sequence[Step],
+    *,
+    home: Path,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 180,
+    extra_args: Sequence[str] = (),
+) -> ClaudeRun:
+    """Run `claude -p` in project_dir with HOME=home while the server plays `script`."""
+    binary = find_claude()
+    if binary is None:
+        raise RuntimeError("Claude Code CLI not installed: run .ci/install-claude")
+    home.mkdir(parents=True, exist_ok=True)
+    args = [str(binary), "-p", prompt, "--allowedTools", "Bash", "--output-format", "json"]
+    args += list(extra_args)
+    with ModelServer(list(script)) as server:
+        full_env = {k: os.environ[k] for k in PASSED_THROUGH if k in os.environ}
+        full_env.update(QUIET_ENV)
+        full_env.update(HOME=str(home), ANTHROPIC_BASE_URL=server.url)
+        full_env.update(env or {})
+        started = time.monotonic()
+        proc = subprocess.run(
+            args,
+            cwd=project_dir,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        seconds = time.monotonic() - started
+        requests = list(server.requests)
+    return ClaudeRun(args, proc.returncode, proc.stdout, proc.stderr, requests, seconds, home)

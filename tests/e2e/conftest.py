@@ -1,0 +1,53 @@
+"""End-to-end fixtures: the real Claude Code CLI, a scripted model, throwaway HOME and projects."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from claude_harness import ClaudeRun, Runner, find_claude, run_claude  # noqa: E402
+from model_server import Step  # noqa: E402
+
+SKIP_REASON = "Claude Code CLI not installed: run .ci/install-claude"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "e2e: drives the real Claude Code CLI against a scripted model server"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    missing = find_claude() is None
+    for item in items:
+        if HERE in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.e2e)
+            if missing:
+                item.add_marker(pytest.mark.skip(reason=SKIP_REASON))
+
+
+@pytest.fixture
+def claude_home(tmp_path: Path) -> Path:
+    """A HOME of its own for the CLI (its ~/.claude, transcripts, session state)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    return home
+
+
+@pytest.fixture
+def claude(claude_home: Path) -> Runner:
+    """Run the CLI: claude(project_dir, prompt, script, **kw) -> ClaudeRun, sharing one HOME."""
+
+    def run(project_dir: Path, prompt: str, script: Sequence[Step], **kw: Any) -> ClaudeRun:
+        kw.setdefault("home", claude_home)
+        return run_claude(project_dir, prompt, script, **kw)
+
+    return run
