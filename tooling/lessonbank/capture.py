@@ -1,0 +1,256 @@
+"""Capture: a draft lesson goes through the gates, then into lessons/ or onto a banked lesson's count."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from lessonbank import gates, words
+from lessonbank import lesson as lesson_mod
+from lessonbank.errors import GateRefusal
+from lessonbank.redaction import Redaction, describe
+from lessonbank.store import Bank, write_atomic
+
+BLOCK_FIELDS = ("tool", "trigger", "mistake", "fix", "tags", "promote-to")
+_BLOCK_RE = re.compile(r"(?ms)^[ \t>]*#lesson\b[^\n]*\n(.*?)^[ \t>]*#/lesson\b")
+_PATH_TOOLS = {"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob"}
+
+
+@dataclass
+class Draft:
+    """A lesson as a person or an agent offered it, before the gates."""
+
+    when: str
+    do: str
+    promote_to: str = ""
+    title: str = ""
+    type: str = "gotcha"
+    tools: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    keywords: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    session: str | None = None
+    source: str = "typed"
+    priority: int | None = None
+    confidence: float | None = None
+    body: str = ""
+    verify: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    """What capture did: create, bump or unchanged, and to which lesson."""
+
+    action: str
+    slug: str
+    path: Path
+    message: str
+    redactions: list[Redaction] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [self.message]
+        if self.redactions:
+            out.append(f"redacted before writing: {describe(self.redactions)}")
+        return out
+
+
+def split_list(value: str) -> list[str]:
+    """'a, b c' -> ['a', 'b', 'c'] for tags and keywords given on one line."""
+    return [v for v in re.split(r"[,\s]+", value.strip()) if v]
+
+
+def parse_lesson_blocks(text: str) -> list[Draft]:
+    """Every `#lesson … #/lesson` block in `text`, as drafts (fields tool, trigger, mistake, fix, …)."""
+    drafts = []
+    for match in _BLOCK_RE.finditer(text):
+        fields: dict[str, str] = {}
+        key = None
+        for raw in match.group(1).splitlines():
+            line = raw.lstrip(" \t>")
+            m = re.match(r"^([A-Za-z][A-Za-z_-]*)\s*:\s?(.*)$", line)
+            if m and m.group(1).lower() in (
+                *BLOCK_FIELDS,
+                "title",
+                "keywords",
+                "priority",
+                "when",
+                "do",
+                "path",
+            ):
+                key = m.group(1).lower()
+                fields[key] = m.group(2).strip()
+            elif key and line.strip():
+                fields[key] = (fields[key] + " " + line.strip()).strip()
+        drafts.append(draft_from_block(fields))
+    return drafts
+
+
+def draft_from_block(fields: dict[str, str]) -> Draft:
+    """Map a block's fields onto a draft: mistake is the situation, fix is what to do."""
+    tool = fields.get("tool", "").strip()
+    trigger = fields.get("trigger", "").strip()
+    draft = Draft(
+        when=fields.get("when") or fields.get("mistake", ""),
+        do=fields.get("do") or fields.get("fix", ""),
+        promote_to=fields.get("promote-to", ""),
+        title=fields.get("title", ""),
+        tools=[tool] if tool else [],
+        tags=split_list(fields.get("tags", "")),
+        keywords=split_list(fields.get("keywords", "")),
+        source="learned",
+    )
+    if fields.get("path"):
+        draft.paths.append(fields["path"])
+    if trigger:
+        if tool in _PATH_TOOLS or ("/" in trigger and " " not in trigger) or trigger.startswith("*"):
+            draft.paths.append(trigger)
+        else:
+            draft.commands.append(trigger_regex(trigger))
+    if fields.get("priority", "").isdigit():
+        draft.priority = int(fields["priority"])
+    return draft
+
+
+def trigger_regex(trigger: str) -> str:
+    """A block's trigger as a command regex: kept when it compiles, else matched literally."""
+    try:
+        re.compile(trigger)
+    except re.error:
+        return re.escape(trigger)
+    if re.fullmatch(r"[\w.-]+", trigger):
+        return rf"\b{re.escape(trigger)}\b"
+    return trigger
+
+
+def derive_title(when: str, do: str) -> str:
+    """A one-line title from the situation (what bit us), cut at 72 characters."""
+    text = " ".join((when or do).split()).rstrip(".")
+    text = text[:1].upper() + text[1:]
+    if len(text) > 72:
+        text = text[:72].rsplit(" ", 1)[0] + "…"
+    return text
+
+
+def derive_keywords(draft: Draft, limit: int = 6) -> list[str]:
+    """Keywords for prompt recall: tag values first, then the situation's longer words."""
+    out: list[str] = []
+    for tag in draft.tags:
+        value = tag.partition(":")[2].lower()
+        if value and value not in out:
+            out.append(value)
+    for token in words.tokens(f"{draft.title} {draft.when}"):
+        if len(token) >= 4 and token not in words.STOP_WORDS and not token.isdigit() and token not in out:
+            out.append(token)
+    return out[:limit]
+
+
+def _today() -> str:
+    return date.today().isoformat()
+
+
+def _unique_slug(base: str, taken: set[str]) -> str:
+    slug, n = base, 2
+    while slug in taken:
+        slug = f"{base[:60]}-{n}"
+        n += 1
+    return slug
+
+
+def capture(bank: Bank, draft: Draft, dry_run: bool = False) -> Outcome:
+    """Put a draft through the gates and save it (or bump the lesson it repeats). Raises GateRefusal."""
+    # Secrets are scrubbed first, so that no refusal message can echo one; gate 4 reports them.
+    clean, redactions = gates.scrub(
+        {"when": draft.when, "do": draft.do, "title": draft.title, "body": draft.body}
+    )
+    if not clean["when"].strip() or not clean["do"].strip():
+        raise GateRefusal("fields", "refused: a lesson needs both a situation (--when) and what to do (--do)")
+    candidate = gates.Candidate(clean["when"], clean["do"], draft.promote_to, clean["title"])
+    dest = gates.destination(draft.promote_to)
+    with bank.lock():
+        loaded = bank.load()
+        dup = gates.find_duplicate(
+            candidate, [x.lesson for x in loaded], bank.config.get("gates.duplicate_threshold")
+        )
+        if dup is not None:
+            return _bump(bank, next(x for x in loaded if x.lesson is dup), draft.session, dry_run)
+        dest_path = bank.destination_path(dest)
+        if dest_path.is_file():
+            written = dest_path.read_text(encoding="utf-8", errors="replace")
+            if gates.already_written(candidate, written, bank.config.get("gates.destination_threshold")):
+                raise GateRefusal(
+                    "duplicate", f"refused: this lesson is already written in {bank.relative(dest_path)}"
+                )
+        gates.preference(candidate)
+        lesson = _new_lesson(bank, draft, clean, {x.lesson.slug for x in loaded})
+        problems = lesson_mod.validate(lesson)
+        if problems:
+            raise GateRefusal("format", f"refused: {problems[0][1]}")
+        path = bank.lessons_dir / f"{lesson.slug}.md"
+        action = write_atomic(path, lesson_mod.render(lesson), dry_run=dry_run)
+        if not dry_run:
+            from lessonbank.generate import regenerate
+
+            regenerate(bank)
+    verb = "would create" if dry_run else "created"
+    return Outcome(action, lesson.slug, path, f"{verb} {bank.relative(path)}", redactions)
+
+
+def _bump(bank: Bank, item: Any, session: str | None, dry_run: bool) -> Outcome:
+    lesson = item.lesson
+    text, counted = lesson_mod.bump_text(item.text, session, _today())
+    rel = bank.relative(item.path)
+    if not counted:
+        return Outcome(
+            "unchanged", lesson.slug, item.path,
+            f"repeat of {lesson.slug} ({rel}), already seen in session {session}: seen stays {lesson.seen}",
+        )  # fmt: skip
+    if not dry_run:
+        write_atomic(item.path, text)
+        from lessonbank.generate import regenerate
+
+        regenerate(bank)
+    verb = "would bump" if dry_run else "bumped"
+    return Outcome(
+        "bump", lesson.slug, item.path,
+        f"repeat of {lesson.slug} ({rel}): {verb} seen {lesson.seen} -> {lesson.seen + 1}",
+    )  # fmt: skip
+
+
+def _new_lesson(bank: Bank, draft: Draft, clean: dict[str, str], taken: set[str]) -> lesson_mod.Lesson:
+    title = clean["title"].strip() or derive_title(clean["when"], clean["do"])
+    today = _today()
+    default_conf = {"typed": 0.8, "learned": 0.7, "scanned": 0.6}.get(draft.source, 0.7)
+    lesson = lesson_mod.Lesson(
+        id=lesson_mod.new_id(),
+        slug=_unique_slug(lesson_mod.slugify(title), taken),
+        title=title,
+        when=" ".join(clean["when"].split()),
+        do=" ".join(clean["do"].split()),
+        promote_to=draft.promote_to.strip(),
+        type=draft.type,
+        tools=list(draft.tools),
+        commands=list(draft.commands),
+        paths=list(draft.paths),
+        keywords=list(draft.keywords),
+        tags=list(draft.tags),
+        seen=1,
+        sessions=[draft.session] if draft.session else [],
+        priority=draft.priority
+        if draft.priority is not None
+        else bank.config.get("capture.default_priority"),
+        confidence=draft.confidence if draft.confidence is not None else default_conf,
+        source=draft.source,
+        status="active",
+        created=today,
+        updated=today,
+        verify=dict(draft.verify),
+        body=clean["body"],
+    )
+    if not lesson.keywords:
+        draft_for_words = Draft(when=lesson.when, do=lesson.do, title=title, tags=lesson.tags)
+        lesson.keywords = derive_keywords(draft_for_words)
+    return lesson

@@ -1,0 +1,374 @@
+"""The bank's own commands: init, add, capture, list, show, forget, check, stats, index, config."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lessonbank import capture as capture_mod
+from lessonbank import generate
+from lessonbank import lesson as lesson_mod
+from lessonbank.cli import get_bank, main
+from lessonbank.cli.output import emit_json, table
+from lessonbank.errors import BankError, GateRefusal
+from lessonbank.store import Bank, write_atomic
+
+# Words that name a tool (-> tool:<word> tag and a command trigger) or a language (-> lang:<word>).
+KNOWN_TOOLS = (
+    "pytest", "tox", "nox", "pip", "uv", "poetry", "ruff", "mypy", "jest", "vitest", "npm", "pnpm",
+    "yarn", "bun", "node", "tsc", "eslint", "cargo", "go", "make", "cmake", "git", "docker",
+    "gradle", "mvn", "pre-commit", "alembic", "django", "terraform", "kubectl",
+)  # fmt: skip
+KNOWN_LANGS = ("python", "typescript", "javascript", "rust", "golang", "java", "ruby", "bash", "sql")
+SEVERITY_WORDS = {
+    "hang": "hang",
+    "hangs": "hang",
+    "hung": "hang",
+    "timeout": "hang",
+    "data-loss": "data-loss",
+}
+
+
+def _bank(ctx: click.Context) -> Bank:
+    bank: Bank = get_bank(ctx)
+    return bank
+
+
+def _fail(err: BankError) -> click.ClickException:
+    return click.ClickException(str(err))
+
+
+@main.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--ci", is_flag=True, help="Also write a weekly `bank groom` GitHub Actions workflow.")
+@click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
+def init(path: Path | None, ci: bool, dry_run: bool) -> None:
+    """Set up a bank in PATH (default: here); never overwrites an existing file."""
+    from lessonbank.config import DEFAULT_TOML
+
+    root = (path or Path.cwd()).resolve()
+    results: list[tuple[str, str]] = []
+    try:
+        for rel, text in (
+            ("bank.toml", DEFAULT_TOML),
+            ("lessons/.gitkeep", ""),
+            ("rules/.gitkeep", ""),
+        ):
+            target = root / rel
+            results.append((rel, "exists" if target.exists() else write_atomic(target, text, dry_run)))
+        results.append((".gitignore", _ignore_state(root, dry_run)))
+        if not dry_run:
+            bank = Bank.open(root)
+            for name, action in generate.regenerate(bank):
+                if name in generate.GENERATED:
+                    results.append((name, action))
+        if ci:
+            from lessonbank.rulesync import write_ci_workflow
+
+            results.append((".github/workflows/bank-groom.yml", write_ci_workflow(root, dry_run=dry_run)))
+    except BankError as err:
+        raise _fail(err) from None
+    for rel, action in results:
+        click.echo(f"{action:9} {rel}")
+    click.echo(f"bank ready at {root}" + (" (dry run: nothing written)" if dry_run else ""))
+
+
+def _ignore_state(root: Path, dry_run: bool) -> str:
+    """Make sure git ignores the bank's local state folder."""
+    path = root / ".gitignore"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if any(line.strip() in (".lessonbank/", ".lessonbank", "/.lessonbank/") for line in text.splitlines()):
+        return "unchanged"
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return write_atomic(path, text + ".lessonbank/\n", dry_run)
+
+
+def derive_tags(text: str) -> list[str]:
+    """Tags read off a lesson's words: tools, languages and hangs."""
+    from lessonbank.words import tokens
+
+    seen = tokens(text.replace("pre-commit", "precommit"))
+    tags = []
+    for word in seen:
+        name = "pre-commit" if word == "precommit" else word
+        if name in KNOWN_TOOLS and f"tool:{name}" not in tags:
+            tags.append(f"tool:{name}")
+        elif word in KNOWN_LANGS and f"lang:{word}" not in tags:
+            tags.append(f"lang:{word}")
+        elif word in SEVERITY_WORDS and f"severity:{SEVERITY_WORDS[word]}" not in tags:
+            tags.append(f"severity:{SEVERITY_WORDS[word]}")
+    return tags
+
+
+def _print_outcome(outcome: capture_mod.Outcome) -> None:
+    for line in outcome.lines():
+        click.echo(line)
+
+
+@main.command()
+@click.argument("text")
+@click.option("--promote-to", required=True, help="rule:<name>, skill:<name> or doc:<path>.")
+@click.option("--session", help="The session this was learned in.")
+@click.option("--priority", type=click.IntRange(1, 10), help="1-10, higher first.")
+@click.option("--dry-run", is_flag=True, help="Show the decision; write nothing.")
+@click.pass_context
+def add(ctx: click.Context, text: str, promote_to: str, session: str | None, priority: int | None,
+        dry_run: bool) -> None:  # fmt: skip
+    """Add a typed lesson: "<situation> => <what to do>"; tags and keywords come from its words."""
+    when, sep, do = text.partition("=>")
+    if not sep or not when.strip() or not do.strip():
+        raise click.UsageError('write the lesson as "<situation> => <what to do>"')
+    tags = derive_tags(text)
+    tools = [t.partition(":")[2] for t in tags if t.startswith("tool:")]
+    draft = capture_mod.Draft(
+        when=when.strip(), do=do.strip(), promote_to=promote_to, tags=tags, session=session,
+        tools=["Bash"] if tools else [], commands=[rf"\b{t}\b" for t in tools], priority=priority,
+    )  # fmt: skip
+    _run_capture(_bank(ctx), [draft], dry_run)
+
+
+def _run_capture(bank: Bank, drafts: list[capture_mod.Draft], dry_run: bool) -> None:
+    refused = []
+    for draft in drafts:
+        try:
+            _print_outcome(capture_mod.capture(bank, draft, dry_run=dry_run))
+        except GateRefusal as err:
+            refused.append(str(err))
+        except BankError as err:
+            raise _fail(err) from None
+    if refused:
+        raise click.ClickException("\n".join(refused))
+
+
+@main.command()
+@click.option("--when", "when", help="The situation, completing 'When …'.")
+@click.option("--do", "do", help="What to do in it.")
+@click.option("--promote-to", default="", help="rule:<name>, skill:<name> or doc:<path>.")
+@click.option("--title", default="", help="One line naming the lesson (default: from --when).")
+@click.option("--type", "type_", type=click.Choice(lesson_mod.TYPES), default="gotcha", show_default=True)
+@click.option("--tags", default="", help="Comma-separated category:value tags.")
+@click.option("--keywords", default="", help="Comma-separated words for prompt recall.")
+@click.option("--trigger-tool", "tools", multiple=True, help="A tool name (Bash, Edit, …); repeatable.")
+@click.option("--trigger-command", "commands", multiple=True, help="A command regex; repeatable.")
+@click.option("--trigger-path", "paths", multiple=True, help="A path glob; repeatable.")
+@click.option("--session", help="The session this was learned in (a repeat counts once per session).")
+@click.option("--priority", type=click.IntRange(1, 10))
+@click.option("--confidence", type=click.FloatRange(0, 1))
+@click.option("--source", type=click.Choice(lesson_mod.SOURCES), default="typed", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Read one lesson as a JSON object on stdin.")
+@click.option("--blocks", is_flag=True, help="Read `#lesson … #/lesson` blocks on stdin.")
+@click.option("--dry-run", is_flag=True, help="Show the decision; write nothing.")
+@click.pass_context
+def capture(ctx: click.Context, as_json: bool, blocks: bool, dry_run: bool, **fields: Any) -> None:
+    """Add a lesson through the gates (flags, --json or --blocks on stdin); a repeat bumps seen."""
+    bank = _bank(ctx)
+    if as_json and blocks:
+        raise click.UsageError("--json and --blocks read stdin in different forms: use one")
+    if as_json:
+        drafts = [_draft_from_json(sys.stdin.read(), fields["session"])]
+    elif blocks:
+        drafts = capture_mod.parse_lesson_blocks(sys.stdin.read())
+        if not drafts:
+            raise click.ClickException("no `#lesson … #/lesson` block on stdin")
+        for draft in drafts:
+            draft.session = fields["session"]
+    else:
+        if not fields["when"] or not fields["do"]:
+            raise click.UsageError("give --when and --do (or --json / --blocks on stdin)")
+        drafts = [
+            capture_mod.Draft(
+                when=fields["when"], do=fields["do"], promote_to=fields["promote_to"],
+                title=fields["title"], type=fields["type_"], tools=list(fields["tools"]),
+                commands=list(fields["commands"]), paths=list(fields["paths"]),
+                tags=capture_mod.split_list(fields["tags"]),
+                keywords=capture_mod.split_list(fields["keywords"]), session=fields["session"],
+                source=fields["source"], priority=fields["priority"], confidence=fields["confidence"],
+            )
+        ]  # fmt: skip
+    _run_capture(bank, drafts, dry_run)
+
+
+def _draft_from_json(text: str, session: str | None) -> capture_mod.Draft:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.ClickException(f"stdin is not JSON: {exc.msg} at line {exc.lineno}") from None
+    if not isinstance(data, dict):
+        raise click.ClickException("stdin must hold one JSON object")
+    triggers = data.get("triggers") or {}
+    known = set(capture_mod.Draft.__dataclass_fields__)
+    args = {k.replace("-", "_"): v for k, v in data.items() if k.replace("-", "_") in known}
+    for key in ("tools", "commands", "paths", "keywords"):
+        if isinstance(triggers, dict) and key in triggers:
+            args[key] = triggers[key]
+    for key in ("tags", "keywords"):
+        if isinstance(args.get(key), str):
+            args[key] = capture_mod.split_list(args[key])
+    if session:
+        args["session"] = session
+    try:
+        return capture_mod.Draft(**args)
+    except TypeError as exc:
+        raise click.ClickException(f"JSON lesson: {exc}") from None
+
+
+@main.command("list")
+@click.option("--tag", help="Only lessons with this tag (category:value, or a bare value).")
+@click.option("--status", type=click.Choice(lesson_mod.STATUSES))
+@click.option("--source", type=click.Choice(lesson_mod.SOURCES))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def list_(ctx: click.Context, tag: str | None, status: str | None, source: str | None, as_json: bool) -> None:
+    """List the lessons as a table."""
+    bank = _bank(ctx)
+    items = [x.lesson for x in bank.load()]
+    if tag:
+        items = [x for x in items if tag in x.tags or any(t.partition(":")[2] == tag for t in x.tags)]
+    if status:
+        items = [x for x in items if x.status == status]
+    if source:
+        items = [x for x in items if x.source == source]
+    _warn_problems(bank)
+    if as_json:
+        emit_json([_summary_json(x) for x in items])
+        return
+    rows = [[x.slug, x.type, str(x.seen), str(x.priority), x.status, x.source, x.title] for x in items]
+    click.echo(table(["slug", "type", "seen", "prio", "status", "source", "title"], rows))
+
+
+def _summary_json(x: lesson_mod.Lesson) -> dict[str, Any]:
+    data = x.to_mapping()
+    data["body"] = x.body
+    return data
+
+
+def _warn_problems(bank: Bank) -> None:
+    for p in bank.load_problems:
+        click.echo(f"warning: skipped {bank.relative(p.path)}:{p.line}: {p.message}", err=True)
+
+
+@main.command()
+@click.argument("key")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def show(ctx: click.Context, key: str, as_json: bool) -> None:
+    """Show one lesson by slug or id."""
+    bank = _bank(ctx)
+    try:
+        item = bank.find_lesson(key)
+    except BankError as err:
+        raise _fail(err) from None
+    if as_json:
+        emit_json(_summary_json(item.lesson))
+    else:
+        click.echo(f"{bank.relative(item.path)}\n")
+        click.echo(item.text, nl=False)
+
+
+@main.command()
+@click.argument("key")
+@click.option("--dry-run", is_flag=True, help="Show what would be deleted.")
+@click.pass_context
+def forget(ctx: click.Context, key: str, dry_run: bool) -> None:
+    """Delete a lesson by slug or id (git keeps its history) and regenerate the index."""
+    from lessonbank.store import remove
+
+    bank = _bank(ctx)
+    try:
+        with bank.lock():
+            item = bank.find_lesson(key)
+            remove(item.path, dry_run=dry_run)
+            if not dry_run:
+                generate.regenerate(bank)
+    except BankError as err:
+        raise _fail(err) from None
+    click.echo(f"{'would delete' if dry_run else 'deleted'} {bank.relative(item.path)}")
+
+
+@main.command()
+@click.pass_context
+def check(ctx: click.Context) -> None:
+    """Validate every lesson; print each problem as path:line: message and exit 1 if any."""
+    from lessonbank.checks import check_bank
+
+    bank = _bank(ctx)
+    problems, count = check_bank(bank)
+    for problem in problems:
+        click.echo(f"{bank.relative(problem.path)}:{problem.line}: {problem.message}")
+    if problems:
+        raise click.ClickException(f"{len(problems)} problem(s) in {count} lesson file(s)")
+    click.echo(f"ok: {count} lesson file(s), no problems")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """Counts by status, source, type and tag, and how many lessons groom would consider."""
+    bank = _bank(ctx)
+    items = [x.lesson for x in bank.load()]
+    min_seen = bank.config.get("groom.min_seen")
+    data: dict[str, Any] = {
+        "lessons": len(items),
+        "malformed": len(bank.load_problems),
+        "status": dict(sorted(Counter(x.status for x in items).items())),
+        "source": dict(sorted(Counter(x.source for x in items).items())),
+        "type": dict(sorted(Counter(x.type for x in items).items())),
+        "tags": dict(sorted(Counter(t for x in items for t in x.tags).items())),
+        "seen_total": sum(x.seen for x in items),
+        f"groom_eligible (seen >= {min_seen})": sum(1 for x in items if x.seen >= min_seen),
+    }
+    if as_json:
+        emit_json(data)
+        return
+    for key, value in data.items():
+        if isinstance(value, dict):
+            shown = ", ".join(f"{k} {v}" for k, v in value.items()) or "-"
+            click.echo(f"{key}: {shown}")
+        else:
+            click.echo(f"{key}: {value}")
+
+
+@main.command("index")
+@click.option("--check", "check_only", is_flag=True, help="Exit 1 naming each stale generated file.")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.pass_context
+def index_cmd(ctx: click.Context, check_only: bool, dry_run: bool) -> None:
+    """Regenerate INDEX.md, BANK.md and the hooks' compiled index from lessons/."""
+    bank = _bank(ctx)
+    try:
+        if check_only:
+            names = generate.stale(bank)
+            _warn_problems(bank)
+            if names:
+                raise click.ClickException(
+                    "stale: " + ", ".join(names) + " (run `bank index` and commit the result)"
+                )
+            click.echo("up to date: " + ", ".join(generate.GENERATED))
+            return
+        results = generate.regenerate(bank, dry_run=dry_run)
+    except BankError as err:
+        raise _fail(err) from None
+    _warn_problems(bank)
+    for name, action in results:
+        click.echo(f"{action:9} {name}")
+
+
+@main.command("config")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.pass_context
+def config_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Print the effective settings (defaults overlaid by bank.toml)."""
+    bank = _bank(ctx)
+    items = bank.config.items()
+    if as_json:
+        emit_json({key: value for key, value, _ in items})
+        return
+    click.echo(f"# {bank.relative(bank.root / 'bank.toml')}")
+    click.echo(table(["key", "value", "meaning"], [[k, json.dumps(v), m] for k, v, m in items]))

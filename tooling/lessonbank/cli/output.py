@@ -1,0 +1,25 @@
+"""Output helpers: plain aligned tables for people, JSON for scripts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+
+def table(headers: list[str], rows: list[list[str]], max_width: int = 60) -> str:
+    """A plain text table; long cells are cut with '…' so rows stay on one line."""
+    cut = [[c if len(c) <= max_width else c[: max_width - 1] + "…" for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cut]) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    for row in cut:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    if not rows:
+        lines.append("(none)")
+    return "\n".join(lines)
+
+
+def emit_json(data: Any) -> None:
+    """Print `data` as indented, key-sorted JSON."""
+    click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str))

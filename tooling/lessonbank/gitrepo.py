@@ -1,0 +1,180 @@
+"""The git adapter: the only module that imports gitpython."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import git
+
+from lessonbank.errors import GitError
+
+# Files larger than this are skipped when reading contents: generated blobs, not code to verify.
+MAX_BLOB_BYTES = 8 * 1024 * 1024
+_BINARY_PROBE = 8000
+
+
+def _short(exc: BaseException) -> str:
+    """The useful line of a git failure."""
+    if isinstance(exc, git.GitCommandError):
+        text = (exc.stderr or exc.stdout or "").strip()
+        for line in text.splitlines():
+            line = line.strip().strip("'").strip()
+            if line.startswith("stderr:"):
+                line = line[len("stderr:") :].strip().strip("'")
+            if line:
+                return line
+        return f"git {exc.command[1] if len(exc.command) > 1 else ''} exited {exc.status}"
+    return str(exc)
+
+
+class GitRepo:
+    """A git working tree, seen through the few operations groom needs."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            self.repo = git.Repo(path, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise GitError(f"{path} is not inside a git repository; run `git init` there first") from None
+        if self.repo.bare or self.repo.working_tree_dir is None:
+            raise GitError(f"{path} is a bare git repository; groom needs a working tree")
+        self.top = Path(self.repo.working_tree_dir).resolve()
+        self._head_tree: dict[str, tuple[str, str]] | None = None
+        self._changed: dict[str, frozenset[str] | None] = {}
+
+    def close(self) -> None:
+        """End the git helper processes gitpython keeps alive."""
+        self.repo.close()
+
+    def head(self) -> str | None:
+        """The commit HEAD points to, or None in a repository without commits."""
+        try:
+            return str(self.repo.head.commit.hexsha)
+        except ValueError:
+            return None
+
+    def branch(self) -> str | None:
+        """The checked-out branch name, or None when HEAD is detached."""
+        try:
+            return str(self.repo.active_branch.name)
+        except TypeError:
+            return None
+
+    def rel(self, path: Path) -> str:
+        """A path as git names it: relative to the top of the working tree, with '/'."""
+        return Path(path).resolve().relative_to(self.top).as_posix()
+
+    def _tree(self) -> dict[str, tuple[str, str]]:
+        """path -> (mode, blob sha) for every file in HEAD's tree."""
+        if self._head_tree is None:
+            tree: dict[str, tuple[str, str]] = {}
+            if self.head() is not None:
+                out = self._git("ls-tree", "-r", "-z", "--full-tree", "HEAD")
+                for entry in out.split("\0"):
+                    if not entry:
+                        continue
+                    meta, _, path = entry.partition("\t")
+                    mode, kind, sha = meta.split(" ")
+                    if kind == "blob":
+                        tree[path] = (mode, sha)
+            self._head_tree = tree
+        return self._head_tree
+
+    def tracked(self) -> list[str]:
+        """Every file committed at HEAD, sorted, relative to the top of the working tree."""
+        return sorted(self._tree())
+
+    def read_head(self, paths: Iterable[str]) -> dict[str, str]:
+        """The text of files at HEAD; binary, oversized, symlinked and unknown files are left out."""
+        tree = self._tree()
+        odb = self.repo.odb
+        out: dict[str, str] = {}
+        for path in paths:
+            entry = tree.get(path)
+            if entry is None or entry[0] == "120000":
+                continue
+            try:
+                info = odb.info(bytes.fromhex(entry[1]))
+                if info.size > MAX_BLOB_BYTES:
+                    continue
+                data = odb.stream(bytes.fromhex(entry[1])).read()
+            except (ValueError, git.GitCommandError) as exc:
+                raise GitError(f"cannot read {path} at HEAD: {_short(exc)}") from None
+            if b"\0" in data[:_BINARY_PROBE]:
+                continue
+            out[path] = data.decode("utf-8", errors="replace")
+        return out
+
+    def changed_since(self, commit: str) -> frozenset[str] | None:
+        """Files that differ between `commit` and HEAD, or None when the commit is unknown here."""
+        if commit not in self._changed:
+            try:
+                full = self._git("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}").strip()
+            except GitError:
+                full = ""
+            if not full or self.head() is None:
+                self._changed[commit] = None
+            else:
+                out = self._git("diff", "--name-only", "-z", "--no-renames", full, "HEAD")
+                self._changed[commit] = frozenset(p for p in out.split("\0") if p)
+        return self._changed[commit]
+
+    def dirty(self, paths: Sequence[str]) -> list[str]:
+        """Uncommitted changes (staged, unstaged or untracked) under the given paths only."""
+        if not paths:
+            return []
+        out = self._git("status", "--porcelain", "-z", "--untracked-files=all", "--", *paths)
+        found: list[str] = []
+        entries = out.split("\0")
+        i = 0
+        while i < len(entries):
+            entry = entries[i]
+            i += 1
+            if not entry:
+                continue
+            found.append(entry[3:])
+            if entry[0] in "RC":
+                i += 1  # a rename carries its old path as the next entry
+        return sorted(found)
+
+    def create_branch(self, name: str) -> None:
+        """Create branch `name` at HEAD and switch to it, keeping the working tree as it is."""
+        try:
+            self.repo.git.check_ref_format("--branch", name)
+        except git.GitCommandError:
+            raise GitError(f"{name!r} is not a valid branch name") from None
+        if name in [h.name for h in self.repo.heads]:
+            raise GitError(f"branch {name!r} already exists; pick another name or delete it first")
+        if self.head() is None:
+            raise GitError("the repository has no commit yet; make one before grooming on a branch")
+        self._git("checkout", "-q", "-b", name)
+
+    def commit(self, paths: Sequence[str], message: str) -> str:
+        """Commit exactly these paths (written or deleted) with `message`; return the new sha."""
+        present = [p for p in paths if (self.top / p).exists()]
+        gone = [p for p in paths if not (self.top / p).exists()]
+        if present:
+            self._git("add", "--", *present)
+        if gone:
+            self._git("rm", "-q", "--cached", "--ignore-unmatch", "--", *gone)
+        known = set(self._git("ls-files", "-z").split("\0")) | set(self._tree())
+        wanted = sorted({p for p in paths if p in known})
+        if not wanted:
+            raise GitError("nothing to commit: groom changed no file")
+        self._git("commit", "-q", "-m", message, "--", *wanted)
+        self._head_tree = None
+        self._changed.clear()
+        sha = self.head()
+        assert sha is not None
+        return sha
+
+    def last_commit(self) -> tuple[str, str]:
+        """(subject and body, branch or '') of HEAD, for reports and tests."""
+        message = str(self.repo.head.commit.message)
+        return message, self.branch() or ""
+
+    def _git(self, *args: str) -> str:
+        try:
+            return str(self.repo.git.execute(["git", *args], strip_newline_in_stdout=False))
+        except git.GitCommandError as exc:
+            raise GitError(f"git {args[0]} failed: {_short(exc)}") from None

@@ -1,0 +1,192 @@
+"""INDEX.md as data: table cells that escape what breaks a row, and a parser that reads it back.
+
+Standard library only and no `re`: the hooks fall back to `parse` when their compiled
+index is stale, so this module is on the hot path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lessonbank.lesson import Lesson
+
+COLUMNS = (
+    "lesson", "title", "when this bites you", "do", "tools", "commands", "paths",
+    "keywords", "tags", "seen", "priority", "confidence",
+)  # fmt: skip
+# Characters that markdown (or the table) would read as syntax; each is escaped with '\'.
+_SPECIAL = frozenset("\\`*_[]<>|&~")
+_ITEM_SEP = "<br>"
+
+
+@dataclass
+class IndexRow:
+    """One lesson as the hooks see it."""
+
+    slug: str
+    title: str
+    when: str
+    do: str
+    tools: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    keywords: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    seen: int = 1
+    priority: int = 5
+    confidence: float = 0.7
+
+    @property
+    def summary(self) -> str:
+        """The one-line fallback when the full text does not fit the budget."""
+        return f"{self.title}: {self.do}" if len(self.do) <= 100 else self.title
+
+    @property
+    def full(self) -> str:
+        """The text handed to an agent."""
+        when = self.when.strip().rstrip(".")
+        if when[:1].isupper() and not when[1:2].isupper():
+            when = when[:1].lower() + when[1:]
+        return f"{self.title}. When {when}: {self.do}"
+
+
+def escape(text: str) -> str:
+    """One table cell: newlines folded to spaces, markdown syntax escaped with backslashes."""
+    flat = " ".join(text.split())
+    return "".join("\\" + ch if ch in _SPECIAL else ch for ch in flat)
+
+
+def cell_list(items: list[str]) -> str:
+    """Several values in one cell, separated by `<br>` (a real '<' is always escaped)."""
+    return _ITEM_SEP.join(escape(item) for item in items)
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def row_cells(lesson: Lesson) -> list[str]:
+    """The escaped cells of a lesson's INDEX.md row, in COLUMNS order."""
+    return [
+        f"[{lesson.slug}](lessons/{lesson.slug}.md)",
+        escape(lesson.title),
+        escape(lesson.when),
+        escape(lesson.do),
+        cell_list(lesson.tools),
+        cell_list(lesson.commands),
+        cell_list(lesson.paths),
+        cell_list(lesson.keywords),
+        cell_list(lesson.tags),
+        str(lesson.seen),
+        str(lesson.priority),
+        _number(lesson.confidence),
+    ]
+
+
+def row_line(cells: list[str]) -> str:
+    """A markdown table row from escaped cells."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def index_lessons(lessons: list[Lesson]) -> list[Lesson]:
+    """The lessons INDEX.md lists: active ones, sorted by slug."""
+    return sorted((x for x in lessons if x.status == "active"), key=lambda x: x.slug)
+
+
+def split_row(line: str) -> list[str]:
+    """Split a table row into raw cells on unescaped '|'; escapes are kept for `unescape`."""
+    line = line.strip()
+    if line.startswith("|"):
+        line = line[1:]
+    cells: list[str] = []
+    current: list[str] = []
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if ch == "\\" and i + 1 < len(line):
+            current.append(line[i : i + 2])
+            i += 2
+            continue
+        if ch == "|":
+            cells.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    tail = "".join(current).strip()
+    if tail:
+        cells.append(tail)
+    return cells
+
+
+def unescape(cell: str) -> str:
+    """Undo `escape` for one value."""
+    out: list[str] = []
+    i = 0
+    while i < len(cell):
+        if cell[i] == "\\" and i + 1 < len(cell):
+            out.append(cell[i + 1])
+            i += 2
+        else:
+            out.append(cell[i])
+            i += 1
+    return "".join(out)
+
+
+def unescape_list(cell: str) -> list[str]:
+    """Undo `cell_list`: split on unescaped `<br>`, then unescape each value."""
+    if not cell:
+        return []
+    return [unescape(part) for part in cell.split(_ITEM_SEP)]
+
+
+class IndexFormatError(ValueError):
+    """INDEX.md does not hold the table this version writes."""
+
+
+def parse(text: str) -> list[IndexRow]:
+    """Read INDEX.md's lesson table back into rows. Raises IndexFormatError on a broken table."""
+    rows: list[IndexRow] = []
+    in_table = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not in_table:
+            if stripped.startswith("|") and [c.strip() for c in split_row(stripped)] == list(COLUMNS):
+                in_table = True
+            continue
+        if not stripped.startswith("|"):
+            break
+        if stripped.startswith("|---") or stripped.startswith("| ---"):
+            continue
+        cells = split_row(stripped)
+        if len(cells) != len(COLUMNS):
+            raise IndexFormatError(f"INDEX.md:{number}: {len(cells)} cells, expected {len(COLUMNS)}")
+        link = cells[0]
+        if not (link.startswith("[") and "](" in link):
+            raise IndexFormatError(f"INDEX.md:{number}: first cell is not a [slug](path) link")
+        try:
+            rows.append(
+                IndexRow(
+                    slug=link[1 : link.index("](")],
+                    title=unescape(cells[1]),
+                    when=unescape(cells[2]),
+                    do=unescape(cells[3]),
+                    tools=unescape_list(cells[4]),
+                    commands=unescape_list(cells[5]),
+                    paths=unescape_list(cells[6]),
+                    keywords=unescape_list(cells[7]),
+                    tags=unescape_list(cells[8]),
+                    seen=int(cells[9]),
+                    priority=int(cells[10]),
+                    confidence=float(cells[11]),
+                )
+            )
+        except ValueError:
+            raise IndexFormatError(
+                f"INDEX.md:{number}: seen, priority or confidence is not a number"
+            ) from None
+    if not in_table:
+        raise IndexFormatError("INDEX.md has no lesson table: run `bank index`")
+    return rows
