@@ -6,6 +6,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,20 @@ QUIET_ENV = {
     "DISABLE_NON_ESSENTIAL_MODEL_CALLS": "1",
     "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
 }
-PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYENV_VERSION", "PYENV_ROOT")
+PASSED_THROUGH = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "TMPDIR",
+    "PYENV_VERSION",
+    "PYENV_ROOT",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_NOSYSTEM",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+)
 
 
 Runner = Callable[..., "ClaudeRun"]
@@ -64,6 +78,21 @@ def _texts(message: Mapping[str, Any]) -> Iterator[str]:
 
 def _unique(items: Iterator[str]) -> list[str]:
     return list(dict.fromkeys(items))
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One Bash call as the model saw it: the command, its result and the reminders beside it."""
+
+    command: str
+    output: str
+    is_error: bool
+    reminders: list[str]
+
+    def contexts(self, event: str) -> list[str]:
+        """Reminders from this event's hooks, without the "<event>:<tool> hook …" prefix."""
+        marker = re.compile(rf"^{re.escape(event)}(?::\w+)? hook additional context: ")
+        return [marker.sub("", r) for r in self.reminders if marker.match(r)]
 
 
 @dataclass
@@ -201,6 +230,26 @@ class ClaudeRun:
             if b.get("type") == "tool_result"
         ]
 
+    def calls(self) -> list[ToolCall]:
+        """Every tool call in order, with the reminders that came back in the same user message."""
+        commands: dict[str, str] = {}
+        found = []
+        for m in self.messages():
+            for block in _blocks(m):
+                if block.get("type") == "tool_use":
+                    commands[str(block.get("id"))] = str(block.get("input", {}).get("command", ""))
+            if m.get("role") != "user":
+                continue
+            results = [b for b in _blocks(m) if b.get("type") == "tool_result"]
+            texts = [str(b.get("text", "")) for b in _blocks(m) if b.get("type") == "text"]
+            reminders = [r for t in texts for r in REMINDER.findall(t)]
+            for block in results:
+                inner = block.get("content")
+                output = inner if isinstance(inner, str) else json.dumps(inner)
+                command = commands.get(str(block.get("tool_use_id")), "")
+                found.append(ToolCall(command, output, bool(block.get("is_error")), reminders))
+        return found
+
     def everything(self) -> str:
         """All main requests as one JSON string, for 'this text never reached the model'."""
         return json.dumps(self.main_requests)
@@ -235,6 +284,9 @@ def run_claude(
     args += list(extra_args)
     with ModelServer(list(script)) as server:
         full_env = {k: os.environ[k] for k in PASSED_THROUGH if k in os.environ}
+        # `python3` and `pytest` in the Bash tool (and in hooks) are this test run's interpreter.
+        here = str(Path(sys.executable).parent)
+        full_env["PATH"] = os.pathsep.join([here, full_env.get("PATH", os.defpath)])
         full_env.update(QUIET_ENV)
         full_env.update(HOME=str(home), ANTHROPIC_BASE_URL=server.url)
         full_env.update(env or {})

@@ -20,9 +20,7 @@ SKIP_REASON = "Claude Code CLI not installed: run .ci/install-claude"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "e2e: drives the real Claude Code CLI against a scripted model server"
-    )
+    config.addinivalue_line("markers", "e2e: drives the real Claude Code CLI against a scripted model server")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -107,9 +107,7 @@ def stream(model: str, blocks: list[dict[str, Any]], stop: str, n: int) -> bytes
                 {"type": "content_block_start", "index": i, "content_block": first},
             )
         )
-        out.append(
-            sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta})
-        )
+        out.append(sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}))
         out.append(sse("content_block_stop", {"type": "content_block_stop", "index": i}))
     out.append(
         sse(

@@ -94,9 +94,7 @@ def test_hook_output_reaches_the_model_where_documented(tmp_path: Path, claude: 
         "PRE-TOOL-CONTEXT for python3 -c 'import sys; sys.exit(3)'",
         "PRE-TOOL-CONTEXT for echo smoke-ok",
     ]
-    assert "PreToolUse:Bash hook additional context: PRE-TOOL-CONTEXT for echo smoke-ok" in (
-        run.reminders()
-    )
+    assert "PreToolUse:Bash hook additional context: PRE-TOOL-CONTEXT for echo smoke-ok" in (run.reminders())
     assert run.hook_contexts("SessionStart") == ["SESSION-START-CONTEXT"]
     assert run.hook_contexts("UserPromptSubmit") == ["PROMPT-CONTEXT"]
     system_messages = [
@@ -109,6 +107,12 @@ def test_hook_output_reaches_the_model_where_documented(tmp_path: Path, claude: 
     assert run.stop_feedback() == ["STOP-REASON: say what you learned"]
     assert "Stop hook feedback:\nSTOP-REASON: say what you learned" in run.user_texts()
     assert [r["content"] for r in run.tool_results()] == ["Exit code 3", "smoke-ok"]
+    calls = run.calls()
+    assert [(c.command, c.is_error) for c in calls] == [
+        ("python3 -c 'import sys; sys.exit(3)'", True),
+        ("echo smoke-ok", False),
+    ]
+    assert calls[1].contexts("PreToolUse") == ["PRE-TOOL-CONTEXT for echo smoke-ok"]
     # One request per assistant turn: Bash, Bash, first answer, second answer after the block.
     assert len(run.main_requests) == 4
 

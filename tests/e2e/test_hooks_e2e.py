@@ -1,0 +1,257 @@
+"""Issue 3, end to end: the bank's hooks installed in a project, driven by the real Claude Code CLI.
+
+Each test builds a git project with `bank init`, two captured lessons, `bank index` and
+`bank install claude`, then runs one short `claude -p` session against the scripted model and
+reads what reached the model (see claude_harness).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from claude_harness import ClaudeRun, Runner
+from model_server import Bash, Text
+
+pytestmark = pytest.mark.e2e
+
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
+
+PYTEST_LESSON = [
+    "--title", "pytest needs -p no:randomly here",
+    "--when", "running pytest in this project",
+    "--do", "pass -p no:randomly because the suite depends on test order",
+    "--promote-to", "rule:testing",
+    "--tags", "tool:pytest",
+    "--keywords", "pytest,randomly",
+    "--trigger-tool", "Bash",
+    "--trigger-command", r"\bpytest\b",
+]  # fmt: skip
+DATABASE_LESSON = [
+    "--title", "start postgres before the database tests",
+    "--when", "the database fixture times out",
+    "--do", "start the local postgres with make db before running the suite",
+    "--promote-to", "rule:database",
+    "--tags", "area:database",
+    "--keywords", "database,fixture,postgres",
+]  # fmt: skip
+
+GOOD_CALC = "def add(a, b):\n    return a + b\n"
+# A different length from GOOD_CALC, so a stale .pyc can never pass for the fix.
+BAD_CALC = "def add(a, b):\n    return a - b  # wrong\n"
+TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+FIX_CALC = "printf 'def add(a, b):\\n    return a + b\\n' > calc.py"
+
+LESSON_BLOCK = """\
+Fixed: calc.add subtracted its arguments.
+
+#lesson
+tool: Bash
+trigger: pytest
+mistake: calc.add subtracted its arguments so test_add failed under pytest
+fix: keep calc.add returning a + b and rerun pytest -q after editing calc.py
+tags: tool:pytest, area:calc
+promote-to: rule:testing
+#/lesson"""
+
+
+def bank(project: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `bank` as a subprocess in the project; fail the test on a non-zero exit."""
+    done = subprocess.run(
+        [sys.executable, "-m", "lessonbank", *args],
+        cwd=project,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    assert done.returncode == 0, f"bank {shlex.join(args)} -> {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def git_project(root: Path, calc: str) -> Path:
+    """A git repository holding calc.py and a pytest test for it."""
+    root.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    (root / "calc.py").write_text(calc)
+    (root / "test_calc.py").write_text(TEST_CALC)
+    return root
+
+
+def lesson_files(project: Path) -> set[Path]:
+    return set((project / "lessons").glob("*.md"))
+
+
+def slug_of(project: Path, title: str) -> str:
+    listed = json.loads(bank(project, "list", "--json").stdout)
+    return next(str(x["slug"]) for x in listed if x["title"] == title)
+
+
+class Banked:
+    """A project with a bank, the two lessons, a fresh index and the Claude hooks installed."""
+
+    def __init__(self, root: Path, calc: str = GOOD_CALC) -> None:
+        self.root = git_project(root, calc)
+        bank(self.root, "init")
+        bank(self.root, "capture", *PYTEST_LESSON)
+        bank(self.root, "capture", *DATABASE_LESSON)
+        bank(self.root, "index")
+        bank(self.root, "install", "claude")
+        self.pytest_slug = slug_of(self.root, "pytest needs -p no:randomly here")
+        self.database_slug = slug_of(self.root, "start postgres before the database tests")
+        self.lessons = lesson_files(self.root)
+
+
+def claude_env() -> dict[str, str]:
+    return {"PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def assert_protocol(run: ClaudeRun) -> None:
+    """The SessionStart protocol reached the model once and says how to report a lesson."""
+    protocol = run.hook_contexts("SessionStart")
+    assert len(protocol) == 1, run.explain()
+    assert "#lesson" in protocol[0]
+    assert "bank capture" in protocol[0]
+
+
+def test_a_command_lesson_reaches_the_first_pytest_call_only(tmp_path: Path, claude: Runner) -> None:
+    project = Banked(tmp_path / "project")
+    script = [Bash("pytest -q"), Bash("pytest -q"), Text("Both runs passed.")]
+
+    run = claude(project.root, "run the checks twice", script, env=claude_env())
+
+    assert run.returncode == 0, run.explain()
+    first, second = run.calls()
+    assert (first.command, first.is_error, second.is_error) == ("pytest -q", False, False)
+    pre_first = first.contexts("PreToolUse")
+    assert len(pre_first) == 1, run.explain()
+    assert project.pytest_slug in pre_first[0]
+    assert project.database_slug not in pre_first[0]
+    assert second.contexts("PreToolUse") == [], run.explain()
+    assert_protocol(run)
+    assert run.stop_feedback() == []
+
+
+def test_b_a_prompt_sharing_words_with_a_lesson_gets_it(tmp_path: Path, claude: Runner) -> None:
+    project = Banked(tmp_path / "project")
+
+    run = claude(
+        project.root,
+        "the database fixture keeps timing out, what should I check?",
+        [Text("Start postgres first.")],
+        env=claude_env(),
+    )
+
+    assert run.returncode == 0, run.explain()
+    recalled = run.hook_contexts("UserPromptSubmit")
+    assert len(recalled) == 1, run.explain()
+    assert project.database_slug in recalled[0]
+    assert project.pytest_slug not in recalled[0]
+    assert run.calls() == []
+
+
+def test_c_a_commit_message_mentioning_pytest_triggers_nothing(tmp_path: Path, claude: Runner) -> None:
+    project = Banked(tmp_path / "project")
+    script = [
+        Bash('git commit -q --allow-empty -m "pytest hang"'),
+        Bash("pytest -q"),
+        Text("Committed and tested."),
+    ]
+
+    run = claude(project.root, "commit, then run the checks", script, env=claude_env())
+
+    assert run.returncode == 0, run.explain()
+    commit, check = run.calls()
+    assert not commit.is_error, run.explain()
+    assert commit.contexts("PreToolUse") == [], run.explain()
+    # The lesson is still live: the commit neither fired nor claimed it.
+    assert any(project.pytest_slug in c for c in check.contexts("PreToolUse")), run.explain()
+
+
+def test_d_a_failing_check_made_to_pass_gets_exactly_one_stop_nudge(tmp_path: Path, claude: Runner) -> None:
+    project = Banked(tmp_path / "project", calc=BAD_CALC)
+    script = [
+        Bash("pytest -q"),
+        Bash(FIX_CALC),
+        Bash("pytest -q"),
+        Text("Fixed add()."),
+        Text("One-off slip: a typo in add()."),
+    ]
+
+    run = claude(project.root, "make the checks pass", script, env=claude_env())
+
+    assert run.returncode == 0, run.explain()
+    failing, _, passing = run.calls()
+    assert (failing.is_error, passing.is_error) == (True, False), run.explain()
+    nudges = run.stop_feedback()
+    assert len(nudges) == 1, run.explain()
+    assert "bank capture" in nudges[0]
+    assert "one-off slip" in nudges[0].lower()
+    assert run.result["result"] == "One-off slip: a typo in add()."
+    assert lesson_files(project.root) == project.lessons
+
+
+def test_e_a_lesson_block_in_the_final_message_becomes_a_lesson_file(tmp_path: Path, claude: Runner) -> None:
+    project = Banked(tmp_path / "project", calc=BAD_CALC)
+    script = [Bash("pytest -q"), Bash(FIX_CALC), Bash("pytest -q"), Text(LESSON_BLOCK)]
+
+    run = claude(project.root, "make the checks pass", script, env=claude_env())
+
+    assert run.returncode == 0, run.explain()
+    assert run.stop_feedback() == [], run.explain()
+    new = lesson_files(project.root) - project.lessons
+    assert len(new) == 1, run.explain()
+    text = new.pop().read_text()
+    assert "calc.add subtracted its arguments" in text
+    assert "rule:testing" in text
+    listed = json.loads(bank(project.root, "list", "--json").stdout)
+    (slug,) = {str(x["slug"]) for x in listed} - {project.pytest_slug, project.database_slug}
+    assert slug in (project.root / "INDEX.md").read_text()
+    bank(project.root, "index", "--check")
+
+
+LOGGER = """\
+import json, sys
+payload = json.load(sys.stdin)
+with open(sys.argv[1], "a") as f:
+    f.write(payload["hook_event_name"] + "\\n")
+"""
+
+
+def test_f_a_project_without_a_bank_sees_no_hook_output(tmp_path: Path, claude: Runner) -> None:
+    project = git_project(tmp_path / "project", BAD_CALC)
+    # The user's own silent hook proves each event fired; `bank install` must keep it.
+    logger = tmp_path / "logger.py"
+    logger.write_text(LOGGER)
+    fired = tmp_path / "fired.txt"
+    command = shlex.join([sys.executable, str(logger), str(fired)])
+    mine = {"hooks": [{"type": "command", "command": command}]}
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {e: [mine] for e in (*HOOK_EVENTS, "PostToolUseFailure")}})
+    )
+    bank(project, "install", "claude")
+    assert not (project / "bank.toml").exists()
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    for event in HOOK_EVENTS:
+        commands = [h["command"] for e in settings["hooks"][event] for h in e["hooks"]]
+        assert command in commands, event
+        assert len(commands) >= 2, f"no bank hook installed for {event}: {commands}"
+    before = sorted(p.name for p in project.iterdir())
+    script = [Bash("pytest -q"), Bash(FIX_CALC), Bash("pytest -q"), Text(LESSON_BLOCK)]
+
+    run = claude(project, "the database fixture fails under pytest", script, env=claude_env())
+
+    assert run.returncode == 0, run.explain()
+    assert set(fired.read_text().split()) >= {*HOOK_EVENTS, "PostToolUseFailure"}
+    assert run.hook_attachments() == [], run.explain()
+    assert "hook additional context" not in run.everything()
+    assert run.stop_feedback() == []
+    assert all(c.reminders == [] for c in run.calls()), run.explain()
+    after = sorted(p.name for p in project.iterdir() if p.name not in {".pytest_cache"})
+    assert after == before
