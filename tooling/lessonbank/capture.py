@@ -15,7 +15,8 @@ from lessonbank.redaction import Redaction, describe
 from lessonbank.store import Bank, write_atomic
 
 BLOCK_FIELDS = ("tool", "trigger", "mistake", "fix", "tags", "promote-to")
-_BLOCK_RE = re.compile(r"(?ms)^[ \t>]*#lesson\b[^\n]*\n(.*?)^[ \t>]*#/lesson\b")
+# A block may start after other text on its line ("All fixed. #lesson"), as agents write it.
+_BLOCK_RE = re.compile(r"(?ms)#lesson\b[^\n]*\n(.*?)^[ \t>]*#/lesson\b")
 _PATH_TOOLS = {"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob"}
 
 

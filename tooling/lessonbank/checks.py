@@ -25,7 +25,8 @@ def check_bank(bank: Bank) -> tuple[list[Problem], int]:
         lesson = item.lesson
         lines = lesson_mod.key_lines(item.text)
         for key, message in lesson_mod.validate(lesson):
-            line = lines.get(key) or lines.get("triggers" if key in lesson_mod.TRIGGER_KEYS else key, 1)
+            nested = f"triggers.{key}" if key in lesson_mod.TRIGGER_KEYS else key
+            line = lines.get(nested) or lines.get(key) or lines.get(nested.split(".")[0], 1)
             problems.append(Problem(path, line, message))
         if lesson.slug != path.stem:
             problems.append(

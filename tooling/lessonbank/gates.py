@@ -21,7 +21,7 @@ _PREFERENCE = re.compile(
     r"(?ix)"
     r"\b(?:i|we)\s+(?:really\s+|much\s+|generally\s+|personally\s+)?"
     r"(?:prefer|like|love|hate|dislike|enjoy|would\s+rather|'d\s+rather)\b"
-    r"|\bi'd\s+rather\b"
+    r"|\b(?:i|we)'d\s+rather\b"
     r"|\bmy\s+(?:own\s+)?(?:style|preference|preferences|taste|habit|liking|favou?rite)\b"
     r"|\bpersonal(?:ly)?\s+(?:preference|taste|style)\b"
     r"|\b(?:prefer|like)\s+(?:tabs|spaces|single\s+quotes|double\s+quotes|emojis?|dark\s+mode)\b"

@@ -366,12 +366,17 @@ def glob_problem(glob: str) -> str:
 def key_lines(text: str) -> dict[str, int]:
     """Line numbers (1-based, in the file) of each top-level frontmatter key, for messages."""
     lines: dict[str, int] = {}
+    parent = ""
     for n, line in enumerate(text.splitlines()[1:], start=2):
         if line.rstrip() in ("---", "..."):
             break
-        m = re.match(r"^([A-Za-z0-9_-]+)\s*:", line)
-        if m and m.group(1) not in lines:
-            lines[m.group(1)] = n
+        m = re.match(r"^(\s*)([A-Za-z0-9_-]+)\s*:", line)
+        if not m:
+            continue
+        key = m.group(2) if not m.group(1) else f"{parent}.{m.group(2)}"
+        if not m.group(1):
+            parent = m.group(2)
+        lines.setdefault(key, n)
     return lines
 
 
