@@ -157,6 +157,7 @@ def _run_capture(bank: Bank, drafts: list[capture_mod.Draft], dry_run: bool) -> 
 @click.option("--trigger-tool", "tools", multiple=True, help="A tool name (Bash, Edit, …); repeatable.")
 @click.option("--trigger-command", "commands", multiple=True, help="A command regex; repeatable.")
 @click.option("--trigger-path", "paths", multiple=True, help="A path glob; repeatable.")
+@click.option("--body", default="", help="Free markdown: the story, the evidence, links.")
 @click.option("--session", help="The session this was learned in (a repeat counts once per session).")
 @click.option("--priority", type=click.IntRange(1, 10))
 @click.option("--confidence", type=click.FloatRange(0, 1))
@@ -189,6 +190,7 @@ def capture(ctx: click.Context, as_json: bool, blocks: bool, dry_run: bool, **fi
                 tags=capture_mod.split_list(fields["tags"]),
                 keywords=capture_mod.split_list(fields["keywords"]), session=fields["session"],
                 source=fields["source"], priority=fields["priority"], confidence=fields["confidence"],
+                body=fields["body"],
             )
         ]  # fmt: skip
     _run_capture(bank, drafts, dry_run)
