@@ -16,7 +16,7 @@ from lessonbank import lesson as lesson_mod
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json, table
 from lessonbank.errors import BankError, GateRefusal
-from lessonbank.store import Bank, write_atomic
+from lessonbank.store import Bank
 
 # Words that name a tool (-> tool:<word> tag and a command trigger) or a language (-> lang:<word>).
 KNOWN_TOOLS = (
@@ -49,44 +49,16 @@ def _fail(err: BankError) -> click.ClickException:
 @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
 def init(path: Path | None, ci: bool, dry_run: bool) -> None:
     """Set up a bank in PATH (default: here); never overwrites an existing file."""
-    from lessonbank.config import DEFAULT_TOML
+    from lessonbank import scaffold
 
     root = (path or Path.cwd()).resolve()
-    results: list[tuple[str, str]] = []
     try:
-        for rel, text in (
-            ("bank.toml", DEFAULT_TOML),
-            ("lessons/.gitkeep", ""),
-            ("rules/.gitkeep", ""),
-        ):
-            target = root / rel
-            results.append((rel, "exists" if target.exists() else write_atomic(target, text, dry_run)))
-        results.append((".gitignore", _ignore_state(root, dry_run)))
-        if not dry_run:
-            bank = Bank.open(root)
-            for name, action in generate.regenerate(bank):
-                if name in generate.GENERATED:
-                    results.append((name, action))
-        if ci:
-            from lessonbank.rulesync import write_ci_workflow
-
-            results.append((".github/workflows/bank-groom.yml", write_ci_workflow(root, dry_run=dry_run)))
+        results = scaffold.init(root, ci=ci, dry_run=dry_run)
     except BankError as err:
         raise _fail(err) from None
     for rel, action in results:
         click.echo(f"{action:9} {rel}")
     click.echo(f"bank ready at {root}" + (" (dry run: nothing written)" if dry_run else ""))
-
-
-def _ignore_state(root: Path, dry_run: bool) -> str:
-    """Make sure git ignores the bank's local state folder."""
-    path = root / ".gitignore"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if any(line.strip() in (".lessonbank/", ".lessonbank", "/.lessonbank/") for line in text.splitlines()):
-        return "unchanged"
-    if text and not text.endswith("\n"):
-        text += "\n"
-    return write_atomic(path, text + ".lessonbank/\n", dry_run)
 
 
 def derive_tags(text: str) -> list[str]:
@@ -374,3 +346,25 @@ def config_cmd(ctx: click.Context, as_json: bool) -> None:
         return
     click.echo(f"# {bank.relative(bank.root / 'bank.toml')}")
     click.echo(table(["key", "value", "meaning"], [[k, json.dumps(v), m] for k, v, m in items]))
+
+
+@main.command()
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Build the demo here (a new, empty folder; default: a fresh temporary one).",
+)
+def demo(folder: Path | None) -> None:
+    """Build a bundled example bank in a fresh git repository and show each feature working."""
+    import tempfile
+
+    from lessonbank import demo as demo_mod
+
+    root = folder.resolve() if folder else Path(tempfile.mkdtemp(prefix="lessonbank-demo-"))
+    try:
+        for line in demo_mod.run(root):
+            click.echo(line)
+    except BankError as err:
+        raise _fail(err) from None
+    click.echo(f"\nThe demo bank is at {root}: try `cd {root} && bank list`.")

@@ -1,0 +1,137 @@
+"""`bank demo`: a bundled example bank, built step by step in a fresh git repository."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from lessonbank import scaffold
+from lessonbank.capture import Draft, capture
+from lessonbank.errors import BankError, GateRefusal
+from lessonbank.store import Bank
+
+EXAMPLES = [
+    Draft(
+        title="pytest hangs when something under test waits for a TTY",
+        when="running pytest in a non-interactive shell while code under test may open a pager or a prompt",
+        do="run it with stdin from /dev/null and PAGER=cat, under a timeout, so a TTY wait fails fast",
+        promote_to="rule:testing",
+        tools=["Bash"],
+        commands=[r"\bpytest\b(?!.*</dev/null)"],
+        keywords=["pytest", "hang", "tty"],
+        tags=["tool:pytest", "severity:hang"],
+        priority=8,
+        session="demo-session-1",
+    ),
+    Draft(
+        title="git stash leaves untracked files behind",
+        when="stashing work with git stash before switching branches",
+        do="use git stash -u so new untracked files are stashed too",
+        promote_to="rule:git",
+        tools=["Bash"],
+        commands=[r"\bgit\s+stash\b(?!.*(\s-u\b|--include-untracked))"],
+        keywords=["stash", "untracked"],
+        tags=["tool:git", "severity:data-loss"],
+        priority=7,
+        session="demo-session-1",
+    ),
+    Draft(
+        title="Migrations must be generated, not hand-written",
+        when="changing a model in app/models/ without a matching migration",
+        do="run `make migration` and commit the generated file with the model change",
+        promote_to="doc:docs/database.md",
+        paths=["app/models/**/*.py"],
+        keywords=["migration", "model", "schema"],
+        tags=["area:database"],
+        session="demo-session-1",
+    ),
+]
+
+
+def _git(root: Path, *args: str) -> None:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": os.environ.get("GIT_AUTHOR_NAME", "lessonbank demo"),
+        "GIT_AUTHOR_EMAIL": os.environ.get("GIT_AUTHOR_EMAIL", "demo@lessonbank.invalid"),
+        "GIT_COMMITTER_NAME": os.environ.get("GIT_COMMITTER_NAME", "lessonbank demo"),
+        "GIT_COMMITTER_EMAIL": os.environ.get("GIT_COMMITTER_EMAIL", "demo@lessonbank.invalid"),
+    }
+    done = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BankError(f"git {' '.join(args)} failed in the demo: {done.stderr.strip()}")
+
+
+def _project(root: Path) -> None:
+    """A tiny project for the bank to live in: some code, a test, a doc."""
+    files = {
+        "app/models/user.py": "class User:\n    name: str\n",
+        "tests/test_user.py": "from app.models.user import User\n\n\ndef test_user():\n    assert User\n",
+        "docs/database.md": "# Database\n\nHow the schema evolves.\n",
+        "Makefile": "migration:\n\techo generate a migration\n",
+    }
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def step_bank(bank: Bank) -> Iterator[str]:
+    """Capture through the gates: create, repeat, refuse, redact."""
+    for draft in EXAMPLES:
+        yield from capture(bank, draft).lines()
+    repeat = Draft(
+        when="pytest waits on a TTY in a non-interactive shell",
+        do="give pytest stdin from /dev/null, with PAGER=cat and a timeout, so it fails fast",
+        promote_to="rule:testing",
+        session="demo-session-2",
+    )
+    yield from capture(bank, repeat).lines()
+    yield from capture(bank, repeat).lines()
+    for refused in (
+        Draft(when="writing Python here", do="I prefer tabs over spaces", promote_to="rule:style"),
+        Draft(when="deploying the demo app", do="push to the prod branch", promote_to=""),
+    ):
+        try:
+            capture(bank, refused)
+        except GateRefusal as exc:
+            yield f"{exc.gate} gate: {exc}"
+    secret = Draft(
+        when="calling the billing API from a script",
+        do="read the key from the environment; never paste sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc" + " into code",
+        promote_to="doc:docs/billing.md",
+    )
+    yield from capture(bank, secret).lines()
+    from lessonbank import generate
+
+    stale = generate.stale(bank)
+    yield "bank index --check: " + ("stale " + ", ".join(stale) if stale else "INDEX.md and BANK.md up to date")
+    rows = (bank.root / "INDEX.md").read_text(encoding="utf-8").count("\n| [")
+    yield f"INDEX.md lists {rows} active lessons"
+
+
+# Each later feature adds a step: (title, function from the demo bank to printable lines).
+STEPS: list[tuple[str, Callable[[Bank], Iterator[str] | list[str]]]] = [
+    ("Capture through the gates", step_bank),
+]
+
+
+def run(root: Path) -> Iterator[str]:
+    """Build the demo bank at `root` and yield what each step shows."""
+    root.mkdir(parents=True, exist_ok=True)
+    if any(root.iterdir()):
+        raise BankError(f"{root} is not empty: pass a new folder to `bank demo --dir`")
+    _git(root, "init", "-q", "-b", "main")
+    _project(root)
+    yield f"demo project: {root}"
+    for rel, action in scaffold.init(root):
+        yield f"  {action:9} {rel}"
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "demo project with an empty bank")
+    bank = Bank.open(root)
+    for number, (title, step) in enumerate(STEPS, start=1):
+        yield ""
+        yield f"{number}. {title}"
+        for line in step(bank):
+            yield f"   {line}"
