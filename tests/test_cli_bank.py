@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -280,3 +281,37 @@ def test_config_prints_effective_values(bank: Path) -> None:
     bad = CliRunner().invoke(main, ["--root", str(bank), "config"])
     assert bad.exit_code == 1
     assert "unknown key recall.max_lesons" in bad.output
+
+
+def test_a_hand_edited_file_survives_a_bump_through_capture(bank: Path) -> None:
+    from test_lesson import HAND_EDITED
+
+    path = bank / "lessons" / "stash-drops-untracked.md"
+    path.write_text(HAND_EDITED, encoding="utf-8")
+    result = run(
+        bank, "capture", "--when", "stashing work with git stash before switching branches",
+        "--do", "use git stash -u so untracked files are stashed too", "--promote-to", "rule:git",
+        "--session", "sess-b",
+    )  # fmt: skip
+    assert result.output == (
+        "repeat of stash-drops-untracked (lessons/stash-drops-untracked.md): bumped seen 1 -> 2\n"
+    )
+    after = path.read_text(encoding="utf-8").splitlines()
+    before = HAND_EDITED.splitlines()
+    assert [ln for ln in after if ln not in before] == [
+        "seen: 2",
+        "  - sess-b",
+        f"updated: '{date.today().isoformat()}'",
+    ]
+    assert [ln for ln in before if ln not in after] == ["seen: 1", "updated: 2026-10-01"]
+
+
+def test_files_the_tool_writes_read_the_same_with_python_frontmatter(bank: Path) -> None:
+    """Other tools (editors, static-site generators) read lessons with python-frontmatter."""
+    import frontmatter
+
+    run(bank, "capture", *PYTEST_LESSON, "--session", "s1")
+    text = (bank / "lessons" / f"{SLUG}.md").read_text(encoding="utf-8")
+    post = frontmatter.loads(text)
+    assert post["slug"] == SLUG and post["triggers"]["commands"] == [r"\bpytest\b"]
+    assert post["promote-to"] == "rule:testing" and post["seen"] == 1
