@@ -6,9 +6,8 @@ index is stale, so this module is on the hot path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
+# Neither `typing` nor `dataclasses` (which pulls in `inspect` and `re`): ~40 ms at start-up.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from lessonbank.lesson import Lesson
 
@@ -21,22 +20,44 @@ _SPECIAL = frozenset("\\`*_[]<>|&~")
 _ITEM_SEP = "<br>"
 
 
-@dataclass
 class IndexRow:
     """One lesson as the hooks see it."""
 
-    slug: str
-    title: str
-    when: str
-    do: str
-    tools: list[str] = field(default_factory=list)
-    commands: list[str] = field(default_factory=list)
-    paths: list[str] = field(default_factory=list)
-    keywords: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    seen: int = 1
-    priority: int = 5
-    confidence: float = 0.7
+    __slots__ = FIELDS = (
+        "slug", "title", "when", "do", "tools", "commands", "paths", "keywords", "tags",
+        "seen", "priority", "confidence",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        slug: str,
+        title: str,
+        when: str,
+        do: str,
+        tools: list[str] | None = None,
+        commands: list[str] | None = None,
+        paths: list[str] | None = None,
+        keywords: list[str] | None = None,
+        tags: list[str] | None = None,
+        seen: int = 1,
+        priority: int = 5,
+        confidence: float = 0.7,
+    ) -> None:
+        self.slug, self.title, self.when, self.do = slug, title, when, do
+        self.tools = tools or []
+        self.commands = commands or []
+        self.paths = paths or []
+        self.keywords = keywords or []
+        self.tags = tags or []
+        self.seen, self.priority, self.confidence = seen, priority, confidence
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, IndexRow):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self.FIELDS)
+
+    def __repr__(self) -> str:
+        return "IndexRow(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self.FIELDS) + ")"
 
     @property
     def summary(self) -> str:
