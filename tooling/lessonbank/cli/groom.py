@@ -1,0 +1,150 @@
+"""`bank groom`, `bank rules` and `bank schedule`: curation as a reviewable git change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from lessonbank import promote, rulesync, verdicts
+from lessonbank.cli import get_bank, main
+from lessonbank.cli.output import emit_json, table
+from lessonbank.errors import BankError
+from lessonbank.gitrepo import GitRepo
+from lessonbank.store import Bank
+
+_ORDER = {outcome: i for i, outcome in enumerate(verdicts.OUTCOMES)}
+# The files a groom reads or writes besides doc destinations: uncommitted changes here refuse a run.
+_BANK_PATHS = ("lessons", "rules", "templates", "INDEX.md", "BANK.md", "bank.toml", "CLAUDE.md",
+               "AGENTS.md", ".cursor/rules")  # fmt: skip
+
+
+def _rows(plan: promote.Plan) -> list[list[str]]:
+    ordered = sorted(plan.decisions, key=lambda d: (_ORDER[d.outcome], d.slug))
+    return [[d.slug, d.outcome, d.reason, plan.targets.get(d.lesson_id, d.destination)] for d in ordered]
+
+
+def _summary(plan: promote.Plan) -> str:
+    return ", ".join(f"{outcome} {plan.count(outcome)}" for outcome in verdicts.OUTCOMES)
+
+
+def _watched(bank: Bank, repo: GitRepo, plan: promote.Plan) -> list[str]:
+    skills = str(bank.config.get("groom.skills_dir")).strip("/")
+    rels = list(_BANK_PATHS) + [skills] + sorted(plan.writes)
+    out = []
+    for rel in rels:
+        path = bank.root / rel
+        try:
+            out.append(repo.rel(path))
+        except ValueError:
+            continue
+    return sorted(set(out))
+
+
+@main.command()
+@click.option("--dry-run", is_flag=True, help="Print the plan as a table; write nothing.")
+@click.option("--commit", "do_commit", is_flag=True, help="Commit the result, listing what changed and why.")
+@click.option("--branch", metavar="NAME", help="Do it on a new branch NAME (implies --commit).")
+@click.option("--allow-dirty", is_flag=True, help="Run even when the bank's files have uncommitted changes.")
+@click.option("--run-commands", is_flag=True, help="Run each lesson's verify.command (never by default).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), help="Seconds per verify.command.")
+@click.option("--min-seen", type=click.IntRange(min=1), help="Sessions before a lesson counts (groom.min_seen).")
+@click.option("--gather", metavar="TOOL", help="Send every lesson tagged tool:TOOL to skill:TOOL first.")
+@click.option("--json", "as_json", is_flag=True, help="Print the decisions as JSON.")
+@click.pass_context
+def groom(
+    ctx: click.Context, dry_run: bool, do_commit: bool, branch: str | None, allow_dirty: bool,
+    run_commands: bool, timeout: float | None, min_seen: int | None, gather: str | None, as_json: bool,
+) -> None:  # fmt: skip
+    """Re-verify lessons seen in two sessions; promote them into rules/skills/docs or delete stale ones."""
+    bank = get_bank(ctx)
+    try:
+        repo = GitRepo(bank.root)
+        runner = None
+        if run_commands:
+            seconds = timeout if timeout is not None else float(bank.config.get("groom.command_timeout"))
+            runner = promote.command_runner(repo.top, seconds)
+        plan = promote.plan_groom(bank, repo, min_seen=min_seen, run_command=runner, gather=gather)
+        if not dry_run and not allow_dirty:
+            dirty = repo.dirty(_watched(bank, repo, plan))
+            if dirty:
+                shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
+                raise BankError(
+                    f"refused: the bank's files have uncommitted changes ({shown}); "
+                    "commit them first, or pass --allow-dirty"
+                )
+        if as_json:
+            emit_json([
+                {"lesson": d.slug, "id": d.lesson_id, "decision": d.outcome, "reason": d.reason,
+                 "reasons": list(d.reasons), "destination": plan.targets.get(d.lesson_id, d.destination)}
+                for d in sorted(plan.decisions, key=lambda d: (_ORDER[d.outcome], d.slug))
+            ])  # fmt: skip
+        else:
+            click.echo(table(["lesson", "decision", "reason", "destination"], _rows(plan), max_width=90))
+            click.echo(_summary(plan))
+        for tool, slugs in plan.offers:
+            click.echo(
+                f"offer: {len(slugs)} lessons share tool:{tool} ({', '.join(slugs)}); "
+                f"`bank groom --gather {tool}` sends them all to skill:{tool}",
+                err=as_json,
+            )
+        if dry_run:
+            _echo_dry(plan, as_json)
+            return
+        if not plan.changes:
+            note = "; no branch created" if branch else ""
+            click.echo(f"nothing to change{note}", err=as_json)
+            return
+        if branch:
+            repo.create_branch(branch)
+        results = promote.apply_plan(bank, plan)
+        results += rulesync.sync(bank)
+        for rel, action in results:
+            if action != "unchanged":
+                click.echo(f"{action:9} {rel}", err=as_json)
+        if do_commit or branch:
+            changed = [repo.rel(bank.root / rel) for rel, action in results if action != "unchanged"]
+            sha = repo.commit(changed, promote.commit_message(plan))
+            where = f" on branch {branch}" if branch else ""
+            click.echo(f"committed {sha[:7]}{where}: {promote.commit_message(plan).splitlines()[0]}", err=as_json)
+    except BankError as err:
+        raise click.ClickException(str(err)) from None
+
+
+def _echo_dry(plan: promote.Plan, as_json: bool) -> None:
+    for rel in sorted(plan.writes):
+        action = plan.writes[rel][2]
+        if action != "unchanged":
+            click.echo(f"would {action:6} {rel}", err=as_json)
+    for rel in sorted(plan.edits):
+        click.echo(f"would update {rel}", err=as_json)
+    for rel in sorted(plan.removals):
+        click.echo(f"would delete {rel}", err=as_json)
+    click.echo("dry run: nothing written", err=as_json)
+
+
+@main.command()
+@click.option("--cursor/--no-cursor", default=None, help="Also write .cursor/rules/<name>.mdc (groom.cursor).")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.pass_context
+def rules(ctx: click.Context, cursor: bool | None, dry_run: bool) -> None:
+    """Bring CLAUDE.md (@rules imports), AGENTS.md (a copy) and Cursor rules in line with rules/."""
+    bank = get_bank(ctx)
+    try:
+        results = rulesync.sync(bank, cursor=cursor, dry_run=dry_run)
+    except BankError as err:
+        raise click.ClickException(str(err)) from None
+    for rel, action in results:
+        click.echo(f"{action:9} {rel}")
+    if not results:
+        click.echo("no rules yet: nothing to write")
+    if dry_run:
+        click.echo("dry run: nothing written")
+
+
+@main.command()
+@click.pass_context
+def schedule(ctx: click.Context) -> None:
+    """Print the crontab line that grooms this bank weekly on a new branch."""
+    bank = get_bank(ctx)
+    click.echo(rulesync.crontab_line(Path(bank.root)))
