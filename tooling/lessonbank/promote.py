@@ -99,19 +99,25 @@ def merge(existing: str | None, rendered: str, ids: Sequence[str], where: str) -
     return text
 
 
-def _demote(body: str, levels: int) -> str:
-    """Markdown headings pushed down `levels`, outside code fences, so sections nest."""
-    out: list[str] = []
+def _demote(body: str, top: int) -> str:
+    """Markdown headings shifted so the highest sits at level `top`, code fences left alone."""
+    lines = body.splitlines()
+    levels: list[int | None] = []
     fence: str | None = None
-    for line in body.splitlines():
+    for line in lines:
         stripped = line.lstrip()
+        level = None
         if stripped.startswith(("```", "~~~")):
             mark = stripped[:3]
             fence = None if fence == mark else (fence or mark)
         elif fence is None and re.match(r"#{1,6}\s", line):
-            hashes = len(line) - len(line.lstrip("#"))
-            line = "#" * min(6, hashes + levels) + line[hashes:]
-        out.append(line)
+            level = len(line) - len(line.lstrip("#"))
+        levels.append(level)
+    found = [lv for lv in levels if lv is not None]
+    if not found or min(found) >= top:
+        return body
+    shift = top - min(found)
+    out = [ln if lv is None else "#" * min(6, lv + shift) + ln[lv:] for ln, lv in zip(lines, levels, strict=True)]
     return "\n".join(out)
 
 
@@ -145,7 +151,7 @@ def lesson_view(lesson: lesson_mod.Lesson) -> dict[str, Any]:
         "keywords": [neutralise(k) for k in lesson.keywords],
         "seen": lesson.seen,
         "priority": lesson.priority,
-        "body": neutralise(_demote(_extra_body(lesson), 2)),
+        "body": neutralise(_demote(_extra_body(lesson), 3)),
         "begin": begin_marker(lesson.id),
         "end": end_marker(lesson.id),
     }
