@@ -391,8 +391,10 @@ def review_text(text: str, reason: str, today: str | None = None) -> str:
     return new
 
 
-def apply_plan(bank: Bank, plan: Plan) -> list[tuple[str, str]]:
-    """Write the plan: destinations, lesson edits and removals, INDEX/BANK; (rel path, action) each."""
+def apply_plan(bank: Bank, plan: Plan, cursor: bool | None = None) -> list[tuple[str, str]]:
+    """Write the plan: destinations, lesson edits and removals, INDEX/BANK, the rules blocks."""
+    from lessonbank import rulesync  # it builds on this module's markers
+
     results: list[tuple[str, str]] = []
     with bank.lock():
         for rel in sorted(plan.writes):
@@ -407,7 +409,14 @@ def apply_plan(bank: Bank, plan: Plan) -> list[tuple[str, str]]:
             for name, action in generate.regenerate(bank):
                 if name in generate.GENERATED:
                     results.append((name, action))
+        results += rulesync.sync(bank, cursor=cursor)
     return results
+
+
+def commit_plan(bank: Bank, repo: GitRepo, plan: Plan, results: list[tuple[str, str]]) -> str:
+    """Commit exactly the files the groom wrote or deleted, with its message; return the sha."""
+    changed = [repo.rel(bank.root / rel) for rel, action in results if action != "unchanged"]
+    return repo.commit(changed, commit_message(plan))
 
 
 def commit_message(plan: Plan) -> str:

@@ -45,4 +45,5 @@ def get_bank(ctx: click.Context) -> Bank:
 # Feature modules register their commands on `main` when imported.
 # --- registrations (one line per feature module) ---
 from lessonbank.cli import commands  # noqa: E402,F401
-from lessonbank.cli import groom  # noqa: E402,F401
+
+from lessonbank.cli import groom  # noqa: E402,F401  # isort: skip

@@ -98,13 +98,11 @@ def groom(
         if branch:
             repo.create_branch(branch)
         results = promote.apply_plan(bank, plan)
-        results += rulesync.sync(bank)
         for rel, action in results:
             if action != "unchanged":
                 click.echo(f"{action:9} {rel}", err=as_json)
         if do_commit or branch:
-            changed = [repo.rel(bank.root / rel) for rel, action in results if action != "unchanged"]
-            sha = repo.commit(changed, promote.commit_message(plan))
+            sha = promote.commit_plan(bank, repo, plan, results)
             where = f" on branch {branch}" if branch else ""
             click.echo(f"committed {sha[:7]}{where}: {promote.commit_message(plan).splitlines()[0]}", err=as_json)
     except BankError as err:
