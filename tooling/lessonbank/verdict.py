@@ -284,14 +284,16 @@ def decide(with_arm: Arm, without_arm: Arm) -> tuple[str, str, float | None]:
     if drop >= MIN_RELATIVE_DROP - 1e-12:
         return (
             HELP,
-            f"failed checks per turn are {drop:.1%} lower with lessons (the rule needs {MIN_RELATIVE_DROP:.0%})",
+            f"failed checks per turn are {drop:.1%} lower with lessons; the rule needs {MIN_RELATIVE_DROP:.0%}",
             drop,
         )
+    if abs(drop) < 0.0005:
+        return NO_EFFECT, "failed checks per turn are the same with and without lessons", drop
     if drop < 0:
         return NO_EFFECT, f"failed checks per turn are {-drop:.1%} HIGHER with lessons", drop
     return (
         NO_EFFECT,
-        f"failed checks per turn are only {drop:.1%} lower with lessons (the rule needs {MIN_RELATIVE_DROP:.0%})",
+        f"failed checks per turn are only {drop:.1%} lower with lessons; the rule needs {MIN_RELATIVE_DROP:.0%}",
         drop,
     )
 
