@@ -1,0 +1,282 @@
+"""Claude Code and Codex transcript records turned into events; which raw lines can matter. Pure."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from lessonbank import mining
+from lessonbank.episodes import Event
+
+MAX_OUTPUT = 3000  # characters kept from each end of a tool's output
+MAX_PENDING = 400
+LONG_USER_LINE = 16384  # a user message line this long (without images) holds no short correction
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 2 * MAX_OUTPUT else text[:MAX_OUTPUT] + "\n…\n" + text[-MAX_OUTPUT:]
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return "" if content is None else str(content)
+
+
+def _bound(pending: dict[str, Any]) -> None:
+    while len(pending) > MAX_PENDING:
+        pending.pop(next(iter(pending)))
+
+
+_SHELL_TOOLS = {"Bash", "bash", "shell", "PowerShell", "exec_command", "local_shell", "container.exec",
+                "shell_command"}  # fmt: skip
+_EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
+_SHELL_NAMES = frozenset(name.encode() for name in _SHELL_TOOLS)
+_EDIT_NAMES = frozenset(name.encode() for name in _EDIT_TOOLS)
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
+_EXITED = re.compile(r"Process exited with code (-?\d+)")
+_RUNNING = re.compile(r"Process running with session ID (\d+)")
+
+
+class ClaudeStream:
+    """Claude Code records (1.0.x, 2.0.x, 2.1.x): pairs tool_use with tool_result across lines."""
+
+    def __init__(self, state: dict[str, Any] | None = None) -> None:
+        state = state or {}
+        self.pending: dict[str, str] = state.get("pending", {})
+        self.session: str = state.get("session", "")
+        self.cwd: str = state.get("cwd", "")
+        self.want: Callable[[str], bool] = lambda command: True
+
+    def state(self) -> dict[str, Any]:
+        return {"pending": self.pending, "session": self.session, "cwd": self.cwd}
+
+    def wanted(self, line: bytes, wants_text: bool) -> bool:
+        """Whether a raw line can matter; decides before paying for json.loads."""
+        at = line.find(b'"role":"')  # the message's role comes early in every record that has one
+        if at < 0:
+            return False  # summaries, snapshots, queue operations
+        if line[at + 8 : at + 12] == b"user":
+            start = line.find(b'"tool_use_id":"', at)
+            if start < 0:
+                if len(line) > LONG_USER_LINE and b'"type":"image"' not in line:
+                    return False  # too long to be a short correction
+                return b'"tool_use_id"' in line or b'"type":"user"' in line
+            while start >= 0:  # a tool result: only those of calls we wait for
+                end = line.find(b'"', start + 15)
+                if line[start + 15 : end].decode("ascii", "replace") in self.pending:
+                    return True
+                start = line.find(b'"tool_use_id":"', end)
+            return False
+        if b"#lesson" in line or (wants_text and b'"type":"text"' in line):
+            return True
+        # A shell call always matters; an edit only while a failure or a correction is open.
+        start = line.find(b'"type":"tool_use"', at)
+        while start >= 0:
+            name_at = line.find(b'"name":"', start)
+            if name_at < 0:
+                return True  # unexpected layout: parse to be safe
+            name = line[name_at + 8 : line.find(b'"', name_at + 8)]
+            if name in _SHELL_NAMES or (wants_text and name in _EDIT_NAMES):
+                return True
+            start = line.find(b'"type":"tool_use"', name_at)
+        return False
+
+    def events(self, record: dict[str, Any]) -> list[Event]:
+        kind = record.get("type")
+        if kind not in ("user", "assistant"):
+            return []
+        if isinstance(record.get("sessionId"), str):
+            self.session = record["sessionId"]
+        if isinstance(record.get("cwd"), str):
+            self.cwd = record["cwd"]
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        time = str(record.get("timestamp", ""))
+        if kind == "assistant":
+            return self._assistant(content, time)
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            return []
+        human = not (record.get("isMeta") or record.get("isSidechain") or record.get("isCompactSummary"))
+        out = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_result":
+                command = self.pending.pop(str(block.get("tool_use_id", "")), None)
+                if command is None:
+                    continue
+                text = _result_text(block.get("content"))
+                status, code, timed_out = mining.result_status(text, bool(block.get("is_error")))
+                extra = record.get("toolUseResult")
+                if isinstance(extra, dict):
+                    if extra.get("interrupted"):
+                        status = "interrupted"
+                    elif extra.get("backgroundTaskId"):
+                        status = "unknown"
+                out.append(Event("tool", time, _clip(text), "Bash", command, (), status, code, timed_out))
+            elif block.get("type") == "text" and human:
+                out.append(Event("user", time, str(block.get("text", ""))))
+        return out
+
+    def _assistant(self, content: Any, time: str) -> list[Event]:
+        if not isinstance(content, list):
+            return []
+        out = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text":
+                out.append(Event("assistant", time, str(block.get("text", ""))))
+            elif block.get("type") == "tool_use":
+                name = str(block.get("name", ""))
+                raw = block.get("input")
+                args: dict[str, Any] = raw if isinstance(raw, dict) else {}
+                if name in _SHELL_TOOLS and isinstance(args.get("command"), str):
+                    if args.get("run_in_background") or not self.want(args["command"]):
+                        # Its result cannot matter (that line is skipped unparsed); the call itself
+                        # still says what the agent was doing.
+                        out.append(Event("tool", time, tool=name, command=args["command"], status="unknown"))
+                        continue
+                    self.pending[str(block.get("id", ""))] = args["command"]
+                    _bound(self.pending)
+                elif name in _EDIT_TOOLS:
+                    path = args.get("file_path") or args.get("notebook_path")
+                    if isinstance(path, str):
+                        out.append(Event("tool", time, tool=name, paths=(path,)))
+        return out
+
+
+class CodexStream:
+    """Codex CLI rollouts: function_call / function_call_output paired by call_id, exit code in the text."""
+
+    def __init__(self, state: dict[str, Any] | None = None) -> None:
+        state = state or {}
+        self.pending: dict[str, Any] = state.get("pending", {})
+        self.running: dict[str, str] = state.get("running", {})
+        self.session: str = state.get("session", "")
+        self.cwd: str = state.get("cwd", "")
+        self.want: Callable[[str], bool] = lambda command: True
+
+    def state(self) -> dict[str, Any]:
+        return {"pending": self.pending, "running": self.running, "session": self.session, "cwd": self.cwd}
+
+    def wanted(self, line: bytes, wants_text: bool) -> bool:
+        head = line[:240]
+        if b'"payload":{"type":"' not in head:
+            return b'"session_meta"' in head or b'"payload"' not in head
+        if b'"type":"response_item"' in head:
+            if b'"type":"function_call' in head or b'"type":"custom_tool_call' in head:
+                return True
+            if b'"type":"message"' in head and b'"role":"assistant"' in head:
+                return b"#lesson" in line or wants_text
+            return False
+        if b'"type":"event_msg"' in head:
+            return b'"type":"user_message"' in head
+        return b'"type":"session_meta"' in head
+
+    def events(self, record: dict[str, Any]) -> list[Event]:
+        payload = record.get("payload")
+        if not isinstance(payload, dict):
+            return []
+        time = str(record.get("timestamp", ""))
+        kind = record.get("type")
+        ptype = payload.get("type")
+        if kind == "session_meta":
+            self.session = str(payload.get("id", self.session))
+            self.cwd = str(payload.get("cwd", self.cwd))
+            return []
+        if kind == "event_msg" and ptype == "user_message":
+            text = str(payload.get("message", ""))
+            marker = "## My request for Codex:"
+            if marker in text:
+                text = text.split(marker, 1)[1]
+            return [Event("user", time, text.strip())]
+        if kind != "response_item":
+            return []
+        if ptype == "message" and payload.get("role") == "assistant":
+            return [Event("assistant", time, _result_text(payload.get("content")))]
+        if ptype == "function_call":
+            return self._call(payload, time)
+        if ptype == "custom_tool_call":
+            patch = str(payload.get("input", ""))
+            paths = tuple(m.strip() for m in _PATCH_FILE.findall(patch))
+            return [Event("tool", time, tool="apply_patch", paths=paths)] if paths else []
+        if ptype == "function_call_output":
+            return self._output(payload, time)
+        return []
+
+    def _call(self, payload: dict[str, Any], time: str) -> list[Event]:
+        call_id = str(payload.get("call_id", ""))
+        try:
+            args = json.loads(payload.get("arguments") or "{}")
+        except (TypeError, ValueError):
+            return []
+        if not isinstance(args, dict):
+            return []
+        name = payload.get("name")
+        out = []
+        if name == "write_stdin":
+            self.pending[call_id] = {"stdin": str(args.get("session_id", ""))}
+        elif name in _SHELL_TOOLS:
+            cmd = args.get("cmd", args.get("command"))
+            if isinstance(cmd, list):
+                cmd = cmd[-1] if len(cmd) >= 3 and cmd[-2] in ("-lc", "-c") else " ".join(map(str, cmd))
+            if isinstance(cmd, str):
+                if self.want(cmd):
+                    self.pending[call_id] = cmd
+                else:
+                    out.append(Event("tool", time, tool=str(name), command=cmd, status="unknown"))
+        _bound(self.pending)
+        return out
+
+    def _output(self, payload: dict[str, Any], time: str) -> list[Event]:
+        call = self.pending.pop(str(payload.get("call_id", "")), None)
+        if call is None:
+            return []
+        output = payload.get("output")
+        text = output if isinstance(output, str) else _result_text(output)
+        if isinstance(call, dict):  # a poll of a command still running
+            command = self.running.get(call["stdin"])
+            if command is None:
+                return []
+            key = call["stdin"]
+        else:
+            command, key = call, ""
+        code_match = _EXITED.search(text[:300])
+        running = _RUNNING.search(text[:300])
+        if running and not code_match:
+            self.running[running.group(1)] = command
+            _bound(self.running)
+            return []
+        self.running.pop(key, None)
+        if text.startswith('{"output"'):
+            try:
+                data = json.loads(text)
+                code = data.get("metadata", {}).get("exit_code")
+                text = f"Process exited with code {code}\n{data.get('output', '')}"
+            except (ValueError, AttributeError):
+                pass
+        status, code, timed_out = mining.result_status(text, False)
+        if status == "ok" and not _EXITED.search(text[:300]):
+            status = "unknown"
+        body = text.split("\nOutput:\n", 1)[-1]
+        return [Event("tool", time, _clip(body), "exec_command", command, (), status, code, timed_out)]
+
+
+def sniff(record: dict[str, Any]) -> str:
+    """'codex' for rollout records, else 'claude'."""
+    if "payload" in record and record.get("type") in (
+        "session_meta",
+        "response_item",
+        "event_msg",
+        "turn_context",
+    ):
+        return "codex"
+    return "claude"
