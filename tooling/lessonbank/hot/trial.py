@@ -1,9 +1,21 @@
-"""The trial's arm for a turn: balanced, seeded permuted blocks, recorded once per (session, turn)."""
+"""The trial's arm for a turn: balanced, seeded permuted blocks, recorded once per (session, turn).
 
-# Runs inside hook processes: stdlib `os` only at import; `fcntl` only when a new turn is assigned.
-from __future__ import annotations
+The hooks call `assign` only in `test` mode and only for a turn a lesson fits. State, in the bank's
+git-ignored folder `<bank>/.lessonbank/trial/`:
 
-import os
+    settings                 `seed=N` and `block=N` lines, written by `bank test` (absent: defaults)
+    assignments.tsv          the record: `index<TAB>session<TAB>turn<TAB>arm`, one line per turn
+    count                    `<turns assigned> <log size>`: a cache of the log's line count
+    arms/<session>/<turn>    the turn's arm, so later hook calls of the turn answer without the lock
+    lock                     flock'd while a new turn is assigned
+
+The n-th assigned turn takes place n % B of block n // B; each block holds B/2 of each arm in an
+order shuffled from (seed, block index), so the arms never drift apart by more than B/2.
+"""
+
+# Inside every hook process: `posix` only (even `os` is a visible share of a hook's run);
+# `fcntl` is imported only when a new turn has to be assigned.
+import posix
 
 WITH = "with"
 WITHOUT = "without"
@@ -21,8 +33,10 @@ _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 def safe_name(value: str) -> str:
     """A file name for any id: unsafe characters become %XX, so distinct ids never collide."""
     out = "".join(c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode()) for c in value)
-    if not out or out[0] == ".":
-        out = "%2E" + out[1:] if out else "%00"
+    if not out:
+        return "%00"
+    if out[0] == ".":
+        out = "%2E" + out[1:]
     return out[:200]
 
 
@@ -40,9 +54,14 @@ def _splitmix(state: int) -> tuple[int, int]:
     return state, z ^ (z >> 31)
 
 
+def block_size(size: int) -> int:
+    """The block size actually used: even and at least 2."""
+    return max(2, size + size % 2)
+
+
 def block(seed: int, index: int, size: int) -> list[str]:
     """The arms of permuted block `index`: half with, half without, shuffled from (seed, index)."""
-    size = max(2, size + size % 2)
+    size = block_size(size)
     arms = [WITH] * (size // 2) + [WITHOUT] * (size // 2)
     state = (seed * 0x100000001B3 + index * 0x9E3779B97F4A7C15) & _MASK
     for i in range(size - 1, 0, -1):
@@ -54,90 +73,107 @@ def block(seed: int, index: int, size: int) -> list[str]:
 
 def arm_at(seed: int, size: int, n: int) -> str:
     """The arm of the n-th assigned turn (0-based)."""
-    size = max(2, size + size % 2)
+    size = block_size(size)
     return block(seed, n // size, size)[n % size]
 
 
-def read_settings(trial_dir: str) -> tuple[int, int]:
-    """(seed, block size) from `trial/settings` (`seed=N`, `block=N` lines), else the defaults."""
-    seed, size = DEFAULT_SEED, DEFAULT_BLOCK
+def _read(path: str) -> str | None:
     try:
-        with open(os.path.join(trial_dir, SETTINGS), encoding="utf-8") as handle:
-            text = handle.read()
+        fd = posix.open(path, posix.O_RDONLY)
     except OSError:
-        return seed, size
-    for line in text.splitlines():
+        return None
+    try:
+        chunks = []
+        while True:
+            chunk = posix.read(fd, 65536)
+            if not chunk:
+                return b"".join(chunks).decode("utf-8", "replace")
+            chunks.append(chunk)
+    finally:
+        posix.close(fd)
+
+
+def read_settings(trial_dir: str) -> tuple[int, int]:
+    """(seed, block size) from `trial/settings`, else the defaults."""
+    seed, size = DEFAULT_SEED, DEFAULT_BLOCK
+    for line in (_read(trial_dir + "/" + SETTINGS) or "").splitlines():
         key, _, value = line.partition("=")
         try:
             if key.strip() == "seed":
                 seed = int(value)
             elif key.strip() == "block":
-                size = max(2, int(value))
+                size = block_size(int(value))
         except ValueError:
             continue
     return seed, size
 
 
-def _read(path: str) -> str | None:
+def _makedirs(path: str) -> None:
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read().strip()
-    except OSError:
-        return None
+        posix.mkdir(path, 0o755)
+    except FileExistsError:
+        return
+    except FileNotFoundError:
+        _makedirs(path.rpartition("/")[0])
+        try:
+            posix.mkdir(path, 0o755)
+        except FileExistsError:
+            return
 
 
 def _replace(path: str, text: str) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    tmp = f"{path}.{posix.getpid()}.tmp"
+    fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC, 0o644)
+    try:
+        posix.write(fd, text.encode("utf-8"))
+    finally:
+        posix.close(fd)
+    posix.replace(tmp, path)
 
 
 def _count(trial_dir: str) -> int:
     """Turns assigned so far: the cached count when it matches the log's size, else the log's lines."""
-    log = os.path.join(trial_dir, LOG)
     try:
-        size = os.path.getsize(log)
+        size = posix.stat(trial_dir + "/" + LOG).st_size
     except OSError:
         return 0
-    cached = (_read(os.path.join(trial_dir, COUNT)) or "").split()
+    cached = (_read(trial_dir + "/" + COUNT) or "").split()
     if len(cached) == 2 and cached[1] == str(size) and cached[0].isdigit():
         return int(cached[0])
-    with open(log, "rb") as handle:
-        return handle.read().count(b"\n")
+    return (_read(trial_dir + "/" + LOG) or "").count("\n")
 
 
 def assign(state_dir: str, session_id: str, turn: str) -> str:
     """The arm ("with" or "without") of this turn; the first caller decides, every later caller agrees."""
-    trial_dir = os.path.join(state_dir, TRIAL_DIR)
-    turn_dir = os.path.join(trial_dir, ARMS, safe_name(session_id))
-    turn_file = os.path.join(turn_dir, safe_name(turn))
-    known = _read(turn_file)
+    trial_dir = state_dir + "/" + TRIAL_DIR
+    turn_dir = trial_dir + "/" + ARMS + "/" + safe_name(session_id)
+    turn_file = turn_dir + "/" + safe_name(turn)
+    known = (_read(turn_file) or "").strip()
     if known in (WITH, WITHOUT):
         return known
     import fcntl
 
-    os.makedirs(turn_dir, exist_ok=True)
-    with open(os.path.join(trial_dir, "lock"), "a+b") as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+    _makedirs(turn_dir)
+    lock = posix.open(trial_dir + "/lock", posix.O_RDWR | posix.O_CREAT, 0o644)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        known = (_read(turn_file) or "").strip()
+        if known in (WITH, WITHOUT):
+            return known
+        seed, size = read_settings(trial_dir)
+        n = _count(trial_dir)
+        arm = arm_at(seed, size, n)
+        # The log is the record; it is synced before the turn file lets any other caller see the arm.
+        line = f"{n}\t{log_field(session_id)}\t{log_field(turn)}\t{arm}\n".encode("utf-8", "replace")
+        fd = posix.open(trial_dir + "/" + LOG, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o644)
         try:
-            known = _read(turn_file)
-            if known in (WITH, WITHOUT):
-                return known
-            seed, size = read_settings(trial_dir)
-            n = _count(trial_dir)
-            arm = arm_at(seed, size, n)
-            # The log is the record (index, session, turn, arm); the turn file answers later callers fast.
-            line = f"{n}\t{log_field(session_id)}\t{log_field(turn)}\t{arm}\n"
-            fd = os.open(os.path.join(trial_dir, LOG), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, line.encode("utf-8", "replace"))
-                os.fsync(fd)
-                size_after = os.fstat(fd).st_size
-            finally:
-                os.close(fd)
-            _replace(turn_file, arm)
-            _replace(os.path.join(trial_dir, COUNT), f"{n + 1} {size_after}")
-            return arm
+            posix.write(fd, line)
+            posix.fsync(fd)
+            size_after = posix.fstat(fd).st_size
         finally:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+            posix.close(fd)
+        _replace(turn_file, arm)
+        _replace(trial_dir + "/" + COUNT, f"{n + 1} {size_after}")
+        return arm
+    finally:
+        posix.close(lock)  # closing the descriptor releases the flock
