@@ -83,7 +83,7 @@ def _read(path: str) -> str | None:
     except OSError:
         return None
     try:
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             chunk = posix.read(fd, 65536)
             if not chunk:
