@@ -47,3 +47,4 @@ def get_bank(ctx: click.Context) -> Bank:
 from lessonbank.cli import commands  # noqa: E402,F401
 
 from lessonbank.cli import groom  # noqa: E402,F401  # isort: skip
+from lessonbank.cli import scan  # noqa: E402,F401  # isort: skip
