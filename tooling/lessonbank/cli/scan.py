@@ -1,0 +1,247 @@
+"""`bank scan` and `bank review`: mine agent transcripts for fixed mistakes, then review the candidates."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lessonbank import transcripts
+from lessonbank.candidates import Report, Store, accept, explain, run_scan, short_id, weights
+from lessonbank.cli import get_bank, main
+from lessonbank.cli.output import emit_json, table
+from lessonbank.episodes import Candidate
+from lessonbank.errors import BankError, GateRefusal
+from lessonbank.store import Bank
+
+PROGRESS_BYTES = 32 << 20  # show a progress bar when a scan has more than this to read
+DEMO_TRANSCRIPTS = Path(__file__).resolve().parents[1] / "demo" / "transcripts"
+SKIP_LABELS = {
+    "denied": "permission denials",
+    "rejected": "rejected tool calls",
+    "interrupted": "interrupts",
+    "invalid": "tool-use errors",
+    "masked": "masked exit statuses",
+}
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def summary(report: Report, store: Store, dry_run: bool = False) -> list[str]:
+    """The lines `bank scan` prints."""
+    st = report.stats
+    tiers = {1: 0, 2: 0}
+    for key in report.new + report.updated:
+        if key in store.candidates:
+            tiers[store.candidates[key].tier] += 1
+    lines = [
+        f"scanned {st.files} transcript file(s): {st.files_read} with new lines, {_mb(st.bytes_read)} read"
+        + (f", {st.restarted} read again from the start (truncated or replaced)" if st.restarted else ""),
+        f"found {len(report.new)} new candidate(s), {len(report.updated)} seen again: "
+        f"{tiers[1]} self-reported (tier 1), {tiers[2]} heuristic (tier 2)",
+    ]
+    skipped = sum(st.skipped.values())
+    if skipped:
+        parts = [f"{st.skipped[k]} {SKIP_LABELS.get(k, k)}" for k in sorted(st.skipped)]
+        lines.append(f"skipped {skipped} non-mistake(s): {', '.join(parts)}")
+    if report.dropped:
+        lines.append(f"ignored {report.dropped} candidate(s) rejected before")
+    if st.malformed:
+        lines.append(f"malformed lines skipped: {st.malformed}")
+    if st.waiting:
+        lines.append(f"{st.waiting} file(s) end in a half-written line (read next time)")
+    for key, outcome in report.accepted:
+        lines.append(f"accepted {short_id(key)}: " + "; ".join(outcome))
+    for key, message in report.refused:
+        lines.append(f"not accepted {short_id(key)}: {message}")
+    pending = len(store.pending())
+    lines.append(
+        f"{pending} candidate(s) wait for review: `bank review`" if pending else "nothing waits for review"
+    )
+    if dry_run:
+        lines.append("dry run: nothing was written")
+    return lines
+
+
+def _report_json(report: Report, store: Store, dry_run: bool) -> dict[str, Any]:
+    st = report.stats
+    return {
+        "files": st.files,
+        "files_read": st.files_read,
+        "bytes_read": st.bytes_read,
+        "lines": st.lines,
+        "parsed": st.parsed,
+        "malformed": st.malformed,
+        "waiting": st.waiting,
+        "restarted": st.restarted,
+        "skipped": dict(sorted(st.skipped.items())),
+        "new": [short_id(k) for k in report.new],
+        "updated": [short_id(k) for k in report.updated],
+        "ignored_rejected": report.dropped,
+        "accepted": [{"id": short_id(k), "outcome": o} for k, o in report.accepted],
+        "refused": [{"id": short_id(k), "reason": m} for k, m in report.refused],
+        "pending": [_cand_json(c) for c in store.pending()],
+        "dry_run": dry_run,
+    }
+
+
+def _cand_json(cand: Candidate) -> dict[str, Any]:
+    data = cand.to_dict()
+    data["id"] = short_id(cand.key)
+    data["seen"] = len(cand.sessions)
+    return data
+
+
+@main.command()
+@click.option("--path", "paths", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Scan this transcript file or folder instead (repeatable).")  # fmt: skip
+@click.option("--all-projects", is_flag=True, help="Scan every project's transcripts, not only this bank's.")
+@click.option("--accept-above", type=click.FloatRange(0.0, 1.01), default=None,
+              help="Accept candidates at or above this confidence without asking (e.g. 0.8).")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--dry-run", is_flag=True, help="Show what would be found and accepted; write nothing.")
+@click.pass_context
+def scan(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    all_projects: bool,
+    accept_above: float | None,
+    as_json: bool,
+    dry_run: bool,
+) -> None:
+    """Mine agent transcripts (Claude Code, Codex) for mistakes that were fixed; keep them for review."""
+    bank = get_bank(ctx)
+    try:
+        store = Store(bank).load()
+        cache = store.state.setdefault("codex_cwd", {})
+        files = transcripts.locate(bank.root, all_projects, paths, cache)
+        total = transcripts.pending_bytes(files, store.state)
+        if total > PROGRESS_BYTES and sys.stderr.isatty() and not as_json:
+            with click.progressbar(length=total, label="scanning", file=sys.stderr) as bar:
+                report = run_scan(bank, files, store, accept_above, dry_run, bar.update)
+        else:
+            report = run_scan(bank, files, store, accept_above, dry_run)
+    except BankError as err:
+        raise click.ClickException(str(err)) from None
+    if as_json:
+        emit_json(_report_json(report, store, dry_run))
+        return
+    if not files:
+        click.echo(f"no transcripts found for {bank.root} (try --all-projects or --path)")
+    for line in summary(report, store, dry_run):
+        click.echo(line)
+
+
+def describe(cand: Candidate, bank: Bank) -> list[str]:
+    """A candidate as the reviewer sees it."""
+    lines = [
+        f"{short_id(cand.key)}  {cand.kind}, tier {cand.tier}, seen in {len(cand.sessions)} session(s), "
+        + explain(cand, weights(bank)),
+        f"  when: {cand.when}",
+        f"  do:   {cand.do}",
+        f"  promote-to: {cand.promote_to}",
+    ]
+    if cand.notes:
+        lines.append(f"  the agent said: {cand.notes}")
+    for item in cand.evidence[-2:]:
+        lines.append(f"  evidence: session {item.get('session', '?')} at {item.get('time', '?')}")
+        for label in ("failing", "passing", "correction"):
+            if item.get(label):
+                lines.append(f"    {label}: {item[label]}")
+        for excerpt in item.get("excerpt", [])[:2]:
+            lines.append(f"    error: {excerpt}")
+    return lines
+
+
+def _edit(cand: Candidate) -> None:
+    cand.when = click.prompt("when", default=cand.when)
+    cand.do = click.prompt("do", default=cand.do)
+    cand.promote_to = click.prompt("promote-to", default=cand.promote_to)
+
+
+@main.command()
+@click.option("--list", "list_only", is_flag=True, help="Print the candidates without prompting.")
+@click.option("--json", "as_json", is_flag=True, help="With --list: print them as JSON.")
+@click.option("--dry-run", is_flag=True, help="Show what accepting would do; write nothing.")
+@click.pass_context
+def review(ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool) -> None:
+    """Walk the scan's candidates one by one: accept (through the capture gates), edit, reject or skip."""
+    bank = get_bank(ctx)
+    try:
+        store = Store(bank).load()
+    except BankError as err:
+        raise click.ClickException(str(err)) from None
+    pending = store.pending()
+    if as_json:
+        emit_json([_cand_json(c) for c in pending])
+        return
+    if list_only:
+        rows = [
+            [short_id(c.key), f"{c.confidence:.2f}", str(c.priority), str(c.tier), c.kind,
+             str(len(c.sessions)), c.when]
+            for c in pending
+        ]  # fmt: skip
+        click.echo(table(["id", "conf", "prio", "tier", "kind", "seen", "when"], rows, max_width=72))
+        return
+    if not pending:
+        click.echo("nothing waits for review (run `bank scan` first)")
+        return
+    counts = {"accepted": 0, "rejected": 0, "skipped": 0}
+    for index, cand in enumerate(pending, 1):
+        if _review_one(bank, store, cand, f"[{index}/{len(pending)}]", dry_run, counts) == "quit":
+            break
+    click.echo(", ".join(f"{n} {k}" for k, n in counts.items()))
+
+
+def _review_one(
+    bank: Bank, store: Store, cand: Candidate, label: str, dry_run: bool, counts: dict[str, int]
+) -> str:
+    lines = describe(cand, bank)
+    click.echo(f"{label} {lines[0]}")
+    for line in lines[1:]:
+        click.echo(line)
+    while True:
+        choice = click.prompt(
+            "[a]ccept, [e]dit, [r]eject, [s]kip, [q]uit",
+            type=click.Choice(["a", "e", "r", "s", "q"]),
+            show_choices=False,
+            default="s",
+        )
+        if choice == "e":
+            _edit(cand)
+            continue
+        if choice == "a":
+            try:
+                outcomes = accept(bank, cand, dry_run=dry_run)
+            except GateRefusal as refusal:
+                click.echo(str(refusal))
+                continue  # edit it, reject it or skip it
+            for outcome in outcomes:
+                for line in outcome.lines():
+                    click.echo(line)
+            counts["accepted"] += 1
+        elif choice == "r":
+            store.reject(cand)
+            click.echo(f"rejected {short_id(cand.key)}: it will not be proposed again")
+            counts["rejected"] += 1
+        elif choice == "s":
+            counts["skipped"] += 1
+        if choice != "q" and not dry_run:
+            store.save()
+        return "quit" if choice == "q" else "next"
+
+
+def demo_step(bank: Bank) -> list[str]:
+    """`bank demo`: scan the bundled transcript into `bank`, accept the self-reported lesson."""
+    files = sorted(DEMO_TRANSCRIPTS.glob("*.jsonl"))
+    store = Store(bank).load()
+    report = run_scan(bank, files, store, accept_above=0.85)
+    lines = [f"$ bank scan --path {DEMO_TRANSCRIPTS.name}/ --accept-above 0.85", *summary(report, store)]
+    lines.append("$ bank review --list")
+    rows = [[short_id(c.key), f"{c.confidence:.2f}", c.kind, c.when] for c in store.pending()]
+    lines.extend(table(["id", "conf", "kind", "when"], rows, max_width=72).splitlines())
+    return lines
