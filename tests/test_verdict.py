@@ -159,9 +159,9 @@ def test_permutation_p_needs_both_arms() -> None:
 @pytest.mark.parametrize(
     ("turns_with", "failed_with", "turns_without", "failed_without", "decision", "reason"),
     [
-        (29, 0, 40, 40, v.NO_EFFECT, "too few turns: with has 29 (need 30 in each arm)"),
-        (40, 0, 29, 40, v.NO_EFFECT, "too few turns: without has 29 (need 30 in each arm)"),
-        (0, 0, 0, 0, v.NO_EFFECT, "too few turns: with has 0, without has 0 (need 30 in each arm)"),
+        (29, 0, 40, 40, v.NO_EFFECT, "too few turns: with has 29; the rule needs 30 in each arm"),
+        (40, 0, 29, 40, v.NO_EFFECT, "too few turns: without has 29; the rule needs 30 in each arm"),
+        (0, 0, 0, 0, v.NO_EFFECT, "too few turns: with has 0, without has 0; the rule needs 30 in each arm"),
         (30, 24, 30, 30, v.HELP, "failed checks per turn are 20.0% lower with lessons; the rule needs 20%"),
         (30, 21, 30, 30, v.HELP, "failed checks per turn are 30.0% lower with lessons; the rule needs 20%"),
         (
@@ -276,7 +276,10 @@ def test_report_for_no_effect_says_the_honest_move_is_bank_off() -> None:
 
 def test_report_for_too_few_turns_also_offers_to_keep_testing() -> None:
     lines = v.report_lines(v.judge(arms(3, 0, 3, 3)))
-    assert lines[2] == "Verdict: NO EFFECT (too few turns: with has 3, without has 3 (need 30 in each arm))."
+    assert (
+        lines[2]
+        == "Verdict: NO EFFECT (too few turns: with has 3, without has 3; the rule needs 30 in each arm)."
+    )
     assert lines[-2:] == [
         "No effect is claimed, so the honest move is `bank off`.",
         "(Or keep `bank test` on until each arm has 30 turns.)",

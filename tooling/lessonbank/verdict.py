@@ -278,7 +278,11 @@ def decide(with_arm: Arm, without_arm: Arm) -> tuple[str, str, float | None]:
     if rate_with is not None and rate_without:
         drop = 1.0 - rate_with / rate_without
     if short:
-        return NO_EFFECT, f"too few turns: {', '.join(short)} (need {MIN_TURNS_PER_ARM} in each arm)", drop
+        return (
+            NO_EFFECT,
+            f"too few turns: {', '.join(short)}; the rule needs {MIN_TURNS_PER_ARM} in each arm",
+            drop,
+        )
     if drop is None:
         return NO_EFFECT, "no failed checks without lessons, so there is nothing for lessons to lower", drop
     if drop >= MIN_RELATIVE_DROP - 1e-12:
