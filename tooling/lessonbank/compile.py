@@ -1,0 +1,63 @@
+"""The hooks' compiled index: `<bank>/.lessonbank/index.bin`, built from INDEX.md and bank.toml.
+
+`generate.regenerate` calls `write` right after writing INDEX.md. The file is local state
+(never committed); the hooks check its staleness key on every call and rebuild from INDEX.md
+when it is missing or stale, so it only ever makes them faster. Format: lessonbank.hot.build.
+"""
+
+from __future__ import annotations
+
+from lessonbank import index as index_mod
+from lessonbank.errors import BankError
+from lessonbank.hot import build, compiled, state
+from lessonbank.lesson import Lesson
+from lessonbank.store import Bank
+
+
+def path(bank: Bank) -> str:
+    """Where the compiled index lives."""
+    return str(bank.state_dir / compiled.NAME)
+
+
+def render(bank: Bank, lessons: list[Lesson], dry_run: bool = False) -> bytes:
+    """The compiled bytes: from INDEX.md on disk, or (dry run) from the INDEX.md the lessons give."""
+    index_text, toml_text, key = compiled.read_sources(str(bank.root))
+    if dry_run:
+        from lessonbank import generate
+
+        expected = generate.render(bank, lessons)["INDEX.md"]
+        if expected != index_text:
+            key = None
+        index_text = expected
+    try:
+        rows = index_mod.parse(index_text) if index_text is not None else []
+    except index_mod.IndexFormatError as exc:
+        raise BankError(f"INDEX.md: {exc}") from None
+    data = build.tables(rows, build.settings_from_toml(toml_text))
+    return build.serialize(data, key if key is not None else ("pending",))
+
+
+def write(bank: Bank, lessons: list[Lesson], dry_run: bool = False) -> str:
+    """Write the compiled index when its bytes change; return create, update or unchanged.
+
+    It is built from INDEX.md as it is on disk (the hooks' source of truth), so call this
+    after writing INDEX.md; `lessons` only matter for a dry run, which cannot rely on INDEX.md.
+    """
+    target = path(bank)
+    data = render(bank, lessons, dry_run)
+    try:
+        with open(target, "rb") as handle:
+            old: bytes | None = handle.read()
+    except FileNotFoundError:
+        old = None
+    except OSError as exc:
+        raise BankError(f"cannot read {target}: {exc.strerror}") from None
+    if old == data:
+        return "unchanged"
+    action = "create" if old is None else "update"
+    if not dry_run:
+        try:
+            state.write_atomic(target, data)
+        except OSError as exc:
+            raise BankError(f"cannot write {target}: {exc.strerror}") from None
+    return action

@@ -1,0 +1,16 @@
+"""Run a lessonbank hook: `python3 -I -S <this file>` with the payload on stdin.
+
+`bank install claude` points the agent's settings at this file. It puts the folder that holds
+the `lessonbank` package on sys.path itself (`-I -S` leaves out site-packages and the script's
+folder), so nothing but the standard library and this package is ever imported.
+"""
+
+import sys
+
+_depth = __file__.count("/")
+sys.path.insert(0, __file__.rsplit("/", 3)[0] if _depth >= 3 else ("../..", "..", ".")[_depth])
+try:
+    from lessonbank.hot.main import main
+except BaseException:  # an interpreter too old for the package: do nothing rather than fail
+    sys.exit(0)
+main()

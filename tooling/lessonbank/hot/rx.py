@@ -1,0 +1,177 @@
+"""A small backtracking matcher for the common subset of regexes, so most hook calls never import `re`.
+
+`bank index` parses each command regex once (see `rxbuild`) into a program of plain tuples that
+this module runs; a pattern outside the subset (backreferences, lookbehind, possessive or atomic
+groups, scoped flags, non-ASCII case folding) has no program and goes to `re`, which is then
+imported on demand. Only ASCII subjects run here; anything else also goes to `re`. The tests
+check this matcher against `re` on tables of patterns and subjects.
+
+A program is `(icase, multiline, ascii, anchored, prefix, seq)`; `seq` is a tuple of nodes:
+  (LIT, text) (ANY,) (ANYALL,) (NLIT, char) (IN, negate, chars, ranges, categories)
+  (AT, kind) (REP, min, max or -1, seq, single node or None) (BRANCH, seqs) (LOOK, positive, seq)
+"""
+
+LIT, ANY, ANYALL, NLIT, IN, AT, REP, BRANCH, LOOK = range(9)
+_ASCII_SPACE = " \t\n\r\f\v"
+
+
+class Unsupported(Exception):
+    """The mini matcher cannot decide; use `re`."""
+
+
+def search(program: tuple, pattern: str, subject: str) -> bool:
+    """Does `pattern` match anywhere in `subject` (`re.search` semantics)?"""
+    if program is not None and subject.isascii():
+        try:
+            return _search(program, subject)
+        except (Unsupported, RecursionError):
+            pass
+    import re  # only now: a program-less pattern, a non-ASCII subject or a too-deep match
+
+    return re.search(pattern, subject) is not None
+
+
+def _search(program: tuple, s: str) -> bool:
+    icase, multiline, ascii_, anchored, prefix, seq = program
+    if icase:
+        s = s.lower()
+    ctx = (s, icase, multiline, ascii_)
+    if anchored:
+        return _m(seq, 0, 0, ctx, _done)
+    start, n = 0, len(s)
+    while start <= n:
+        if prefix:
+            start = s.find(prefix, start)
+            if start < 0:
+                return False
+        if _m(seq, 0, start, ctx, _done):
+            return True
+        start += 1
+    return False
+
+
+def _done(pos: int) -> bool:
+    return True
+
+
+def _word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def _cat(cat: str, c: str, ascii_: bool) -> bool:
+    if cat == "d":
+        return c.isdecimal()
+    if cat == "D":
+        return not c.isdecimal()
+    if cat == "s":
+        return c in _ASCII_SPACE if ascii_ else c.isspace()
+    if cat == "S":
+        return not (c in _ASCII_SPACE if ascii_ else c.isspace())
+    if cat == "w":
+        return _word(c)
+    if cat == "W":
+        return not _word(c)
+    raise Unsupported(cat)
+
+
+def _in_set(node: tuple, c: str, ascii_: bool) -> bool:
+    if c in node[2]:
+        return True
+    o = ord(c)
+    for lo, hi in node[3]:
+        if lo <= o <= hi:
+            return True
+    return any(_cat(cat, c, ascii_) for cat in node[4])
+
+
+def _one(node: tuple, c: str, icase: bool, ascii_: bool) -> bool:
+    op = node[0]
+    if op == LIT:
+        return c == node[1]
+    if op == ANY:
+        return c != "\n"
+    if op == ANYALL:
+        return True
+    if op == NLIT:
+        return c != node[1]
+    if op == IN:
+        hit = _in_set(node, c, ascii_) or (icase and _in_set(node, c.upper(), ascii_))
+        return hit != node[1]
+    raise Unsupported(op)
+
+
+def _at(kind: str, s: str, pos: int) -> bool:
+    n = len(s)
+    if kind == "A":  # \A, and ^ without MULTILINE
+        return pos == 0
+    if kind == "^m":
+        return pos == 0 or s[pos - 1] == "\n"
+    if kind == "$":
+        return pos == n or (pos == n - 1 and s[pos] == "\n")
+    if kind == "$m":
+        return pos == n or s[pos] == "\n"
+    if kind == "Z":
+        return pos == n
+    if kind == "b" or kind == "B":
+        before = pos > 0 and _word(s[pos - 1])
+        after = pos < n and _word(s[pos])
+        if kind == "b":
+            return before != after
+        return n > 0 and before == after
+    raise Unsupported(kind)
+
+
+def _m(seq: tuple, i: int, pos: int, ctx: tuple, k) -> bool:
+    s, icase, _multiline, ascii_ = ctx
+    n = len(seq)
+    while i < n:
+        node = seq[i]
+        op = node[0]
+        if op == LIT:
+            text = node[1]
+            if not s.startswith(text, pos):
+                return False
+            pos += len(text)
+        elif op == AT:
+            if not _at(node[1], s, pos):
+                return False
+        elif op == REP:
+            return _rep(node, seq, i + 1, pos, ctx, k)
+        elif op == BRANCH:
+            return any(_m(alt, 0, pos, ctx, lambda p, i=i: _m(seq, i + 1, p, ctx, k)) for alt in node[1])
+        elif op == LOOK:
+            if _m(node[2], 0, pos, ctx, _done) != node[1]:
+                return False
+        else:
+            if pos >= len(s) or not _one(node, s[pos], icase, ascii_):
+                return False
+            pos += 1
+        i += 1
+    return k(pos)
+
+
+def _rep(node: tuple, seq: tuple, nxt: int, pos: int, ctx: tuple, k) -> bool:
+    _, lo, hi, body, single = node
+    s, icase, _multiline, ascii_ = ctx
+    if single is not None:
+        limit = len(s) if hi < 0 else min(len(s), pos + hi)
+        end = pos
+        while end < limit and _one(single, s[end], icase, ascii_):
+            end += 1
+        if end - pos < lo:
+            return False
+        return any(_m(seq, nxt, stop, ctx, k) for stop in range(end, pos + lo - 1, -1))
+
+    def more(count: int, at: int) -> bool:
+        if hi < 0 or count < hi:
+
+            def after(p: int) -> bool:
+                if p == at and count >= lo:
+                    return False  # an empty pass cannot make progress
+                return more(count + 1, p)
+
+            if _m(body, 0, at, ctx, after):
+                return True
+        return count >= lo and _m(seq, nxt, at, ctx, k)
+
+    return more(0, pos)

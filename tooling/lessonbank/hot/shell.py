@@ -1,0 +1,402 @@
+"""The executable parts of a shell command, so that lessons fire on what runs, not on what is said.
+
+`segments(command)` splits a Bash command into simple commands (on `;`, `&&`, `||`, `|`, `&`,
+newlines, parentheses) and returns each one's words, minus what is data rather than code:
+
+- heredoc bodies (unless a shell reads them: `bash <<EOF` runs its body);
+- redirections and their targets (`> out.txt`, `2>&1`, `<<< text`);
+- the arguments of echo, printf and `:`;
+- commit and PR messages (`git commit -m "fix pytest hang"`, `gh pr create --body …`);
+- quoted text that holds whitespace (prose, inline code such as `python -c "…"`);
+- leading `NAME=value` assignments, shell keywords and comments.
+
+Scripts handed to a shell (`bash -c "…"`, `eval …`) and command substitutions (`$(…)`, backticks,
+`<(…)`) are parsed in turn and add their own segments. No `re`: this runs on every Bash call.
+"""
+
+SHELLS = frozenset(("sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"))
+QUIET = frozenset(("echo", "printf", ":", "true", "false"))
+KEYWORDS = frozenset(("if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}"))
+DATA_KEYWORDS = frozenset(("for", "case", "select", "function", "in", "esac"))
+# Options whose value is a message (prose), per command.
+MESSAGE_OPTIONS = {
+    "git": frozenset(("-m", "--message")),
+    "hg": frozenset(("-m", "--message")),
+    "svn": frozenset(("-m", "--message")),
+    "jj": frozenset(("-m", "--message")),
+    "gh": frozenset(("-m", "--message", "-t", "--title", "-b", "--body")),
+    "glab": frozenset(("-m", "--message", "-t", "--title", "-d", "--description")),
+}
+# Commands that run the rest of the line, and their options that take a value.
+WRAPPERS = {
+    "sudo": frozenset(("-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t")),
+    "env": frozenset(("-u", "-C", "-S")),
+    "nice": frozenset(("-n",)),
+    "nohup": frozenset(),
+    "time": frozenset(("-f", "-o")),
+    "timeout": frozenset(("-s", "-k", "--signal", "--kill-after")),
+    "command": frozenset(),
+    "exec": frozenset(("-a",)),
+    "builtin": frozenset(),
+    "stdbuf": frozenset(("-i", "-o", "-e")),
+    "xargs": frozenset(("-n", "-I", "-P", "-L", "-d", "-s", "-E", "-a")),
+    "xvfb-run": frozenset(("-a", "-s", "-n")),
+    "caffeinate": frozenset(),
+}
+_MAX_DEPTH = 4
+_REDIRECTS = ("&>>", "<<<", "<<-", "&>", ">>", ">|", "<<", "<>", ">&", "<&", "<", ">")
+
+
+def segments(command: str) -> list[list[str]]:
+    """The simple commands of `command`, each as its executable words, in order."""
+    out: list[list[str]] = []
+    _parse(command, 0, out)
+    return out
+
+
+def basename(word: str) -> str:
+    """The command name of a word that may be a path (`./gradlew`, `.venv/bin/pytest`)."""
+    return word.rpartition("/")[2]
+
+
+def _parse(text: str, depth: int, out: list[list[str]]) -> None:
+    if depth > _MAX_DEPTH:
+        return
+    n = len(text)
+    i = 0
+    words: list[tuple[str, bool]] = []
+    cur: list[str] = []
+    in_word = False
+    prose = False
+    skip_next = False  # the next word is a redirection target
+    heredoc_next = -1  # >= 0: the next word is a heredoc delimiter (1 = strip tabs)
+    pending: list[tuple[str, bool, bool]] = []  # (delimiter, strip tabs, body is a shell script)
+
+    def end_word() -> None:
+        nonlocal in_word, prose, skip_next, heredoc_next
+        if not in_word:
+            return
+        word = "".join(cur)
+        cur.clear()
+        if heredoc_next >= 0:
+            pending.append((word, heredoc_next == 1, _reads_script(words)))
+            heredoc_next = -1
+        elif skip_next:
+            skip_next = False
+        else:
+            words.append((word, prose))
+        in_word = False
+        prose = False
+
+    def end_command() -> None:
+        end_word()
+        if words:
+            _simple(words, depth, out)
+            words.clear()
+
+    while i < n:
+        c = text[i]
+        if c == " " or c == "\t":
+            end_word()
+            i += 1
+        elif c == "\n":
+            end_command()
+            i += 1
+            while pending:
+                delim, strip, script = pending.pop(0)
+                i = _heredoc(text, i, delim, strip, script, depth, out)
+        elif c in ";|()" or (c == "&" and text[i + 1 : i + 2] != ">"):
+            end_command()
+            i += 1
+        elif c == "<" or c == ">" or c == "&":
+            if in_word and "".join(cur).isdigit():
+                cur.clear()  # an fd number: 2>file
+                in_word = False
+            else:
+                end_word()
+            if text.startswith("<(", i) or text.startswith(">(", i):
+                j = _close(text, i + 2, "(", ")")
+                _parse(text[i + 2 : j - 1], depth + 1, out)
+                cur.append("<(…)")
+                in_word = True
+                i = j
+                continue
+            op = next(o for o in _REDIRECTS if text.startswith(o, i))
+            i += len(op)
+            if op == "<<<":
+                skip_next = True
+            elif op == "<<-":
+                heredoc_next = 1
+            elif op == "<<":
+                heredoc_next = 0
+            elif op in (">&", "<&") and i < n and (text[i].isdigit() or text[i] == "-"):
+                while i < n and (text[i].isdigit() or text[i] == "-"):
+                    i += 1  # a descriptor copy (2>&1) has no target word
+            else:
+                skip_next = True
+        elif c == "#" and not in_word:
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif c == "\\":
+            if text[i + 1 : i + 2] == "\n":
+                i += 2
+            else:
+                cur.append(text[i + 1 : i + 2])
+                in_word = True
+                i += 2
+        elif c == "'":
+            j = text.find("'", i + 1)
+            j = n if j < 0 else j
+            part = text[i + 1 : j]
+            cur.append(part)
+            in_word = True
+            if _has_space(part):
+                prose = True
+            i = j + 1
+        elif c == '"':
+            part, i = _double(text, i + 1, depth, out)
+            cur.append(part)
+            in_word = True
+            if _has_space(part):
+                prose = True
+        elif c == "$":
+            nxt = text[i + 1 : i + 2]
+            if nxt == "(":
+                if text[i + 2 : i + 3] == "(":
+                    j = _close(text, i + 3, "(", ")")
+                    cur.append("$((…))")
+                    i = j
+                else:
+                    j = _close(text, i + 2, "(", ")")
+                    _parse(text[i + 2 : j - 1], depth + 1, out)
+                    cur.append("$(…)")
+                    i = j
+            elif nxt == "{":
+                j = _close(text, i + 2, "{", "}")
+                cur.append(text[i:j])
+                i = j
+            elif nxt == "'":
+                part, i = _ansi_c(text, i + 2)
+                cur.append(part)
+                if _has_space(part):
+                    prose = True
+            else:
+                cur.append("$")
+                i += 1
+            in_word = True
+        elif c == "`":
+            j = _backtick_end(text, i + 1)
+            _parse(text[i + 1 : j], depth + 1, out)
+            cur.append("`…`")
+            in_word = True
+            i = j + 1
+        else:
+            j = i + 1
+            while j < n and text[j] not in " \t\n;|&()<>\\'\"$`":
+                j += 1
+            cur.append(text[i:j])
+            in_word = True
+            i = j
+    end_command()
+
+
+def _has_space(text: str) -> bool:
+    return " " in text or "\t" in text or "\n" in text
+
+
+def _heredoc(
+    text: str, i: int, delim: str, strip: bool, script: bool, depth: int, out: list[list[str]]
+) -> int:
+    """Skip a heredoc body that starts at i (parsing it when a shell reads it); return its end."""
+    n = len(text)
+    start = i
+    while i < n:
+        j = text.find("\n", i)
+        end = n if j < 0 else j
+        line = text[i:end]
+        if (line.lstrip("\t") if strip else line) == delim:
+            if script:
+                _parse(text[start:i], depth + 1, out)
+            return end + 1 if j >= 0 else n
+        i = end + 1
+    if script:
+        _parse(text[start:], depth + 1, out)
+    return n
+
+
+def _reads_script(words: list[tuple[str, bool]]) -> bool:
+    """Does this command (so far) run a shell that reads its script from stdin?"""
+    k = _first_command(words)
+    if k >= len(words) or basename(words[k][0]) not in SHELLS:
+        return False
+    return all(w.startswith("-") and "c" not in w[1:] for w, _ in words[k + 1 :])
+
+
+def _double(text: str, i: int, depth: int, out: list[list[str]]) -> tuple[str, int]:
+    """The content of a double-quoted string starting after its quote; substitutions are parsed."""
+    n = len(text)
+    part: list[str] = []
+    while i < n:
+        c = text[i]
+        if c == '"':
+            return "".join(part), i + 1
+        if c == "\\" and i + 1 < n:
+            nxt = text[i + 1]
+            if nxt == "\n":
+                pass
+            elif nxt in '"\\$`':
+                part.append(nxt)
+            else:
+                part.append(c + nxt)
+            i += 2
+        elif c == "$" and text.startswith("$(", i) and not text.startswith("$((", i):
+            j = _close(text, i + 2, "(", ")")
+            _parse(text[i + 2 : j - 1], depth + 1, out)
+            part.append("$(…)")
+            i = j
+        elif c == "`":
+            j = _backtick_end(text, i + 1)
+            _parse(text[i + 1 : j], depth + 1, out)
+            part.append("`…`")
+            i = j + 1
+        else:
+            j = i + 1
+            while j < n and text[j] not in '"\\$`':
+                j += 1
+            part.append(text[i:j])
+            i = j
+    return "".join(part), n
+
+
+def _ansi_c(text: str, i: int) -> tuple[str, int]:
+    """A $'…' string starting after its quote: backslash escapes end nothing."""
+    n = len(text)
+    start = i
+    while i < n:
+        if text[i] == "\\":
+            i += 2
+        elif text[i] == "'":
+            return text[start:i], i + 1
+        else:
+            i += 1
+    return text[start:], n
+
+
+def _backtick_end(text: str, i: int) -> int:
+    n = len(text)
+    while i < n:
+        if text[i] == "\\":
+            i += 2
+        elif text[i] == "`":
+            return i
+        else:
+            i += 1
+    return n
+
+
+def _close(text: str, i: int, open_: str, close: str) -> int:
+    """The index after the `close` that balances an `open_` before i, skipping quoted text."""
+    n = len(text)
+    depth = 1
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "'":
+            j = text.find("'", i + 1)
+            i = n if j < 0 else j + 1
+            continue
+        if c == '"':
+            _, i = _double(text, i + 1, _MAX_DEPTH + 1, [])
+            continue
+        if c == open_:
+            depth += 1
+        elif c == close:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return n + 1
+
+
+def _is_assignment(word: str) -> bool:
+    name, eq, _ = word.partition("=")
+    return bool(eq) and bool(name) and (name.replace("_", "a").isalnum()) and not name[0].isdigit()
+
+
+def _first_command(words: list[tuple[str, bool]]) -> int:
+    """Index of the first word after keywords and NAME=value assignments."""
+    k = 0
+    while k < len(words) and (words[k][0] in KEYWORDS or _is_assignment(words[k][0])):
+        k += 1
+    return k
+
+
+def command_start(texts: list[str], k: int = 0) -> int:
+    """Index of the real command in `texts` from k on, past wrappers (sudo, env, timeout, …)."""
+    n = len(texts)
+    while k < n:
+        name = basename(texts[k])
+        takes = WRAPPERS.get(name)
+        if takes is None:
+            return k
+        k += 1
+        while k < n and (texts[k].startswith("-") or _is_assignment(texts[k])):
+            if texts[k] in takes:
+                k += 1
+            k += 1
+        if name == "timeout" and k < n:
+            k += 1  # the duration
+    return k
+
+
+def _simple(words: list[tuple[str, bool]], depth: int, out: list[list[str]]) -> None:
+    k = _first_command(words)
+    if k >= len(words) or words[k][0] in DATA_KEYWORDS:
+        return
+    texts = [w for w, _ in words]
+    j = command_start(texts, k)
+    real = basename(texts[j]) if j < len(texts) else ""
+    if real == "eval":
+        _parse(" ".join(texts[j + 1 :]), depth + 1, out)
+        out.append(texts[k : j + 1])
+        return
+    if real in QUIET:
+        out.append(texts[k : j + 1])
+        return
+    # Scripts handed to a shell run too: bash -c "…", xargs sh -c '…', find -exec sh -c '…'.
+    for idx in range(j, len(texts)):
+        if basename(texts[idx]) in SHELLS:
+            m = idx + 1
+            while m < len(texts) and texts[m].startswith("-"):
+                if "c" in texts[m][1:] and not texts[m].startswith("--") and m + 1 < len(texts):
+                    _parse(texts[m + 1], depth + 1, out)
+                    break
+                m += 1
+    options = MESSAGE_OPTIONS.get(real)
+    kept: list[str] = []
+    drop_next = False
+    for idx in range(k, len(words)):
+        word, is_prose = words[idx]
+        if drop_next:
+            drop_next = False
+            continue
+        if options is not None and idx > j and word.startswith("-"):
+            if word in options:
+                drop_next = True
+                continue
+            if word.startswith("--") and word.partition("=")[0] in options:
+                continue
+            if not word.startswith("--") and len(word) > 2:
+                flags = [f for f in options if len(f) == 2 and f[1] in word[1:]]
+                if flags:
+                    if word.endswith(tuple(f[1] for f in flags)):
+                        drop_next = True
+                    else:
+                        continue  # the message is attached: -m"text"
+        if is_prose:
+            continue
+        kept.append(word)
+    if kept:
+        out.append(kept)

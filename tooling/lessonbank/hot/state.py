@@ -1,0 +1,210 @@
+"""The hooks' local state: the bank root, the mode, per-session claims and turns. `posix` only.
+
+Everything lives in the bank's git-ignored state folder `<bank>/.lessonbank/`:
+
+    mode                         `on` (also when absent), `off` or `test`; read on every call
+    hook.log                     errors the hooks swallowed (they never break the agent)
+    index.bin                    the compiled index (see lessonbank.compile)
+    ledger.jsonl                 one line per injection or would-be injection (see ledger)
+    sessions/<session>/
+        claims/<slug>            a lesson handed over in this session: created with O_EXCL, so
+                                 exactly one hook process wins it, also across parallel
+                                 subagents; holds the lesson's priority (for compaction)
+        stops/<turn>             the Stop hook blocked once in this turn
+        turn                     the turn counter, advanced at each UserPromptSubmit
+        checks.jsonl             the checks run in this session (see ledger)
+
+`os` is not imported: its start-up cost is a visible share of a hook's whole run.
+"""
+
+import posix
+
+MARKER = "bank.toml"
+STATE = ".lessonbank"
+MODES = ("on", "off", "test")
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+
+def find_root(cwd: str) -> str | None:
+    """The nearest folder at or above `cwd` holding bank.toml, or None."""
+    if not cwd or cwd[0] != "/":
+        return None
+    path = cwd.rstrip("/") or "/"
+    while True:
+        try:
+            posix.stat(path + "/" + MARKER if path != "/" else "/" + MARKER)
+            return path
+        except OSError:
+            pass
+        if path == "/":
+            return None
+        path = path.rpartition("/")[0] or "/"
+
+
+def read_text(path: str) -> str | None:
+    """A small file's text, or None when it cannot be read."""
+    try:
+        fd = posix.open(path, posix.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        chunks = []
+        while True:
+            chunk = posix.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks).decode("utf-8", "replace")
+    finally:
+        posix.close(fd)
+
+
+def mode(state_dir: str) -> str:
+    """The bank's mode: on, off or test (anything unreadable or unknown counts as on)."""
+    text = read_text(state_dir + "/mode")
+    value = text.strip().lower() if text else "on"
+    return value if value in MODES else "on"
+
+
+def safe_name(value: str, limit: int = 128) -> str:
+    """A string made safe as one file name."""
+    name = "".join(c if c in _SAFE else "_" for c in value[:limit]).strip(".")
+    return name or "_"
+
+
+def makedirs(path: str) -> None:
+    """mkdir -p with `posix` alone."""
+    try:
+        posix.mkdir(path, 0o755)
+        return
+    except FileExistsError:
+        return
+    except FileNotFoundError:
+        parent = path.rpartition("/")[0]
+        if not parent or parent == path:
+            raise
+        makedirs(parent)
+    if not posix.access(path, posix.F_OK):
+        posix.mkdir(path, 0o755)
+
+
+class Session:
+    """One session's folder in the state folder."""
+
+    def __init__(self, state_dir: str, session_id: str) -> None:
+        self.state_dir = state_dir
+        self.id = session_id or "unknown"
+        self.dir = state_dir + "/sessions/" + safe_name(self.id)
+
+    def claim_path(self, slug: str) -> str:
+        return self.dir + "/claims/" + safe_name(slug)
+
+    def claimed(self, slug: str) -> bool:
+        """Was this lesson already handed over in this session?"""
+        return posix.access(self.claim_path(slug), posix.F_OK)
+
+    def claim(self, slug: str, priority: int) -> bool:
+        """Atomically claim a lesson for this session; False when another process has it."""
+        return self._exclusive(self.dir + "/claims", safe_name(slug), str(priority))
+
+    def claim_stop(self, turn: str) -> bool:
+        """Claim the one Stop block allowed per turn."""
+        return self._exclusive(self.dir + "/stops", safe_name(turn), "")
+
+    def _exclusive(self, folder: str, name: str, content: str) -> bool:
+        path = folder + "/" + name
+        flags = posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL
+        try:
+            fd = posix.open(path, flags, 0o644)
+        except FileExistsError:
+            return False
+        except FileNotFoundError:
+            makedirs(folder)
+            try:
+                fd = posix.open(path, flags, 0o644)
+            except FileExistsError:
+                return False
+        try:
+            if content:
+                posix.write(fd, content.encode())
+        finally:
+            posix.close(fd)
+        return True
+
+    def release(self, min_priority: int | None = None) -> list[str]:
+        """Forget claims (all, or those at or above `min_priority`); return the slugs released."""
+        folder = self.dir + "/claims"
+        try:
+            names = sorted(posix.listdir(folder))
+        except OSError:
+            return []
+        released = []
+        for name in names:
+            path = folder + "/" + name
+            if min_priority is not None:
+                text = read_text(path) or ""
+                try:
+                    priority = int(text.strip() or "0")
+                except ValueError:
+                    priority = 0
+                if priority < min_priority:
+                    continue
+            try:
+                posix.unlink(path)
+                released.append(name)
+            except FileNotFoundError:
+                pass
+        return released
+
+    def counter(self) -> int:
+        text = read_text(self.dir + "/turn")
+        try:
+            return int((text or "0").strip() or "0")
+        except ValueError:
+            return 0
+
+    def advance_turn(self) -> int:
+        """Count a new prompt; returns the new turn number."""
+        number = self.counter() + 1
+        write_atomic(self.dir + "/turn", str(number).encode())
+        return number
+
+    def turn(self, prompt_id: object) -> str:
+        """The turn key: the payload's prompt_id when present, else the prompt counter."""
+        if isinstance(prompt_id, str) and prompt_id:
+            return prompt_id
+        return str(self.counter())
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Write a file through a temporary name and a rename, creating folders as needed."""
+    folder = path.rpartition("/")[0]
+    tmp = f"{folder}/.{path.rpartition('/')[2]}.{posix.getpid()}.tmp"
+    flags = posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC
+    try:
+        fd = posix.open(tmp, flags, 0o644)
+    except FileNotFoundError:
+        makedirs(folder)
+        fd = posix.open(tmp, flags, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[posix.write(fd, view) :]
+    finally:
+        posix.close(fd)
+    posix.replace(tmp, path)
+
+
+def append_line(path: str, line: str) -> None:
+    """Append one line with a single O_APPEND write (lines from parallel hooks do not interleave)."""
+    data = (line.rstrip("\n") + "\n").encode("utf-8")
+    flags = posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND
+    try:
+        fd = posix.open(path, flags, 0o644)
+    except FileNotFoundError:
+        makedirs(path.rpartition("/")[0])
+        fd = posix.open(path, flags, 0o644)
+    try:
+        posix.write(fd, data)
+    finally:
+        posix.close(fd)
