@@ -92,18 +92,18 @@ def test_min_seen_is_configurable() -> None:
         ),
         (
             {"match": [r"def connect_all\("]},
-            (DELETE, r"verify.match 'def connect_all\\(' no longer matches any tracked file"),
+            (DELETE, r"verify.match `def connect_all\(` no longer matches any tracked file"),
         ),
         (
             {"match": [r"connect\(timeout=5\)"], "glob": "src/**/*.py"},
-            (DELETE, r"verify.match 'connect\\(timeout=5\\)' no longer matches any tracked file under src/**/*.py"),
+            (DELETE, r"verify.match `connect\(timeout=5\)` no longer matches any tracked file under src/**/*.py"),
         ),
         ({"match": [r"connect\(timeout=5\)"], "glob": ["src/**", "docs/*.md"]}, (PROMOTE, None)),
         ({"match": [r"(?i)IMPORT PYTEST"]}, (PROMOTE, None)),
         ({"absent": [r"utcnow\(\)"]}, (PROMOTE, "seen in 2 sessions; re-verified: the pitfall is still present")),
         (
             {"absent": [r"datetime\.utcnow", r"time\.clock\("]},
-            (DELETE, r"the pitfall is gone: verify.absent 'datetime\\.utcnow', 'time\\.clock\\(' matches no tracked file"),
+            (DELETE, r"the pitfall is gone: verify.absent `datetime\.utcnow`, `time\.clock\(` matches no tracked file"),
         ),
         ({"absent": [r"datetime\.utcnow", r"utcnow"]}, (PROMOTE, None)),
         ({"match": ["def ("]}, (REVIEW, None)),
@@ -122,7 +122,7 @@ def test_verify_checks(verify: dict[str, Any], expected: tuple[str, str | None])
 
 def test_a_bad_regex_names_itself() -> None:
     outcome, reason = one(make(verify={"match": ["def ("]}))
-    assert (outcome, reason.split(":")[0]) == (REVIEW, "verify.match 'def (' does not compile")
+    assert (outcome, reason.split(":")[0]) == (REVIEW, "verify.match `def (` does not compile")
 
 
 def test_a_match_never_spans_two_files() -> None:
@@ -153,7 +153,7 @@ def test_trigger_checks(lesson: Lesson, expected: str) -> None:
 
 
 def test_trigger_reasons() -> None:
-    assert one(make(paths=["app/**/*.rb"])) == (REVIEW, "trigger path 'app/**/*.rb' matches no tracked file")
+    assert one(make(paths=["app/**/*.rb"])) == (REVIEW, "trigger path `app/**/*.rb` matches no tracked file")
     assert one(make(commands=[r"cargo\s+(test|build)"])) == (
         REVIEW,
         "the lesson is about cargo; no tracked file shows this repository uses it",

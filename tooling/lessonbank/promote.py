@@ -34,6 +34,10 @@ _RESERVED_TOP = {"INDEX.md", "BANK.md", "bank.toml"}
 _RESERVED_DIRS = {".git", "lessons", ".lessonbank"}
 
 
+class TemplateError(BankError):
+    """A template (the package's or the bank's override) failed or dropped the section markers."""
+
+
 def begin_marker(lesson_id: str) -> str:
     """The line that opens a lesson's section."""
     return f"<!-- lessonbank:begin {lesson_id} -->"
@@ -75,9 +79,12 @@ def sections(text: str, where: str) -> dict[str, tuple[int, int]]:
 
 def merge(existing: str | None, rendered: str, ids: Sequence[str], where: str) -> str:
     """Splice the rendered sections of `ids` into `existing`: replace in place, append new ones."""
-    new = sections(rendered, f"the template output for {where}")
+    try:
+        new = sections(rendered, f"the template output for {where}")
+    except BankError as exc:
+        raise TemplateError(str(exc)) from None
     if sorted(new) != sorted(ids):
-        raise BankError(
+        raise TemplateError(
             f"the template for {where} must wrap each lesson in {{{{ lesson.begin }}}} and "
             "{{ lesson.end }} lines, once each"
         )
@@ -234,7 +241,10 @@ def render_target(env: SandboxedEnvironment, target: Target, existing: str | Non
         "description": _skill_description(target.name, ordered),
         "lessons": views,
     }
-    rendered = generate.render_template(env, TEMPLATES[target.kind], context)
+    try:
+        rendered = generate.render_template(env, TEMPLATES[target.kind], context)
+    except BankError as exc:
+        raise TemplateError(str(exc)) from None
     return merge(existing, rendered, [v["id"] for v in views], target.rel)
 
 
@@ -305,7 +315,7 @@ def plan_groom(
 ) -> Plan:
     """Decide every lesson, render every destination, and return the plan (nothing written)."""
     loaded = bank.load()
-    texts = {item.lesson.id: item.text for item in loaded}
+    texts = {(item.lesson.id, item.lesson.slug): item.text for item in loaded}
     if gather:
         if not _SKILL_NAME_RE.match(gather):
             raise BankError(f"--gather {gather!r}: a skill name is 1-64 of a-z, 0-9 and '-'")
@@ -314,23 +324,26 @@ def plan_groom(
     threshold = min_seen if min_seen is not None else int(bank.config.get("groom.min_seen"))
     snap = snapshot(repo)
     decisions = verdicts.decide(lessons, snap, threshold, run_command)
-    by_id: dict[str, list[Loaded]] = {}
+    ids: dict[str, int] = {}
+    by_key: dict[tuple[str, str], Loaded] = {}
     for item in loaded:
-        by_id.setdefault(item.lesson.id, []).append(item)
+        ids[item.lesson.id] = ids.get(item.lesson.id, 0) + 1
+        by_key[(item.lesson.id, item.lesson.slug)] = item
     plan = Plan(decisions=[], head=snap.head)
     targets: dict[str, Target] = {}
     final: list[verdicts.Decision] = []
     for decision in decisions:
+        item = by_key[(decision.lesson_id, decision.slug)]
         if decision.outcome == verdicts.PROMOTE:
             try:
-                if len(by_id[decision.lesson_id]) > 1:
+                if ids[decision.lesson_id] > 1:
                     raise BankError(f"id {decision.lesson_id} is used by more than one lesson")
                 target = resolve_target(bank, decision.destination)
-                lesson_view(by_id[decision.lesson_id][0].lesson)
+                lesson_view(item.lesson)
             except BankError as exc:
                 decision = _review(decision, f"cannot promote: {exc}")
             else:
-                targets.setdefault(target.rel, target).lessons.append(by_id[decision.lesson_id][0].lesson)
+                targets.setdefault(target.rel, target).lessons.append(item.lesson)
                 plan.targets[decision.lesson_id] = target.rel
         final.append(decision)
     env = environment(bank)
@@ -340,38 +353,38 @@ def plan_groom(
         try:
             text = render_target(env, target, existing)
         except BankError as exc:
-            if str(exc).startswith("template "):
+            if isinstance(exc, TemplateError):
                 raise
-            ids = {x.id for x in target.lessons}
-            final = [_review(d, f"cannot promote: {exc}") if d.lesson_id in ids else d for d in final]
-            for ident in ids:
+            failed = {x.id for x in target.lessons}
+            final = [_review(d, f"cannot promote: {exc}") if d.lesson_id in failed else d for d in final]
+            for ident in failed:
                 plan.targets.pop(ident, None)
             continue
         action = write_atomic(target.path, text, dry_run=True)
         plan.writes[rel] = (target.path, text, action)
     plan.decisions = final
     for decision in final:
-        item = by_id[decision.lesson_id][0]
+        item = by_key[(decision.lesson_id, decision.slug)]
         rel = bank.relative(item.path)
         if decision.outcome in (verdicts.PROMOTE, verdicts.DELETE):
             plan.removals[rel] = item.path
         elif decision.outcome == verdicts.REVIEW:
-            text = review_text(texts[decision.lesson_id], decision.reason)
+            text = review_text(texts[(decision.lesson_id, decision.slug)], decision.reason)
             if text != item.text:
                 plan.edits[rel] = (item.path, text)
-        elif texts[decision.lesson_id] != item.text:
-            plan.edits[rel] = (item.path, texts[decision.lesson_id])
+        elif texts[(decision.lesson_id, decision.slug)] != item.text:
+            plan.edits[rel] = (item.path, texts[(decision.lesson_id, decision.slug)])
     limit = int(bank.config.get("groom.tool_skill_threshold"))
     kept = [x for x in lessons if x.id not in plan.targets]
     plan.offers = verdicts.tool_skill_offers(kept, limit)
     return plan
 
 
-def _gathered(item: Loaded, tool: str, texts: dict[str, str]) -> Loaded:
+def _gathered(item: Loaded, tool: str, texts: dict[tuple[str, str], str]) -> Loaded:
     if f"tool:{tool}" not in item.lesson.tags or item.lesson.status == "disabled":
         return item
     text = gather_text(item.text, tool)
-    texts[item.lesson.id] = text
+    texts[(item.lesson.id, item.lesson.slug)] = text
     return Loaded(item.path, item.text, lesson_mod.parse(text))
 
 

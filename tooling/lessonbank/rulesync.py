@@ -176,3 +176,40 @@ def crontab_line(root: Path, python: str | None = None) -> str:
         f"{CRON} cd {where} && {exe} -m lessonbank groom --branch {branch} "
         ">> .lessonbank/groom.log 2>&1"
     )
+
+
+def demo_step(bank: Bank) -> list[str]:
+    """`bank demo`: a lesson seen in two sessions graduates into a rule, as one git commit."""
+    from lessonbank import promote, verdicts
+    from lessonbank.gitrepo import GitRepo
+
+    repo = GitRepo(bank.root)
+    try:
+        lines: list[str] = []
+        pending = repo.dirty([repo.rel(bank.root)])
+        if pending:
+            sha = repo.commit(pending, "demo: lessons captured so far")
+            lines.append(f"committed the captured lessons ({sha[:7]}) so groom starts from a clean bank")
+        plan = promote.plan_groom(bank, repo)
+        lines.append("bank groom --commit")
+        for d in plan.decisions:
+            where = f" -> {plan.targets[d.lesson_id]}" if d.lesson_id in plan.targets else ""
+            lines.append(f"  {d.outcome:12} {d.slug}: {d.reason}{where}")
+        results = promote.apply_plan(bank, plan)
+        lines += [f"  {action:9} {rel}" for rel, action in results if action != "unchanged"]
+        if plan.count(verdicts.PROMOTE):
+            sha = promote.commit_plan(bank, repo, plan, results)
+            lines.append(f"  committed {sha[:7]}: {promote.commit_message(plan).splitlines()[0]}")
+        for rel in sorted(set(plan.targets.values())):
+            text = (bank.root / rel).read_text(encoding="utf-8")
+            lines.append(f"{rel} now holds:")
+            lines += [f"  {ln}" for ln in strip_sections(text).splitlines() if ln.startswith(("## ", "**When**"))]
+        claude = bank.root / "CLAUDE.md"
+        if claude.is_file():
+            imports = [ln for ln in claude.read_text(encoding="utf-8").splitlines() if ln.startswith("@")]
+            lines.append(f"CLAUDE.md imports: {' '.join(imports) or '(nothing)'}")
+        again = promote.plan_groom(bank, repo)
+        lines.append("groom again: " + ("nothing to change" if not again.changes else "more to do"))
+        return lines
+    finally:
+        repo.close()

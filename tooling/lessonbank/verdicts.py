@@ -208,7 +208,7 @@ def _check_verify(
     for pattern in match:
         hit = _search(view, pattern, globs, unsure, "match")
         if hit is False:
-            stale.append(f"verify.match {pattern!r} no longer matches any tracked file{where}")
+            stale.append(f"verify.match `{pattern}` no longer matches any tracked file{where}")
         elif hit:
             found_match += 1
     if found_match:
@@ -216,7 +216,7 @@ def _check_verify(
     if absent:
         hits = [_search(view, pattern, globs, unsure, "absent") for pattern in absent]
         if all(h is False for h in hits):
-            shown = ", ".join(repr(p) for p in absent)
+            shown = ", ".join(f"`{p}`" for p in absent)
             stale.append(f"the pitfall is gone: verify.absent {shown} matches no tracked file{where}")
         elif any(hits):
             passed.append("the pitfall is still present")
@@ -227,7 +227,7 @@ def _search(view: _RepoView, pattern: str, globs: list[str], unsure: list[str], 
     try:
         compiled = _compile(pattern)
     except re.error as exc:
-        unsure.append(f"verify.{key} {pattern!r} does not compile: {exc}")
+        unsure.append(f"verify.{key} `{pattern}` does not compile: {exc}")
         return None
     return view.search(compiled, globs)
 
@@ -240,7 +240,7 @@ def _compile(pattern: str) -> re.Pattern[str]:
 def _check_triggers(lesson: Lesson, view: _RepoView, unsure: list[str]) -> None:
     for glob in lesson.paths:
         if not view.any_path(glob):
-            unsure.append(f"trigger path {glob!r} matches no tracked file")
+            unsure.append(f"trigger path `{glob}` matches no tracked file")
     tools = sorted(lesson_tools(lesson, view.evidence))
     # Alternatives such as (npm|yarn) are common: flag only when none of the tools is in use.
     if tools and not any(view.uses(tool) for tool in tools):

@@ -91,7 +91,7 @@ def groom(
         if dry_run:
             _echo_dry(plan, as_json)
             return
-        if not plan.changes:
+        if not plan.changes and all(a == "unchanged" for _, a in rulesync.sync(bank, dry_run=True)):
             note = "; no branch created" if branch else ""
             click.echo(f"nothing to change{note}", err=as_json)
             return
