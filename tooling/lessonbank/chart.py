@@ -47,10 +47,12 @@ def _text(x: float, y: float, body: str, size: int = 12, anchor: str = "start", 
     )
 
 
-def _line(x1: float, y1: float, x2: float, y2: float, colour: str = "#999", extra: str = "") -> str:
+def _line(
+    x1: float, y1: float, x2: float, y2: float, colour: str = "#999", extra: str = "", width: int = 1
+) -> str:
     return (
         f'<line x1="{_f(x1)}" y1="{_f(y1)}" x2="{_f(x2)}" y2="{_f(y2)}" stroke="{colour}" '
-        f'stroke-width="1"{extra}/>'
+        f'stroke-width="{width}"{extra}/>'
     )
 
 
@@ -74,7 +76,8 @@ def _series(
 def svg(verdict: Verdict, points: Sequence[Point]) -> str:
     """The chart's SVG text: deterministic for the same verdict and points."""
     last = max((p.order for p in points), default=0)
-    ymax = _nice_max(max((min(p.high, 3 * max(p.rate, 0.1)) for p in points), default=1.0))
+    # Early intervals are very wide: the axis follows the rates and clips the bands.
+    ymax = _nice_max(2 * max((p.rate for p in points), default=0.5))
 
     def sx(order: float) -> float:
         return LEFT + (RIGHT - LEFT) * (order / last if last else 0.0)
@@ -103,7 +106,7 @@ def svg(verdict: Verdict, points: Sequence[Point]) -> str:
     out.append(_text((LEFT + RIGHT) / 2, BOTTOM + 32, "trial turn (assignment order)", 11, "middle"))
     out.append(
         f'<text x="18" y="{_f((TOP + BOTTOM) / 2)}" font-size="11" text-anchor="middle" '
-        f'transform="rotate(-90 18 {_f((TOP + BOTTOM) / 2)})">failed checks per turn (running)</text>'
+        f'transform="rotate(-90 18 {_f((TOP + BOTTOM) / 2)})">failed checks per turn (running, 95% band)</text>'
     )
     if not points:
         out.append(_text((LEFT + RIGHT) / 2, (TOP + BOTTOM) / 2, "no trial turns yet", 14, "middle", "#888"))
@@ -147,7 +150,7 @@ def _ratio_strip(verdict: Verdict) -> list[str]:
     out.append(_line(rx(threshold), RR_TOP, rx(threshold), RR_BOTTOM, "#2a9d3a", ' stroke-dasharray="2 2"'))
     if rr.low is not None and rr.high is not None:
         high = rr.high if not math.isinf(rr.high) else top * 2
-        out.append(_line(rx(rr.low), mid, rx(high), mid, "#222", ' stroke-width="2"'))
+        out.append(_line(rx(rr.low), mid, rx(high), mid, "#222", width=2))
         out.append(_line(rx(rr.low), mid - 6, rx(rr.low), mid + 6, "#222"))
         if high <= top:
             out.append(_line(rx(high), mid - 6, rx(high), mid + 6, "#222"))

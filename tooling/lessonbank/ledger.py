@@ -253,9 +253,11 @@ def _recovered(checks: list[Check]) -> bool:
     """A check that failed in the turn and passed later in the same turn."""
     failed: set[str] = set()
     for item in checks:
+        # A command running several checks is named "ruff + mypy", as the Stop hook reads it.
+        names = set(item.check.split(" + "))
         if not item.ok:
-            failed.add(item.check)
-        elif item.check in failed:
+            failed |= names
+        elif names & failed:
             return True
     return False
 

@@ -1,0 +1,174 @@
+"""Synthetic sessions through the real hook processes: a trial whose true effect is known in advance.
+
+Each turn starts with one trigger (a prompt or a Bash call that a lesson fits), spawned through the
+hook command exactly as installed; the hook assigns the turn's arm. The turn's outcome is then drawn
+from a seeded RNG with the failure probability of that arm and fed back as PostToolUse /
+PostToolUseFailure payloads (modelled on Claude Code 2.1.197's), so the hooks record the checks.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shlex
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lessonbank.errors import BankError
+from lessonbank.hot import state as hot_state
+from lessonbank.hot import trial as hot_trial
+
+HOOK_TIMEOUT = 30
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """What starts a turn: a prompt (UserPromptSubmit) or a Bash command (PreToolUse)."""
+
+    event: str
+    text: str
+    check: str = "pytest -q"
+
+
+@dataclass
+class Call:
+    """One hook process: the event, its turn, its payload and what it printed."""
+
+    event: str
+    session: str
+    turn: str
+    payload: dict[str, Any]
+    stdout: str
+
+
+@dataclass
+class Outcome:
+    """One simulated turn: the arm the hook gave it ("" when no lesson fitted) and its checks."""
+
+    session: str
+    turn: str
+    arm: str
+    checks: list[bool] = field(default_factory=list)
+
+
+@dataclass
+class Run:
+    """Everything a simulation did, for tests and the demo to compare with the ledger."""
+
+    calls: list[Call] = field(default_factory=list)
+    turns: list[Outcome] = field(default_factory=list)
+
+
+def hook_command() -> str:
+    """The hook command as `bank install claude` writes it: an absolute interpreter, -I -S, hook.py."""
+    hook = Path(hot_state.__file__).resolve().parent / "hook.py"
+    return shlex.join([str(Path(sys.executable).resolve()), "-I", "-S", str(hook)])
+
+
+def spawn(command: str, payload: Mapping[str, Any], cwd: Path) -> str:
+    """Run one hook process as the agent does (through the shell, payload on stdin); its stdout."""
+    done = subprocess.run(
+        command,
+        shell=True,
+        input=json.dumps(payload).encode("utf-8"),
+        capture_output=True,
+        cwd=cwd,
+        timeout=HOOK_TIMEOUT,
+    )
+    if done.returncode != 0:
+        raise BankError(f"hook exited {done.returncode}: {done.stderr.decode('utf-8', 'replace')[-400:]}")
+    return done.stdout.decode("utf-8", "replace").strip()
+
+
+def payload(event: str, session: str, turn: str, cwd: Path, **fields: Any) -> dict[str, Any]:
+    """A payload shaped like Claude Code 2.1.197's for `event`."""
+    base: dict[str, Any] = {
+        "session_id": session,
+        "transcript_path": f"{cwd}/.claude-sim/{session}.jsonl",
+        "cwd": str(cwd),
+        "prompt_id": turn,
+        "permission_mode": "default",
+        "hook_event_name": event,
+    }
+    base.update(fields)
+    return base
+
+
+def bash_payload(
+    event: str, session: str, turn: str, cwd: Path, command: str, call_id: str
+) -> dict[str, Any]:
+    """PreToolUse, PostToolUse (passed) or PostToolUseFailure (failed) for one Bash call."""
+    fields: dict[str, Any] = {
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "run the check"},
+        "tool_use_id": call_id,
+    }
+    if event == "PostToolUse":
+        fields["tool_response"] = {"stdout": "ok", "stderr": "", "interrupted": False, "isImage": False}
+    elif event == "PostToolUseFailure":
+        fields.update({"error": "Exit code 1", "is_interrupt": False})
+    return payload(event, session, turn, cwd, **fields)
+
+
+def arm_of(state_dir: Path, session: str, turn: str) -> str:
+    """The arm the hooks recorded for a turn ("" when the turn was never assigned)."""
+    path = (
+        state_dir
+        / hot_trial.TRIAL_DIR
+        / hot_trial.ARMS
+        / hot_trial.safe_name(session)
+        / hot_trial.safe_name(turn)
+    )
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return ""
+
+
+def simulate(
+    project: Path,
+    command: str,
+    sessions: Sequence[str],
+    triggers: Sequence[Trigger],
+    fail: Mapping[str, float],
+    checks_per_turn: int = 2,
+    seed: int = 1,
+) -> Run:
+    """Each session runs one turn per trigger; each turn's checks fail with probability fail[arm]."""
+    rng = random.Random(seed)
+    state_dir = project / hot_state.STATE
+    run = Run()
+    for session in sessions:
+        for number, trigger in enumerate(triggers):
+            turn = f"{session}-prompt-{number}"
+            if trigger.event == "UserPromptSubmit":
+                sent = payload("UserPromptSubmit", session, turn, project, prompt=trigger.text)
+            else:
+                sent = bash_payload("PreToolUse", session, turn, project, trigger.text, f"{turn}-call-0")
+            run.calls.append(Call(trigger.event, session, turn, sent, spawn(command, sent, project)))
+            arm = arm_of(state_dir, session, turn)
+            outcome = Outcome(session, turn, arm)
+            for k in range(checks_per_turn):
+                failed = rng.random() < fail.get(arm, fail.get("", 0.0))
+                event = "PostToolUseFailure" if failed else "PostToolUse"
+                sent = bash_payload(event, session, turn, project, trigger.check, f"{turn}-call-{k + 1}")
+                run.calls.append(Call(event, session, turn, sent, spawn(command, sent, project)))
+                outcome.checks.append(not failed)
+            run.turns.append(outcome)
+    return run
+
+
+def emitted(stdout: str) -> list[tuple[str, int]]:
+    """(slug, bytes) of each lesson line a hook's answer handed to the agent."""
+    if not stdout:
+        return []
+    context = json.loads(stdout).get("hookSpecificOutput", {}).get("additionalContext", "")
+    out = []
+    for line in context.splitlines():
+        if line.startswith("- [") and "] " in line:
+            out.append((line[3 : line.index("] ")], len(line.encode("utf-8"))))
+    return out
