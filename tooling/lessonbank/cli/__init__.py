@@ -49,3 +49,4 @@ from lessonbank.cli import commands  # noqa: E402,F401
 from lessonbank.cli import groom  # noqa: E402,F401  # isort: skip
 from lessonbank.cli import scan  # noqa: E402,F401  # isort: skip
 from lessonbank.cli import trial  # noqa: E402,F401  # isort: skip
+from lessonbank.cli import hooks  # noqa: E402,F401  # isort: skip

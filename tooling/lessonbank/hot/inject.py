@@ -40,6 +40,7 @@ def hand_over(
     event: str,
     mode: str,
     heading: str,
+    tool_use_id: str = "",
 ) -> str:
     """Claim, record and render the chosen lessons; the hook's stdout ("" when nothing goes out)."""
     won = [item for item in chosen if session.claim(item[0], item[1])]
@@ -53,7 +54,9 @@ def hand_over(
     injected = arm != "without"
     for slug, _, text in won:
         size = len(text.encode("utf-8"))
-        ledger.record_injection(session.state_dir, session.id, turn, slug, event, size, arm, injected)
+        ledger.record_injection(
+            session.state_dir, session.id, turn, slug, event, size, arm, injected, tool_use_id
+        )
     if not injected:
         return ""
     return context(event, heading + "\n" + "\n".join(text for _, _, text in won))

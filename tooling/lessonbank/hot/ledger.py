@@ -9,6 +9,8 @@ without arm, one that would have been), in this key order:
 
 `arm` is "on" in the normal mode and the trial's arm in `test` mode; `injected` is false only
 for the without arm. A lesson is written once per session (its claim is taken either way).
+PreToolUse lines also carry the call's "tool_use_id" last, so a check that fails in that very
+call can be tied to the lessons handed over before it.
 
 `<bank>/.lessonbank/sessions/<session>/checks.jsonl`: one line per check run by Bash
 (PostToolUse = passed, PostToolUseFailure = failed; interrupted calls are not checks):
@@ -27,20 +29,29 @@ MAX_COMMAND = 2000
 
 
 def record_injection(
-    state_dir: str, session: str, turn: str, slug: str, event: str, size: int, arm: str, injected: bool
+    state_dir: str,
+    session: str,
+    turn: str,
+    slug: str,
+    event: str,
+    size: int,
+    arm: str,
+    injected: bool,
+    tool_use_id: str = "",
 ) -> None:
     """Append one ledger line."""
-    line = jsonio.dumps(
-        {
-            "session": session,
-            "turn": turn,
-            "lesson": slug,
-            "event": event,
-            "bytes": size,
-            "arm": arm,
-            "injected": injected,
-        }
-    )
+    row = {
+        "session": session,
+        "turn": turn,
+        "lesson": slug,
+        "event": event,
+        "bytes": size,
+        "arm": arm,
+        "injected": injected,
+    }
+    if tool_use_id:
+        row["tool_use_id"] = tool_use_id
+    line = jsonio.dumps(row)
     state.append_line(state_dir + "/ledger.jsonl", line)
 
 

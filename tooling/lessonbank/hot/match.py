@@ -133,4 +133,5 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
         "Use one only where it fits what you are doing; ignore the rest."
     )
     turn = session.turn(payload.get("prompt_id"))
-    return inject.hand_over(chosen, session, turn, "PreToolUse", mode, heading)
+    tool_use_id = str(payload.get("tool_use_id") or "")
+    return inject.hand_over(chosen, session, turn, "PreToolUse", mode, heading, tool_use_id)

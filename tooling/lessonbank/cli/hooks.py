@@ -1,0 +1,96 @@
+"""`bank install claude` and `bank hook`: connect the bank to Claude Code, and try a hook by hand."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lessonbank import install as install_mod
+from lessonbank.cli import get_bank, main
+from lessonbank.errors import BankError
+
+
+@main.group()
+def install() -> None:
+    """Connect the bank to a coding agent's hooks."""
+
+
+@install.command("claude")
+@click.option("--uninstall", is_flag=True, help="Remove lessonbank's hooks (and only those).")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The project whose .claude/settings.json to change (default: the bank root).",
+)
+@click.pass_context
+def install_claude(ctx: click.Context, uninstall: bool, dry_run: bool, project: Path | None) -> None:
+    """Merge the hooks into .claude/settings.json (idempotent; your own hooks stay)."""
+    bank = get_bank(ctx)
+    target = (project or bank.root).resolve()
+    try:
+        result = install_mod.install(target, uninstall=uninstall, dry_run=dry_run)
+    except BankError as err:
+        raise click.ClickException(str(err)) from None
+    shown = result.path.relative_to(target) if result.path.is_relative_to(target) else result.path
+    verb = f"would {result.action}" if dry_run and result.action != "unchanged" else result.action
+    click.echo(f"{verb:9} {shown}")
+    if uninstall:
+        click.echo("lessonbank hooks removed" if result.action != "unchanged" else "no lessonbank hooks here")
+        return
+    click.echo(f"hooks: {', '.join(result.events)}")
+    click.echo(f"command: {result.command}")
+
+
+@main.command("hook")
+@click.argument("event", type=click.Choice([e for e, _, _ in install_mod.EVENTS]))
+@click.option("--command", "command", help="PreToolUse/PostToolUse: the Bash command.")
+@click.option("--path", "file_path", help="PreToolUse: a file path (an Edit call).")
+@click.option("--prompt", help="UserPromptSubmit: the prompt.")
+@click.option("--session", default="bank-hook-debug", show_default=True, help="The session id.")
+@click.option("--stdin", "from_stdin", is_flag=True, help="Read the whole payload as JSON on stdin.")
+@click.pass_context
+def hook(
+    ctx: click.Context,
+    event: str,
+    command: str | None,
+    file_path: str | None,
+    prompt: str | None,
+    session: str,
+    from_stdin: bool,
+) -> None:
+    """Run one hook event in this process and print its answer (errors are shown, not swallowed)."""
+    import json
+
+    from lessonbank.hot import main as hot_main
+
+    bank = get_bank(ctx)
+    if from_stdin:
+        raw = sys.stdin.read()
+    else:
+        payload: dict[str, Any] = {
+            "session_id": session,
+            "cwd": str(bank.root),
+            "hook_event_name": event,
+            "tool_use_id": "toolu_debug",
+        }
+        if command is not None:
+            payload.update(tool_name="Bash", tool_input={"command": command})
+        elif file_path is not None:
+            payload.update(tool_name="Edit", tool_input={"file_path": file_path})
+        if prompt is not None:
+            payload["prompt"] = prompt
+        if event == "SessionStart":
+            payload["source"] = "startup"
+        raw = json.dumps(payload)
+    try:
+        out = hot_main.handle(raw.encode("utf-8"), raise_errors=True)
+    except Exception as exc:
+        raise click.ClickException(f"the {event} hook failed: {type(exc).__name__}: {exc}") from None
+    if not out:
+        click.echo("(no output)")
+        return
+    click.echo(json.dumps(json.loads(out), indent=2, ensure_ascii=False))
