@@ -196,8 +196,8 @@ def _classify(words: list[str]) -> tuple[str, str, str] | None:
         category = _DIRECT[base]
         if base in ("black", "prettier", "ruff") and category == "lint":
             sub = next((w for w in words[1:] if not w.startswith("-")), "")
-            if base == "ruff" and sub not in ("check", ""):
-                return None
+            if base == "ruff":
+                return ("ruff check", "lint", "ruff") if sub in ("check", "") else None
             if base in ("black", "prettier") and "--check" not in words:
                 return None
         if category == "build" and base not in ("cmake",) and base in (
@@ -388,7 +388,7 @@ _STRONG = re.compile(
 _BANNERS = ("Exit code", "Chunk ID", "Wall time", "Process exited", "Original token count")
 _WEAK = re.compile(r"(?i)\b(?:error|failed|failure|fail|assert\w*|expected|exception|traceback)\b")
 _CODE_LINE = re.compile(r"^\s*(?:/\*|\*|//|#\s|\d+\s*[|│])")
-_TASK_PREFIX = re.compile(r"^[\w@/.-]+:[\w:-]+: ")
+_TASK_PREFIX = re.compile(r"^[\w@/.-]+:[A-Za-z][\w:-]*: ", re.M)  # `web:test: ` from turbo and the like
 _STARTUP = re.compile(
     r"(?i)no module named|command not found|not recognized as an internal|is not recognized as"
     r"|cannot find module|module not found|executable file not found|no such file or directory"
@@ -400,12 +400,12 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def _clean_line(raw: str) -> str:
-    return _TASK_PREFIX.sub("", raw).strip()
+    return raw.strip()
 
 
 def error_lines(output: str, limit: int = 3, width: int = 200) -> list[str]:
     """The lines of an output that say what went wrong (at most `limit`), else its last lines."""
-    text = _ANSI.sub("", output)
+    text = _TASK_PREFIX.sub("", _ANSI.sub("", output))
     picked: list[str] = []
     for pattern in (_STRONG, _WEAK):
         # One regex pass over the whole output, then the lines around its matches.

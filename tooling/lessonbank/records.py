@@ -51,6 +51,7 @@ class ClaudeStream:
         self.session: str = state.get("session", "")
         self.cwd: str = state.get("cwd", "")
         self.want: Callable[[str], bool] = lambda command: True
+        self.unread: dict[str, int] = {}  # non-mistakes among results skipped unparsed, by kind
 
     def state(self) -> dict[str, Any]:
         return {"pending": self.pending, "session": self.session, "cwd": self.cwd}
@@ -71,6 +72,8 @@ class ClaudeStream:
                 if line[start + 15 : end].decode("ascii", "replace") in self.pending:
                     return True
                 start = line.find(b'"tool_use_id":"', end)
+            if b'"is_error":true' in line:
+                self._count_unread_error(line)
             return False
         if b"#lesson" in line or (wants_text and b'"type":"text"' in line):
             return True
@@ -85,6 +88,17 @@ class ClaudeStream:
                 return True
             start = line.find(b'"type":"tool_use"', name_at)
         return False
+
+    def _count_unread_error(self, line: bytes) -> None:
+        """Classify a skipped error result from the start of its text, so the summary can count it."""
+        at = line.find(b'"content":', line.find(b'"type":"tool_result"'))
+        if at >= 0:
+            window = line[at + 10 : at + 330].decode("utf-8", "replace").lstrip('[{"').replace("\\n", "\n")
+            if window.startswith("type") and '"text":"' in window:
+                window = window.split('"text":"', 1)[1]
+            status = mining.result_status(window, True)[0]
+            if status not in ("ok", "fail"):
+                self.unread[status] = self.unread.get(status, 0) + 1
 
     def events(self, record: dict[str, Any]) -> list[Event]:
         kind = record.get("type")
@@ -163,6 +177,7 @@ class CodexStream:
         self.session: str = state.get("session", "")
         self.cwd: str = state.get("cwd", "")
         self.want: Callable[[str], bool] = lambda command: True
+        self.unread: dict[str, int] = {}
 
     def state(self) -> dict[str, Any]:
         return {"pending": self.pending, "running": self.running, "session": self.session, "cwd": self.cwd}
@@ -238,10 +253,13 @@ class CodexStream:
 
     def _output(self, payload: dict[str, Any], time: str) -> list[Event]:
         call = self.pending.pop(str(payload.get("call_id", "")), None)
-        if call is None:
-            return []
         output = payload.get("output")
         text = output if isinstance(output, str) else _result_text(output)
+        if call is None:
+            status = mining.result_status(text[:300], False)[0]
+            if status not in ("ok", "fail"):
+                self.unread[status] = self.unread.get(status, 0) + 1
+            return []
         if isinstance(call, dict):  # a poll of a command still running
             command = self.running.get(call["stdin"])
             if command is None:

@@ -215,6 +215,8 @@ def scan_file(
         for line, end in _lines(handle, stats):  # noqa: B007 (`end` is read after the loop)
             stats.lines += 1
             if stream is not None and not stream.wanted(line, detector.wants_text):
+                if line[:1] != b"{" or line.rstrip()[-1:] != b"}":
+                    stats.malformed += bool(line.strip())  # cut short: worth counting, not parsing
                 continue
             try:
                 record = loads(line.decode("utf-8", "replace"))
@@ -235,9 +237,13 @@ def scan_file(
                 detector.project = stream.cwd or detector.project
                 if event.kind == "tool" and event.status in ("denied", "rejected", "interrupted", "invalid"):
                     stats.skip(event.status)
+                elif event.kind == "user" and event.text.startswith("[Request interrupted"):
+                    stats.skip("interrupted")
                 found.extend(detector.feed(event))
         if detector.masked:
             stats.skipped["masked"] = stats.skipped.get("masked", 0) + detector.masked
+        for kind, count in stream.unread.items() if stream is not None else ():
+            stats.skipped[kind] = stats.skipped.get(kind, 0) + count
         read = end - offset
         stats.bytes_read += read
         if read:
