@@ -1,7 +1,7 @@
 """Synthetic sessions through the real hook processes: a trial whose true effect is known in advance.
 
 Each turn starts with one trigger (a prompt or a Bash call that a lesson fits), spawned through the
-hook command exactly as installed; the hook assigns the turn's arm. The turn's outcome is then drawn
+hook command exactly as `bank install claude` wrote it; the hook assigns the turn's arm. The turn's outcome is then drawn
 from a seeded RNG with the failure probability of that arm and fed back as PostToolUse /
 PostToolUseFailure payloads (modelled on Claude Code 2.1.197's), so the hooks record the checks.
 """
@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import json
 import random
-import shlex
-import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lessonbank import install
 from lessonbank.errors import BankError
 from lessonbank.hot import state as hot_state
 from lessonbank.hot import trial as hot_trial
-
-HOOK_TIMEOUT = 30
+from lessonbank.store import Bank
 
 
 @dataclass(frozen=True)
@@ -63,25 +60,25 @@ class Run:
     turns: list[Outcome] = field(default_factory=list)
 
 
-def hook_command() -> str:
-    """The hook command as `bank install claude` writes it: an absolute interpreter, -I -S, hook.py."""
-    hook = Path(hot_state.__file__).resolve().parent / "hook.py"
-    return shlex.join([str(Path(sys.executable).resolve()), "-I", "-S", str(hook)])
+def commands(project: Path) -> dict[str, str]:
+    """The hook command of each event as `bank install claude` wrote it into .claude/settings.json."""
+    out = {}
+    for event, _, _ in install.EVENTS:
+        command = install.installed_command(project, event)
+        if command is None:
+            raise BankError(
+                f"no lessonbank hook for {event} in {project / install.SETTINGS}: run `bank install claude`"
+            )
+        out[event] = command
+    return out
 
 
-def spawn(command: str, payload: Mapping[str, Any], cwd: Path) -> str:
-    """Run one hook process as the agent does (through the shell, payload on stdin); its stdout."""
-    done = subprocess.run(
-        command,
-        shell=True,
-        input=json.dumps(payload).encode("utf-8"),
-        capture_output=True,
-        cwd=cwd,
-        timeout=HOOK_TIMEOUT,
-    )
-    if done.returncode != 0:
-        raise BankError(f"hook exited {done.returncode}: {done.stderr.decode('utf-8', 'replace')[-400:]}")
-    return done.stdout.decode("utf-8", "replace").strip()
+def spawn(hooks: Mapping[str, str], sent: Mapping[str, Any], cwd: Path) -> str:
+    """Run the installed hook of the payload's event as the agent does (sh -c, payload on stdin)."""
+    code, out = install.run_hook(hooks[str(sent["hook_event_name"])], dict(sent), cwd)
+    if code != 0:
+        raise BankError(f"the {sent['hook_event_name']} hook exited {code}")
+    return out.strip()
 
 
 def payload(event: str, session: str, turn: str, cwd: Path, **fields: Any) -> dict[str, Any]:
@@ -131,7 +128,6 @@ def arm_of(state_dir: Path, session: str, turn: str) -> str:
 
 def simulate(
     project: Path,
-    command: str,
     sessions: Sequence[str],
     triggers: Sequence[Trigger],
     fail: Mapping[str, float],
@@ -140,6 +136,7 @@ def simulate(
 ) -> Run:
     """Each session runs one turn per trigger; each turn's checks fail with probability fail[arm]."""
     rng = random.Random(seed)
+    hooks = commands(project)
     state_dir = project / hot_state.STATE
     run = Run()
     for session in sessions:
@@ -149,14 +146,14 @@ def simulate(
                 sent = payload("UserPromptSubmit", session, turn, project, prompt=trigger.text)
             else:
                 sent = bash_payload("PreToolUse", session, turn, project, trigger.text, f"{turn}-call-0")
-            run.calls.append(Call(trigger.event, session, turn, sent, spawn(command, sent, project)))
+            run.calls.append(Call(trigger.event, session, turn, sent, spawn(hooks, sent, project)))
             arm = arm_of(state_dir, session, turn)
             outcome = Outcome(session, turn, arm)
             for k in range(checks_per_turn):
                 failed = rng.random() < fail.get(arm, fail.get("", 0.0))
                 event = "PostToolUseFailure" if failed else "PostToolUse"
                 sent = bash_payload(event, session, turn, project, trigger.check, f"{turn}-call-{k + 1}")
-                run.calls.append(Call(event, session, turn, sent, spawn(command, sent, project)))
+                run.calls.append(Call(event, session, turn, sent, spawn(hooks, sent, project)))
                 outcome.checks.append(not failed)
             run.turns.append(outcome)
     return run
@@ -172,3 +169,43 @@ def emitted(stdout: str) -> list[tuple[str, int]]:
         if line.startswith("- [") and "] " in line:
             out.append((line[3 : line.index("] ")], len(line.encode("utf-8"))))
     return out
+
+
+DEMO_TRIGGERS = (
+    Trigger("PreToolUse", "pytest -q"),
+    Trigger("PreToolUse", "git stash"),
+    Trigger("UserPromptSubmit", "write the migration for the new field on the user model"),
+)
+
+
+def demo_step(bank: Bank) -> list[str]:
+    """`bank demo`: a short trial through the real hook processes, its status, the ledger, then `bank off`."""
+    from lessonbank import ledger, verdict
+
+    result = install.install(bank.root)
+    lines = [f"$ bank install claude  ->  {result.action} {install.SETTINGS}", "$ bank test"]
+    lines += [f"  {action:9} {rel}" for rel, action in ledger.set_mode(bank, "test")]
+    sessions = [f"demo-trial-{i}" for i in range(1, 9)]
+    run = simulate(
+        bank.root, sessions, DEMO_TRIGGERS, {"with": 0.4, "without": 0.6}, checks_per_turn=2, seed=5
+    )
+    by_arm = {arm: [t for t in run.turns if t.arm == arm] for arm in ("with", "without")}
+    silent = all(not c.stdout for c in run.calls if any(t.turn == c.turn for t in by_arm["without"]))
+    lines.append(
+        f"{len(run.turns)} synthetic turns through the real hooks ({len(run.calls)} hook processes): "
+        f"{len(by_arm['with'])} with lessons, {len(by_arm['without'])} without; "
+        f"every without-arm hook printed nothing: {'yes' if silent else 'NO'}"
+    )
+    judged, _ = ledger.judge(bank)
+    lines += ["$ bank trial status", "  " + verdict.status_line(judged), "$ bank ledger"]
+    lines += ["  " + line for line in ledger.summary_lines(ledger.summarise(bank))]
+    lines.append("$ bank off")
+    ledger.set_mode(bank, "off")
+    sent = bash_payload(
+        "PreToolUse", "demo-after-off", "demo-after-off-1", bank.root, "pytest -q", "toolu_off"
+    )
+    out = spawn(commands(bank.root), sent, bank.root)
+    lines.append("  next PreToolUse `pytest -q` in a new session: " + (out or "(nothing handed over)"))
+    ledger.set_mode(bank, "on")
+    lines.append("$ bank on  (the demo bank goes back to the default)")
+    return lines
