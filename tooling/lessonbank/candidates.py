@@ -138,6 +138,11 @@ def complete(cand: Candidate) -> Candidate:
 
 def body(cand: Candidate) -> str:
     """The lesson body: where it was learned, and the evidence."""
+    if cand.kind == "lesson":
+        sessions = ", ".join(f"{e.get('session', '?')} at {e.get('time', '?')}" for e in cand.evidence[-3:])
+        return (
+            f"Self-reported by the agent in a `#lesson` block (found by `bank scan`): session {sessions}.\n"
+        )
     lines = [f"Found by `bank scan` ({cand.kind}, tier {cand.tier}) in {len(cand.sessions)} session(s)."]
     if cand.notes:
         lines += ["", f"The agent's note: {cand.notes}"]

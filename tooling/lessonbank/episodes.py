@@ -221,9 +221,10 @@ class Detector:
         self.masked = 0  # runs whose exit status was hidden, this scan (not persisted)
 
     def state(self) -> dict[str, Any]:
+        # What is kept between scans is redacted like the evidence (a command may carry a token).
         return {
             "session": self.session, "project": self.project, "open": self.open,
-            "correction": self.correction, "last_action": self.last_action,
+            "correction": self.correction, "last_action": _clean(self.last_action),
         }  # fmt: skip
 
     def wants_result(self, command: str) -> bool:

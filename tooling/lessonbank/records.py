@@ -9,6 +9,7 @@ from typing import Any
 
 from lessonbank import mining
 from lessonbank.episodes import Event
+from lessonbank.redaction import redact
 
 MAX_OUTPUT = 3000  # characters kept from each end of a tool's output
 MAX_PENDING = 400
@@ -25,6 +26,11 @@ def _result_text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
     return "" if content is None else str(content)
+
+
+def _redacted(calls: dict[str, Any]) -> dict[str, Any]:
+    """Commands kept between scans, with secrets redacted like everything else the scan stores."""
+    return {k: redact(v)[0] if isinstance(v, str) else v for k, v in calls.items()}
 
 
 def _bound(pending: dict[str, Any]) -> None:
@@ -54,7 +60,7 @@ class ClaudeStream:
         self.unread: dict[str, int] = {}  # non-mistakes among results skipped unparsed, by kind
 
     def state(self) -> dict[str, Any]:
-        return {"pending": self.pending, "session": self.session, "cwd": self.cwd}
+        return {"pending": _redacted(self.pending), "session": self.session, "cwd": self.cwd}
 
     def wanted(self, line: bytes, wants_text: bool) -> bool:
         """Whether a raw line can matter; decides before paying for json.loads."""
@@ -180,7 +186,10 @@ class CodexStream:
         self.unread: dict[str, int] = {}
 
     def state(self) -> dict[str, Any]:
-        return {"pending": self.pending, "running": self.running, "session": self.session, "cwd": self.cwd}
+        return {
+            "pending": _redacted(self.pending), "running": _redacted(self.running),
+            "session": self.session, "cwd": self.cwd,
+        }  # fmt: skip
 
     def wanted(self, line: bytes, wants_text: bool) -> bool:
         head = line[:240]

@@ -19,16 +19,20 @@ from lessonbank.store import Bank
 PROGRESS_BYTES = 32 << 20  # show a progress bar when a scan has more than this to read
 DEMO_TRANSCRIPTS = Path(__file__).resolve().parents[1] / "demo" / "transcripts"
 SKIP_LABELS = {
-    "denied": "permission denials",
-    "rejected": "rejected tool calls",
-    "interrupted": "interrupts",
-    "invalid": "tool-use errors",
-    "masked": "masked exit statuses",
+    "denied": ("permission denial", "permission denials"),
+    "rejected": ("rejected tool call", "rejected tool calls"),
+    "interrupted": ("interrupt", "interrupts"),
+    "invalid": ("tool-use error", "tool-use errors"),
+    "masked": ("masked exit status", "masked exit statuses"),
 }
 
 
-def _mb(n: int) -> str:
-    return f"{n / 1e6:.1f} MB"
+def _n(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB"
 
 
 def summary(report: Report, store: Store, dry_run: bool = False) -> list[str]:
@@ -38,30 +42,31 @@ def summary(report: Report, store: Store, dry_run: bool = False) -> list[str]:
     for key in report.new + report.updated:
         if key in store.candidates:
             tiers[store.candidates[key].tier] += 1
+    read = f"{_n(st.files, 'transcript', 'transcripts')}: {st.files_read} with new lines, {_size(st.bytes_read)} read"
+    if st.restarted:
+        read += f", {st.restarted} read again from the start (truncated or replaced)"
     lines = [
-        f"scanned {st.files} transcript file(s): {st.files_read} with new lines, {_mb(st.bytes_read)} read"
-        + (f", {st.restarted} read again from the start (truncated or replaced)" if st.restarted else ""),
-        f"found {len(report.new)} new candidate(s), {len(report.updated)} seen again: "
+        f"scanned {read}",
+        f"found {_n(len(report.new), 'new candidate', 'new candidates')}, {len(report.updated)} seen again: "
         f"{tiers[1]} self-reported (tier 1), {tiers[2]} heuristic (tier 2)",
     ]
     skipped = sum(st.skipped.values())
     if skipped:
-        parts = [f"{st.skipped[k]} {SKIP_LABELS.get(k, k)}" for k in sorted(st.skipped)]
-        lines.append(f"skipped {skipped} non-mistake(s): {', '.join(parts)}")
+        parts = [_n(st.skipped[k], *SKIP_LABELS.get(k, (k, k))) for k in sorted(st.skipped)]
+        lines.append(f"skipped {_n(skipped, 'non-mistake', 'non-mistakes')}: {', '.join(parts)}")
     if report.dropped:
-        lines.append(f"ignored {report.dropped} candidate(s) rejected before")
+        lines.append(f"ignored {_n(report.dropped, 'candidate', 'candidates')} rejected before")
     if st.malformed:
-        lines.append(f"malformed lines skipped: {st.malformed}")
+        lines.append(f"skipped {_n(st.malformed, 'malformed line', 'malformed lines')}")
     if st.waiting:
-        lines.append(f"{st.waiting} file(s) end in a half-written line (read next time)")
+        lines.append(f"{_n(st.waiting, 'file ends', 'files end')} in a half-written line (read next time)")
     for key, outcome in report.accepted:
         lines.append(f"accepted {short_id(key)}: " + "; ".join(outcome))
     for key, message in report.refused:
         lines.append(f"not accepted {short_id(key)}: {message}")
     pending = len(store.pending())
-    lines.append(
-        f"{pending} candidate(s) wait for review: `bank review`" if pending else "nothing waits for review"
-    )
+    waiting = _n(pending, "candidate waits", "candidates wait")
+    lines.append(f"{waiting} for review: `bank review`" if pending else "nothing waits for review")
     if dry_run:
         lines.append("dry run: nothing was written")
     return lines
@@ -79,8 +84,8 @@ def _report_json(report: Report, store: Store, dry_run: bool) -> dict[str, Any]:
         "waiting": st.waiting,
         "restarted": st.restarted,
         "skipped": dict(sorted(st.skipped.items())),
-        "new": [short_id(k) for k in report.new],
-        "updated": [short_id(k) for k in report.updated],
+        "new": sorted(short_id(k) for k in report.new),
+        "updated": sorted(short_id(k) for k in report.updated),
         "ignored_rejected": report.dropped,
         "accepted": [{"id": short_id(k), "outcome": o} for k, o in report.accepted],
         "refused": [{"id": short_id(k), "reason": m} for k, m in report.refused],
