@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -39,7 +40,7 @@ class GitRepo:
         if self.repo.bare or self.repo.working_tree_dir is None:
             raise GitError(f"{path} is a bare git repository; groom needs a working tree")
         self.top = Path(self.repo.working_tree_dir).resolve()
-        self._head_tree: dict[str, tuple[str, str]] | None = None
+        self._head_tree: dict[str, tuple[str, str, int]] | None = None
         self._changed: dict[str, frozenset[str] | None] = {}
 
     def close(self) -> None:
@@ -64,19 +65,19 @@ class GitRepo:
         """A path as git names it: relative to the top of the working tree, with '/'."""
         return Path(path).resolve().relative_to(self.top).as_posix()
 
-    def _tree(self) -> dict[str, tuple[str, str]]:
-        """path -> (mode, blob sha) for every file in HEAD's tree."""
+    def _tree(self) -> dict[str, tuple[str, str, int]]:
+        """path -> (mode, blob sha, size) for every file in HEAD's tree."""
         if self._head_tree is None:
-            tree: dict[str, tuple[str, str]] = {}
+            tree: dict[str, tuple[str, str, int]] = {}
             if self.head() is not None:
-                out = self._git("ls-tree", "-r", "-z", "--full-tree", "HEAD")
+                out = self._git("ls-tree", "-r", "-z", "-l", "--full-tree", "HEAD")
                 for entry in out.split("\0"):
                     if not entry:
                         continue
                     meta, _, path = entry.partition("\t")
-                    mode, kind, sha = meta.split(" ")
+                    mode, kind, sha, size = meta.split()
                     if kind == "blob":
-                        tree[path] = (mode, sha)
+                        tree[path] = (mode, sha, int(size) if size.isdigit() else 0)
             self._head_tree = tree
         return self._head_tree
 
@@ -87,22 +88,35 @@ class GitRepo:
     def read_head(self, paths: Iterable[str]) -> dict[str, str]:
         """The text of files at HEAD; binary, oversized, symlinked and unknown files are left out."""
         tree = self._tree()
-        odb = self.repo.odb
-        out: dict[str, str] = {}
+        wanted: list[tuple[str, str]] = []
         for path in paths:
             entry = tree.get(path)
-            if entry is None or entry[0] == "120000":
+            if entry is not None and entry[0] != "120000" and entry[2] <= MAX_BLOB_BYTES:
+                wanted.append((path, entry[1]))
+        if not wanted:
+            return {}
+        # One `git cat-file --batch` for every blob: a process per file would dominate the run.
+        request = "".join(f"{sha}\n" for _, sha in wanted).encode("ascii")
+        try:
+            done = subprocess.run(
+                ["git", "cat-file", "--batch"], cwd=self.top, input=request, capture_output=True, check=True
+            )
+        except (OSError, subprocess.CalledProcessError) as exc:
+            raise GitError(f"cannot read files at HEAD: {exc}") from None
+        data = done.stdout
+        out: dict[str, str] = {}
+        pos = 0
+        for path, _sha in wanted:
+            nl = data.index(b"\n", pos)
+            header = data[pos:nl].split()
+            if len(header) < 3 or header[1] != b"blob":
+                pos = nl + 1
                 continue
-            try:
-                info = odb.info(bytes.fromhex(entry[1]))
-                if info.size > MAX_BLOB_BYTES:
-                    continue
-                data = odb.stream(bytes.fromhex(entry[1])).read()
-            except (ValueError, git.GitCommandError) as exc:
-                raise GitError(f"cannot read {path} at HEAD: {_short(exc)}") from None
-            if b"\0" in data[:_BINARY_PROBE]:
-                continue
-            out[path] = data.decode("utf-8", errors="replace")
+            size = int(header[2])
+            blob = data[nl + 1 : nl + 1 + size]
+            pos = nl + 1 + size + 1
+            if b"\0" not in blob[:_BINARY_PROBE]:
+                out[path] = blob.decode("utf-8", errors="replace")
         return out
 
     def changed_since(self, commit: str) -> frozenset[str] | None:

@@ -277,7 +277,11 @@ def _check_anchors(lesson: Lesson, view: _RepoView, unsure: list[str]) -> None:
     if changed is None:
         unsure.append(f"verified.commit {short} is not in this repository; check the lesson again")
         return
-    touched = [a for a in named if a in changed or any(c.startswith(a + "/") for c in changed)]
+    # A named folder is touched when any file under it changed; files are a set lookup.
+    touched = [
+        a for a in named
+        if a in changed or (not view.is_file(a) and any(c.startswith(a + "/") for c in changed))
+    ]  # fmt: skip
     if touched:
         files = ", ".join(touched)
         unsure.append(f"{files} changed since the lesson was verified at {short}; check it still holds")
@@ -363,6 +367,9 @@ class _RepoView:
         self._globs: dict[str, frozenset[str]] = {}
         self._uses: dict[str, bool] = {}
         self._corpus: _Corpus | None = None
+
+    def is_file(self, path: str) -> bool:
+        return path in self._path_set
 
     def exists(self, path: str) -> bool:
         path = path.strip().strip("/")

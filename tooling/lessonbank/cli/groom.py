@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -52,73 +54,79 @@ def _watched(bank: Bank, repo: GitRepo, plan: promote.Plan) -> list[str]:
 @click.option("--gather", metavar="TOOL", help="Send every lesson tagged tool:TOOL to skill:TOOL first.")
 @click.option("--json", "as_json", is_flag=True, help="Print the decisions as JSON.")
 @click.pass_context
-def groom(
-    ctx: click.Context, dry_run: bool, do_commit: bool, branch: str | None, allow_dirty: bool,
-    run_commands: bool, timeout: float | None, min_seen: int | None, gather: str | None, as_json: bool,
-) -> None:  # fmt: skip
+def groom(ctx: click.Context, **opts: Any) -> None:
     """Re-verify lessons seen in two sessions; promote them into rules/skills/docs or delete stale ones."""
     bank = get_bank(ctx)
     try:
         repo = GitRepo(bank.root)
-        runner = None
-        if run_commands:
-            seconds = timeout if timeout is not None else float(bank.config.get("groom.command_timeout"))
-            runner = promote.command_runner(repo.top, seconds)
-        plan = promote.plan_groom(bank, repo, min_seen=min_seen, run_command=runner, gather=gather)
-        if not dry_run and not allow_dirty:
-            dirty = repo.dirty(_watched(bank, repo, plan))
-            if dirty:
-                shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
-                raise BankError(
-                    f"refused: the bank's files have uncommitted changes ({shown}); "
-                    "commit them first, or pass --allow-dirty"
-                )
-        if as_json:
-            emit_json([
-                {"lesson": d.slug, "id": d.lesson_id, "decision": d.outcome, "reason": d.reason,
-                 "reasons": list(d.reasons), "destination": plan.targets.get(d.lesson_id, d.destination)}
-                for d in sorted(plan.decisions, key=lambda d: (_ORDER[d.outcome], d.slug))
-            ])  # fmt: skip
-        else:
-            click.echo(table(["lesson", "decision", "reason", "destination"], _rows(plan), max_width=90))
-            click.echo(_summary(plan))
-        for tool, slugs in plan.offers:
-            click.echo(
-                f"offer: {len(slugs)} lessons share tool:{tool} ({', '.join(slugs)}); "
-                f"`bank groom --gather {tool}` sends them all to skill:{tool}",
-                err=as_json,
-            )
-        if dry_run:
-            _echo_dry(plan, as_json)
-            return
-        if not plan.changes and all(a == "unchanged" for _, a in rulesync.sync(bank, dry_run=True)):
-            note = "; no branch created" if branch else ""
-            click.echo(f"nothing to change{note}", err=as_json)
-            return
-        if branch:
-            repo.create_branch(branch)
-        results = promote.apply_plan(bank, plan)
-        for rel, action in results:
-            if action != "unchanged":
-                click.echo(f"{action:9} {rel}", err=as_json)
-        if do_commit or branch:
-            sha = promote.commit_plan(bank, repo, plan, results)
-            where = f" on branch {branch}" if branch else ""
-            click.echo(f"committed {sha[:7]}{where}: {promote.commit_message(plan).splitlines()[0]}", err=as_json)
+        try:
+            _groom(bank, repo, **opts)
+        finally:
+            repo.close()
     except BankError as err:
         raise click.ClickException(str(err)) from None
 
 
-def _echo_dry(plan: promote.Plan, as_json: bool) -> None:
+def _groom(
+    bank: Bank, repo: GitRepo, dry_run: bool, do_commit: bool, branch: str | None, allow_dirty: bool,
+    run_commands: bool, timeout: float | None, min_seen: int | None, gather: str | None, as_json: bool,
+) -> None:  # fmt: skip
+    runner = None
+    if run_commands:
+        seconds = timeout if timeout is not None else float(bank.config.get("groom.command_timeout"))
+        runner = promote.command_runner(repo.top, seconds)
+    plan = promote.plan_groom(bank, repo, min_seen=min_seen, run_command=runner, gather=gather)
+    if not dry_run and not allow_dirty:
+        dirty = repo.dirty(_watched(bank, repo, plan))
+        if dirty:
+            shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
+            raise BankError(
+                f"refused: the bank's files have uncommitted changes ({shown}); "
+                "commit them first, or pass --allow-dirty"
+            )
+    if as_json:
+        emit_json([
+            {"lesson": d.slug, "id": d.lesson_id, "decision": d.outcome, "reason": d.reason,
+             "reasons": list(d.reasons), "destination": plan.targets.get(d.lesson_id, d.destination)}
+            for d in sorted(plan.decisions, key=lambda d: (_ORDER[d.outcome], d.slug))
+        ])  # fmt: skip
+    else:
+        click.echo(table(["lesson", "decision", "reason", "destination"], _rows(plan), max_width=90))
+        click.echo(_summary(plan))
+    say = (lambda text: click.echo(text, err=True)) if as_json else click.echo
+    for tool, slugs in plan.offers:
+        say(
+            f"offer: {len(slugs)} lessons share tool:{tool} ({', '.join(slugs)}); "
+            f"`bank groom --gather {tool}` sends them all to skill:{tool}"
+        )
+    if dry_run:
+        _echo_dry(plan, say)
+        return
+    if not plan.changes and all(a == "unchanged" for _, a in rulesync.sync(bank, dry_run=True)):
+        say("nothing to change" + ("; no branch created" if branch else ""))
+        return
+    if branch:
+        repo.create_branch(branch)
+    results = promote.apply_plan(bank, plan)
+    for rel, action in results:
+        if action != "unchanged":
+            say(f"{action:9} {rel}")
+    if do_commit or branch:
+        sha = promote.commit_plan(bank, repo, plan, results)
+        where = f" on branch {branch}" if branch else ""
+        say(f"committed {sha[:7]}{where}: {promote.commit_message(plan).splitlines()[0]}")
+
+
+def _echo_dry(plan: promote.Plan, say: Callable[[str], None]) -> None:
     for rel in sorted(plan.writes):
         action = plan.writes[rel][2]
         if action != "unchanged":
-            click.echo(f"would {action:6} {rel}", err=as_json)
+            say(f"would {action:6} {rel}")
     for rel in sorted(plan.edits):
-        click.echo(f"would update {rel}", err=as_json)
+        say(f"would update {rel}")
     for rel in sorted(plan.removals):
-        click.echo(f"would delete {rel}", err=as_json)
-    click.echo("dry run: nothing written", err=as_json)
+        say(f"would delete {rel}")
+    say("dry run: nothing written")
 
 
 @main.command()
