@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from lessonbank import transcripts
-from lessonbank.candidates import Report, Store, accept, explain, run_scan, short_id, weights
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json, table
-from lessonbank.episodes import Candidate
 from lessonbank.errors import BankError, GateRefusal
-from lessonbank.store import Bank
+
+if TYPE_CHECKING:  # the scanner is imported when a scan command runs, not with every `bank` command
+    from lessonbank.candidates import Report, Store
+    from lessonbank.episodes import Candidate
+    from lessonbank.store import Bank
 
 PROGRESS_BYTES = 32 << 20  # show a progress bar when a scan has more than this to read
 DEMO_TRANSCRIPTS = Path(__file__).resolve().parents[1] / "demo" / "transcripts"
@@ -37,6 +38,8 @@ def _size(n: int) -> str:
 
 def summary(report: Report, store: Store, dry_run: bool = False) -> list[str]:
     """The lines `bank scan` prints."""
+    from lessonbank.candidates import short_id
+
     st = report.stats
     tiers = {1: 0, 2: 0}
     for key in report.new + report.updated:
@@ -73,6 +76,8 @@ def summary(report: Report, store: Store, dry_run: bool = False) -> list[str]:
 
 
 def _report_json(report: Report, store: Store, dry_run: bool) -> dict[str, Any]:
+    from lessonbank.candidates import short_id
+
     st = report.stats
     return {
         "files": st.files,
@@ -95,6 +100,8 @@ def _report_json(report: Report, store: Store, dry_run: bool) -> dict[str, Any]:
 
 
 def _cand_json(cand: Candidate) -> dict[str, Any]:
+    from lessonbank.candidates import short_id
+
     data = cand.to_dict()
     data["id"] = short_id(cand.key)
     data["seen"] = len(cand.sessions)
@@ -119,6 +126,9 @@ def scan(
     dry_run: bool,
 ) -> None:
     """Mine agent transcripts (Claude Code, Codex) for mistakes that were fixed; keep them for review."""
+    from lessonbank import transcripts
+    from lessonbank.candidates import Store, run_scan
+
     bank = get_bank(ctx)
     try:
         store = Store(bank).load()
@@ -143,6 +153,8 @@ def scan(
 
 def describe(cand: Candidate, bank: Bank) -> list[str]:
     """A candidate as the reviewer sees it."""
+    from lessonbank.candidates import explain, short_id, weights
+
     lines = [
         f"{short_id(cand.key)}  {cand.kind}, tier {cand.tier}, seen in {len(cand.sessions)} session(s), "
         + explain(cand, weights(bank)),
@@ -175,6 +187,8 @@ def _edit(cand: Candidate) -> None:
 @click.pass_context
 def review(ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool) -> None:
     """Walk the scan's candidates one by one: accept (through the capture gates), edit, reject or skip."""
+    from lessonbank.candidates import Store, short_id
+
     bank = get_bank(ctx)
     try:
         store = Store(bank).load()
@@ -205,6 +219,8 @@ def review(ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool) ->
 def _review_one(
     bank: Bank, store: Store, cand: Candidate, label: str, dry_run: bool, counts: dict[str, int]
 ) -> str:
+    from lessonbank.candidates import accept, short_id
+
     lines = describe(cand, bank)
     click.echo(f"{label} {lines[0]}")
     for line in lines[1:]:
@@ -242,6 +258,8 @@ def _review_one(
 
 def demo_step(bank: Bank) -> list[str]:
     """`bank demo`: scan the bundled transcript into `bank`, accept the self-reported lesson."""
+    from lessonbank.candidates import Store, run_scan, short_id
+
     files = sorted(DEMO_TRANSCRIPTS.glob("*.jsonl"))
     store = Store(bank).load()
     report = run_scan(bank, files, store, accept_above=0.85)

@@ -1,0 +1,157 @@
+"""Benchmark: `bank scan` over the shared transcript corpus (~20 MB of real Claude Code and Codex sessions).
+
+Prints, measured in the same run and interleaved run by run so both see the same machine load:
+- the scan's throughput (read, prefilter, parse, detect) in MB/s, beside a plain loop of
+  `json.loads` over the same lines;
+- the whole in-process `bank scan` into a fresh bank (store written, candidates merged);
+- a rescan with nothing new (load state, stat every file, write nothing);
+- with --memory: peak RSS of a child process scanning the corpus once and five times over in one
+  file, to show memory stays flat whatever the file size.
+
+Usage: python benchmarks/bench_scan.py [--runs 7] [--corpus PATH] [--memory]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from lessonbank import scaffold, transcripts
+from lessonbank.candidates import Store, run_scan
+from lessonbank.store import Bank
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "transcripts"
+
+
+def json_loop(paths: list[Path]) -> None:
+    """The reference: every line through json.loads, nothing else."""
+    loads = json.loads
+    for path in paths:
+        with open(path, "rb") as handle:
+            for line in handle:
+                try:  # noqa: SIM105 (contextlib.suppress per line would slow the reference down)
+                    loads(line)
+                except ValueError:
+                    pass
+
+
+def fresh_bank(parent: Path, name: str) -> Bank:
+    root = parent / name
+    root.mkdir()
+    scaffold.init(root)
+    return Bank.find(root=root)
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def figures(samples: list[float], size: int) -> str:
+    best, median = min(samples), statistics.median(samples)
+    return f"{size / 1e6 / best:7.1f} MB/s best, {size / 1e6 / median:7.1f} MB/s median ({best * 1000:.0f} ms best)"
+
+
+def peak_rss_kb(paths: list[Path]) -> int:
+    code = (
+        "import resource, sys\n"
+        "from pathlib import Path\n"
+        "from lessonbank import transcripts\n"
+        "transcripts.scan_files([Path(p) for p in sys.argv[1:]], {})\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *map(str, paths)], capture_output=True, text=True, check=True
+    )
+    return int(done.stdout.strip())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--memory", action="store_true", help="also measure peak RSS on a 5x concatenation")
+    args = parser.parse_args()
+    if not args.corpus.is_dir():
+        print(f"corpus not found at {args.corpus}; pass --corpus", file=sys.stderr)
+        return 2
+    paths = transcripts.locate(args.corpus, paths=(args.corpus,))
+    size = sum(p.stat().st_size for p in paths)
+    lines = 0
+    for path in paths:  # warm the page cache, count the lines
+        with open(path, "rb") as handle:
+            lines += sum(1 for _ in handle)
+    print(f"corpus: {len(paths)} files, {size / 1e6:.1f} MB, {lines} lines ({args.corpus})")
+    print(f"python {sys.version.split()[0]}, {args.runs} interleaved runs each\n")
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-scan-"))
+    try:
+        loop_t: list[float] = []
+        core_t: list[float] = []
+        full_t: list[float] = []
+        for i in range(args.runs):
+            loop_t.append(timed(lambda: json_loop(paths)))
+            core_t.append(timed(lambda: transcripts.scan_files(paths, {})))
+            bank = fresh_bank(tmp, f"full{i}")
+            full_t.append(timed(lambda bank=bank: run_scan(bank, paths, Store(bank).load())))  # type: ignore[misc]
+        print(f"json.loads loop (reference)       {figures(loop_t, size)}")
+        print(f"scan: read + detect               {figures(core_t, size)}")
+        print(f"bank scan in-process, fresh bank  {figures(full_t, size)}")
+        ratio = statistics.median(core_t) / statistics.median(loop_t)
+        print(f"scan time / json.loads loop time: {ratio:.2f} (median of each)\n")
+
+        bank = fresh_bank(tmp, "rescan")
+        first = run_scan(bank, paths, Store(bank).load())
+        found = len(first.new)
+        rescan_t: list[float] = []
+        for _ in range(args.runs * 3):
+            rescan_t.append(timed(lambda: run_scan(bank, paths, Store(bank).load())))
+        again = run_scan(bank, paths, Store(bank).load())
+        print(f"candidates found: {found}; rescan read {again.stats.bytes_read} bytes")
+        best, median = min(rescan_t), statistics.median(rescan_t)
+        print(f"rescan with nothing new (load state, stat {len(paths)} files): "
+              f"{best * 1000:.1f} ms best, {median * 1000:.1f} ms median")  # fmt: skip
+
+        cli: list[float] = []
+        ref: list[float] = []
+        for _ in range(3):
+            ref.append(timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True)))
+            cli.append(timed(lambda: subprocess.run(
+                [sys.executable, "-m", "lessonbank", "--root", str(bank.root), "scan", "--path", str(args.corpus)],
+                check=True, capture_output=True,
+            )))  # fmt: skip
+        print(f"`bank scan` process, nothing new: {min(cli) * 1000:.0f} ms best "
+              f"(beside `python -c pass`: {min(ref) * 1000:.0f} ms)")  # fmt: skip
+
+        if args.memory:
+            big = tmp / "big.jsonl"
+            with open(big, "wb") as out:
+                for _ in range(5):
+                    for path in paths:
+                        out.write(path.read_bytes())
+            small_kb = peak_rss_kb(paths)
+            big_kb = peak_rss_kb([big])
+            print(
+                f"\npeak RSS scanning the corpus ({size / 1e6:.0f} MB in {len(paths)} files): {small_kb / 1024:.0f} MB"
+            )
+            print(
+                f"peak RSS scanning one {big.stat().st_size / 1e6:.0f} MB file:               {big_kb / 1024:.0f} MB"
+            )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
