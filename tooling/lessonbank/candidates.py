@@ -148,7 +148,7 @@ def body(cand: Candidate) -> str:
         lines += ["", f"The agent's note: {cand.notes}"]
     for item in cand.evidence[-MAX_BODY_EVIDENCE:]:
         lines += ["", f"- session {item.get('session', '?')} at {item.get('time', '?')}"]
-        for label in ("failing", "passing", "correction", "context"):
+        for label in ("failing", "passing", "rerun", "correction", "context"):
             if item.get(label):
                 lines.append(f"  - {label}: `{item[label]}`")
         for excerpt in item.get("excerpt", [])[:3]:

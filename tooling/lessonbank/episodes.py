@@ -416,16 +416,16 @@ class Detector:
             cand.signals["fix_confirmed"] = 1
         if ep["timed_out"]:
             cand.signals["hang_or_timeout"] = 1
-        cand.evidence = [
-            self._evidence(
-                first["time"],
-                failing=first["command"],
-                passing=after_cmd,
-                passed_at=after["time"],
-                excerpt=first["excerpt"],
-                edits=ep["edits"][:MAX_EDITS],
-                commands=[_clean(c) for c in ep["commands"]],
-                attempts=ep["attempts"],
-            )
-        ]
+        item = self._evidence(
+            first["time"],
+            failing=first["command"],
+            excerpt=first["excerpt"],
+            edits=ep["edits"][:MAX_EDITS],
+            commands=[_clean(c) for c in ep["commands"]],
+            attempts=ep["attempts"],
+        )
+        # a fix ends in a passing run; an unblocked check in a rerun that got further
+        item.update({"passing": after_cmd, "passed_at": after["time"]} if kind == "fix" else
+                    {"rerun": after_cmd, "rerun_at": after["time"]})  # fmt: skip
+        cand.evidence = [item]
         return cand

@@ -166,7 +166,7 @@ def describe(cand: Candidate, bank: Bank) -> list[str]:
         lines.append(f"  the agent said: {cand.notes}")
     for item in cand.evidence[-2:]:
         lines.append(f"  evidence: session {item.get('session', '?')} at {item.get('time', '?')}")
-        for label in ("failing", "passing", "correction"):
+        for label in ("failing", "passing", "rerun", "correction"):
             if item.get(label):
                 lines.append(f"    {label}: {item[label]}")
         for excerpt in item.get("excerpt", [])[:2]:
