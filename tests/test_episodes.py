@@ -232,7 +232,10 @@ def test_startup_error_fixed_by_an_install_is_unblocked() -> None:
     assert (cand.kind, cand.key) == ("unblocked", "unblocked|pytest|python.exe: no module named pytest")
     assert "fix_confirmed" not in cand.signals
     assert cand.do.startswith("What fixed it: ran `python -m pip install -r requirements-dev.txt`")
-    assert "passing" not in cand.evidence[0] and cand.evidence[0]["rerun"] == "python -m pytest tests/test_a.py -v"
+    assert (
+        "passing" not in cand.evidence[0]
+        and cand.evidence[0]["rerun"] == "python -m pytest tests/test_a.py -v"
+    )
 
 
 def test_timeout_raises_priority() -> None:
