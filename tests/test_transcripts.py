@@ -173,6 +173,20 @@ def test_a_rewrite_in_place_with_other_content_is_noticed(tmp_path: Path) -> Non
     assert stats.restarted == 1 and found[0].evidence[0]["excerpt"][0].endswith("test_y - assert 1 == 2")
 
 
+def test_state_of_deleted_files_is_dropped_and_other_versions_start_over(tmp_path: Path) -> None:
+    path, gone = tmp_path / "s.jsonl", tmp_path / "gone.jsonl"
+    path.write_text(FAIL + FIX)
+    gone.write_text(FAIL)
+    state: dict[str, Any] = {}
+    scan(path, gone, state=state)
+    gone.unlink()
+    scan(path, state=state)
+    assert list(state["files"]) == [str(path)]
+    state["version"] = 0
+    found, stats = scan(path, state=state)
+    assert [c.kind for c in found] == ["fix"] and stats.bytes_read == len(FAIL + FIX)
+
+
 def test_a_half_written_last_line_waits_for_the_next_scan(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     last = FIX.splitlines(keepends=True)[-1]

@@ -280,8 +280,12 @@ def scan_files(
 ) -> tuple[list[Candidate], Stats]:
     """Scan each file from where the last scan stopped; `state` (per-file entries) is updated in place."""
     stats = Stats(files=len(paths))
+    if state.get("version", STATE_VERSION) != STATE_VERSION:
+        state.clear()  # kept by another version: read everything again (merging is idempotent)
     files: dict[str, Any] = state.setdefault("files", {})
     state["version"] = STATE_VERSION
+    for gone in [key for key in files if not os.path.exists(key)]:
+        del files[gone]  # a new file at that path is a new transcript
     found: list[Candidate] = []
     for path in paths:
         key = str(path)
