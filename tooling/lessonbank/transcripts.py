@@ -15,7 +15,7 @@ from lessonbank.episodes import Candidate, Detector
 from lessonbank.errors import BankError
 from lessonbank.records import ClaudeStream, CodexStream, sniff
 
-CHUNK = 1 << 22
+CHUNK = 1 << 20
 MAX_LINE = 64 << 20  # a longer line is skipped (counted malformed) without being held in memory
 HEAD_BYTES = 1024  # hashed to notice a file replaced in place
 STATE_VERSION = 1
