@@ -15,8 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from claude_harness import ClaudeRun, Runner
+from claude_harness import REPO, ClaudeRun, Runner
 from model_server import Bash, Text
+
+from lessonbank.lesson import parse
 
 pytestmark = pytest.mark.e2e
 
@@ -60,15 +62,34 @@ promote-to: rule:testing
 #/lesson"""
 
 
-def bank(project: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+GIT_IDENTITY = {
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "E2E Test",
+    "GIT_AUTHOR_EMAIL": "e2e@example.invalid",
+    "GIT_COMMITTER_NAME": "E2E Test",
+    "GIT_COMMITTER_EMAIL": "e2e@example.invalid",
+}
+# What the Bash tool and the hooks run with: a real pytest, minus the start-up cost of every
+# plugin installed beside it (seconds here) and minus cache/bytecode litter in the project.
+SESSION_ENV = {
+    **GIT_IDENTITY,
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    "PYTEST_ADDOPTS": "-p no:cacheprovider",
+}
+
+
+def bank(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run `bank` as a subprocess in the project; fail the test on a non-zero exit."""
+    home = project.parent / "bank-home"
+    home.mkdir(exist_ok=True)
     done = subprocess.run(
         [sys.executable, "-m", "lessonbank", *args],
         cwd=project,
-        input=stdin,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        env={**os.environ, **SESSION_ENV, "HOME": str(home)},
     )
     assert done.returncode == 0, f"bank {shlex.join(args)} -> {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done
@@ -77,7 +98,7 @@ def bank(project: Path, *args: str, stdin: str | None = None) -> subprocess.Comp
 def git_project(root: Path, calc: str) -> Path:
     """A git repository holding calc.py and a pytest test for it."""
     root.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True, env=GIT_IDENTITY)
     (root / "calc.py").write_text(calc)
     (root / "test_calc.py").write_text(TEST_CALC)
     return root
@@ -87,28 +108,36 @@ def lesson_files(project: Path) -> set[Path]:
     return set((project / "lessons").glob("*.md"))
 
 
-def slug_of(project: Path, title: str) -> str:
-    listed = json.loads(bank(project, "list", "--json").stdout)
-    return next(str(x["slug"]) for x in listed if x["title"] == title)
+def slugs(project: Path) -> dict[str, str]:
+    """Title -> slug of every lesson file."""
+    found = {}
+    for path in lesson_files(project):
+        lesson = parse(path.read_text(encoding="utf-8"))
+        found[lesson.title] = lesson.slug
+    return found
 
 
 class Banked:
     """A project with a bank, the two lessons, a fresh index and the Claude hooks installed."""
 
-    def __init__(self, root: Path, calc: str = GOOD_CALC) -> None:
+    def __init__(self, root: Path, calc: str = GOOD_CALC, install: bool = True) -> None:
         self.root = git_project(root, calc)
         bank(self.root, "init")
         bank(self.root, "capture", *PYTEST_LESSON)
         bank(self.root, "capture", *DATABASE_LESSON)
         bank(self.root, "index")
-        bank(self.root, "install", "claude")
-        self.pytest_slug = slug_of(self.root, "pytest needs -p no:randomly here")
-        self.database_slug = slug_of(self.root, "start postgres before the database tests")
+        if install:
+            bank(self.root, "install", "claude")
+        titles = slugs(self.root)
+        self.pytest_slug = titles["pytest needs -p no:randomly here"]
+        self.database_slug = titles["start postgres before the database tests"]
         self.lessons = lesson_files(self.root)
 
 
-def claude_env() -> dict[str, str]:
-    return {"PYTHONDONTWRITEBYTECODE": "1"}
+@pytest.fixture(scope="module")
+def shared_bank(tmp_path_factory: pytest.TempPathFactory) -> Banked:
+    """One banked project for the tests that only read it (each CLI run is its own session)."""
+    return Banked(tmp_path_factory.mktemp("shared") / "project")
 
 
 def assert_protocol(run: ClaudeRun) -> None:
@@ -119,11 +148,11 @@ def assert_protocol(run: ClaudeRun) -> None:
     assert "bank capture" in protocol[0]
 
 
-def test_a_command_lesson_reaches_the_first_pytest_call_only(tmp_path: Path, claude: Runner) -> None:
-    project = Banked(tmp_path / "project")
+def test_a_command_lesson_reaches_the_first_pytest_call_only(shared_bank: Banked, claude: Runner) -> None:
+    project = shared_bank
     script = [Bash("pytest -q"), Bash("pytest -q"), Text("Both runs passed.")]
 
-    run = claude(project.root, "run the checks twice", script, env=claude_env())
+    run = claude(project.root, "run the checks twice", script, env=SESSION_ENV)
 
     assert run.returncode == 0, run.explain()
     first, second = run.calls()
@@ -137,14 +166,14 @@ def test_a_command_lesson_reaches_the_first_pytest_call_only(tmp_path: Path, cla
     assert run.stop_feedback() == []
 
 
-def test_b_a_prompt_sharing_words_with_a_lesson_gets_it(tmp_path: Path, claude: Runner) -> None:
-    project = Banked(tmp_path / "project")
+def test_b_a_prompt_sharing_words_with_a_lesson_gets_it(shared_bank: Banked, claude: Runner) -> None:
+    project = shared_bank
 
     run = claude(
         project.root,
         "the database fixture keeps timing out, what should I check?",
         [Text("Start postgres first.")],
-        env=claude_env(),
+        env=SESSION_ENV,
     )
 
     assert run.returncode == 0, run.explain()
@@ -155,15 +184,15 @@ def test_b_a_prompt_sharing_words_with_a_lesson_gets_it(tmp_path: Path, claude: 
     assert run.calls() == []
 
 
-def test_c_a_commit_message_mentioning_pytest_triggers_nothing(tmp_path: Path, claude: Runner) -> None:
-    project = Banked(tmp_path / "project")
+def test_c_a_commit_message_mentioning_pytest_triggers_nothing(shared_bank: Banked, claude: Runner) -> None:
+    project = shared_bank
     script = [
         Bash('git commit -q --allow-empty -m "pytest hang"'),
         Bash("pytest -q"),
         Text("Committed and tested."),
     ]
 
-    run = claude(project.root, "commit, then run the checks", script, env=claude_env())
+    run = claude(project.root, "commit, then run the checks", script, env=SESSION_ENV)
 
     assert run.returncode == 0, run.explain()
     commit, check = run.calls()
@@ -183,7 +212,7 @@ def test_d_a_failing_check_made_to_pass_gets_exactly_one_stop_nudge(tmp_path: Pa
         Text("One-off slip: a typo in add()."),
     ]
 
-    run = claude(project.root, "make the checks pass", script, env=claude_env())
+    run = claude(project.root, "make the checks pass", script, env=SESSION_ENV)
 
     assert run.returncode == 0, run.explain()
     failing, _, passing = run.calls()
@@ -200,7 +229,7 @@ def test_e_a_lesson_block_in_the_final_message_becomes_a_lesson_file(tmp_path: P
     project = Banked(tmp_path / "project", calc=BAD_CALC)
     script = [Bash("pytest -q"), Bash(FIX_CALC), Bash("pytest -q"), Text(LESSON_BLOCK)]
 
-    run = claude(project.root, "make the checks pass", script, env=claude_env())
+    run = claude(project.root, "make the checks pass", script, env=SESSION_ENV)
 
     assert run.returncode == 0, run.explain()
     assert run.stop_feedback() == [], run.explain()
@@ -209,8 +238,7 @@ def test_e_a_lesson_block_in_the_final_message_becomes_a_lesson_file(tmp_path: P
     text = new.pop().read_text()
     assert "calc.add subtracted its arguments" in text
     assert "rule:testing" in text
-    listed = json.loads(bank(project.root, "list", "--json").stdout)
-    (slug,) = {str(x["slug"]) for x in listed} - {project.pytest_slug, project.database_slug}
+    (slug,) = set(slugs(project.root).values()) - {project.pytest_slug, project.database_slug}
     assert slug in (project.root / "INDEX.md").read_text()
     bank(project.root, "index", "--check")
 
@@ -235,17 +263,20 @@ def test_f_a_project_without_a_bank_sees_no_hook_output(tmp_path: Path, claude: 
     (project / ".claude" / "settings.json").write_text(
         json.dumps({"hooks": {e: [mine] for e in (*HOOK_EVENTS, "PostToolUseFailure")}})
     )
-    bank(project, "install", "claude")
-    assert not (project / "bank.toml").exists()
+    # `bank install` runs from a bank; the project it installs into has none.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    bank(elsewhere, "init")
+    bank(elsewhere, "install", "claude", "--project", str(project))
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     for event in HOOK_EVENTS:
         commands = [h["command"] for e in settings["hooks"][event] for h in e["hooks"]]
         assert command in commands, event
-        assert len(commands) >= 2, f"no bank hook installed for {event}: {commands}"
+        assert len(commands) == 2, f"no bank hook installed for {event}: {commands}"
     before = sorted(p.name for p in project.iterdir())
     script = [Bash("pytest -q"), Bash(FIX_CALC), Bash("pytest -q"), Text(LESSON_BLOCK)]
 
-    run = claude(project, "the database fixture fails under pytest", script, env=claude_env())
+    run = claude(project, "the database fixture fails under pytest", script, env=SESSION_ENV)
 
     assert run.returncode == 0, run.explain()
     assert set(fired.read_text().split()) >= {*HOOK_EVENTS, "PostToolUseFailure"}
@@ -253,5 +284,19 @@ def test_f_a_project_without_a_bank_sees_no_hook_output(tmp_path: Path, claude: 
     assert "hook additional context" not in run.everything()
     assert run.stop_feedback() == []
     assert all(c.reminders == [] for c in run.calls()), run.explain()
-    after = sorted(p.name for p in project.iterdir() if p.name not in {".pytest_cache"})
-    assert after == before
+    assert sorted(p.name for p in project.iterdir()) == before
+
+
+def test_g_the_plugin_folder_serves_the_same_hooks_without_install(tmp_path: Path, claude: Runner) -> None:
+    project = Banked(tmp_path / "project", install=False)
+    assert not (project.root / ".claude").exists()
+    script = [Bash("pytest -q"), Text("Passed.")]
+
+    run = claude(
+        project.root, "run the checks", script, env=SESSION_ENV, extra_args=["--plugin-dir", str(REPO)]
+    )
+
+    assert run.returncode == 0, run.explain()
+    (check,) = run.calls()
+    assert any(project.pytest_slug in c for c in check.contexts("PreToolUse")), run.explain()
+    assert_protocol(run)
