@@ -333,6 +333,12 @@ def test_evidence_and_text_are_redacted() -> None:
     dumped = json.dumps(cand.to_dict())
     assert secret not in dumped
     assert "[REDACTED:github token]" in cand.evidence[0]["failing"]
+    # nor is it kept in the state carried between scans while an episode is open
+    det = Detector()
+    det.feed(run("pytest", "fail", "FAILED a"))
+    det.feed(Event("assistant", "t", f"retrying with token {secret}"))
+    det.feed(run(f"export GITHUB_TOKEN={secret}", "ok"))
+    assert secret not in json.dumps(det.state())
 
 
 def test_state_survives_a_json_round_trip_mid_episode() -> None:

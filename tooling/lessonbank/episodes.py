@@ -159,7 +159,8 @@ def merge(store: dict[str, Candidate], found: list[Candidate], w: Weights) -> li
 _BLOCK = re.compile(r"(?ms)^[ \t>]*#lesson\b[^\n]*\n.*?^[ \t>]*#/lesson\b")
 _INLINE_BLOCK = re.compile(r"(?s)#lesson\b.*?#/lesson\b")
 _CORRECTION = re.compile(
-    r"(?ix)^\W*(?:no\b(?![,\s]+(?:problem|worries|thanks|rush|need|hurry))|nope\b|wrong\b|stop\b|don'?t\b|do\s+not\b|never\b|not\s+that\b|that'?s\s+not\b"
+    r"(?ix)^\W*(?:no\b(?![,\s]+(?:problem|worries|thanks|rush|need|hurry))|nope\b|wrong\b|stop\b"
+    r"|don'?t\b|do\s+not\b|never\b|not\s+that\b|that'?s\s+not\b"
     r"|thats\s+not\b|that\s+is\s+not\b|this\s+is\s+not\b|actually\b|instead\b|undo\b|revert\b"
     r"|why\s+did\s+you\b|why\s+are\s+you\b|i\s+said\b|i\s+told\s+you\b|you\s+didn'?t\b"
     r"|you\s+did\s+not\b|you\s+forgot\b|you\s+missed\b|you\s+broke\b|it'?s\s+not\b|its\s+not\b)"
@@ -222,8 +223,12 @@ class Detector:
 
     def state(self) -> dict[str, Any]:
         # What is kept between scans is redacted like the evidence (a command may carry a token).
+        episodes = {
+            key: {**ep, "note": _clean(ep["note"]), "commands": [_clean(c) for c in ep["commands"]]}
+            for key, ep in self.open.items()
+        }
         return {
-            "session": self.session, "project": self.project, "open": self.open,
+            "session": self.session, "project": self.project, "open": episodes,
             "correction": self.correction, "last_action": _clean(self.last_action),
         }  # fmt: skip
 
