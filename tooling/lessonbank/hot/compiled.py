@@ -1,7 +1,7 @@
 """Reading the compiled index (`<bank>/.lessonbank/index.bin`) with a few `pread`s per hook call.
 
 The file starts with MAGIC, the format number and a marshalled meta dict holding the staleness
-key: (size, mtime_ns, inode) of INDEX.md and of bank.toml when it was built. If either file
+key: (size, mtime_ns, ctime_ns, inode) of INDEX.md and of bank.toml when it was built. If either file
 differs now, or the file is missing, unreadable or of another format, `load` rebuilds the
 tables from INDEX.md itself (slower, same answers) and rewrites the file for the next call.
 Only the buckets a call needs are read and unmarshalled, so the cost hardly grows with the bank.
@@ -49,12 +49,13 @@ def grams(texts: "list[str]", lengths: "tuple[int, ...]") -> "set[str]":
 
 
 def source_key(root: str) -> tuple:
-    """What the compiled file was built from: (size, mtime_ns, inode) of INDEX.md and bank.toml."""
-    key: list[tuple[int, int, int] | None] = []
+    """What the compiled file was built from: (size, mtime_ns, ctime_ns, inode) of INDEX.md and
+    bank.toml. An atomic rewrite changes the inode, any write the ctime (which utime cannot set)."""
+    key: list[tuple[int, int, int, int] | None] = []
     for name in ("INDEX.md", "bank.toml"):
         try:
             st = posix.stat(root + "/" + name)
-            key.append((st.st_size, st.st_mtime_ns, st.st_ino))
+            key.append((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
         except OSError:
             key.append(None)
     return tuple(key)

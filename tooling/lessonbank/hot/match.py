@@ -6,7 +6,9 @@ the call contains; claimed lessons are dropped before any regex runs, and most r
 the small `rx` matcher, so `re` is rarely imported.
 """
 
-from lessonbank.hot import compiled, globs, inject, rx, shell, state
+from lessonbank.hot import compiled, shell, state
+
+# rx, globs and inject are imported only when a call gets that far: each module costs start-up time.
 
 PATH_KEYS = {
     "Read": ("file_path",),
@@ -78,8 +80,12 @@ def _applies(entry: tuple, tool: str) -> bool:
 def _fires(entry: tuple, commands: list[str], paths: list[str]) -> bool:
     kind, source, program = entry[5], entry[6], entry[7]
     if kind == "c":
+        from lessonbank.hot import rx
+
         return any(rx.search(program, source, text) for text in commands)
     if kind == "p":
+        from lessonbank.hot import globs
+
         return any(globs.match(program, path) for path in paths)
     return True
 
@@ -126,6 +132,8 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     ranked = matching(index, tool, tool_input, root, cwd, session)
     if not ranked:
         return ""
+    from lessonbank.hot import inject
+
     settings = index.settings
     chosen = inject.select(ranked, index, settings["max_lessons"], settings["max_bytes"])
     heading = (

@@ -1,0 +1,163 @@
+"""Whole-process latency of the PreToolUse hook, spawned exactly as `bank install claude` installs it.
+
+For banks of 100, 1,000 and 10,000 synthetic lessons, the hook command from the bank's
+.claude/settings.json runs through `/bin/sh -c` (as Claude Code runs it) with a real Claude Code
+2.1.197 PreToolUse payload on stdin, interleaved run by run with `python3 -I -S -c pass` spawned
+the same way, so both see the same machine load. Two cases per bank:
+
+- steady: one session throughout; the lesson that fits was handed over on the first call and
+  is claimed since (what nearly every call of a session costs);
+- inject: a new session per call, so every call matches, reads the lesson and answers.
+
+Usage: python benchmarks/bench_hook.py [--runs 200] [--sizes 100,1000,10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tooling"))
+
+from lessonbank import generate, install  # noqa: E402
+from lessonbank import lesson as lesson_mod  # noqa: E402
+from lessonbank.store import Bank  # noqa: E402
+
+FIXTURE = REPO / "tests" / "fixtures" / "claude-code-2.1.197" / "PreToolUse.json"
+TOOLS = (
+    "pytest", "npm", "cargo", "go", "make", "docker", "git", "pip", "ruff", "mypy", "terraform",
+    "kubectl", "yarn", "pnpm", "tox", "alembic", "helm", "gradle", "mvn", "tsc", "eslint", "uv",
+)  # fmt: skip
+WORDS = (
+    "cache", "flaky", "timeout", "migration", "fixture", "lockfile", "deploy", "schema", "secret",
+    "network", "retry", "snapshot", "coverage", "parallel", "seed", "vendor", "release", "build",
+    "config", "database", "worker", "queue", "token", "locale", "encoding", "symlink", "docs",
+)  # fmt: skip
+EXTENSIONS = ("py", "ts", "tsx", "go", "rs", "sql", "yaml", "toml", "json", "md", "proto", "tf")
+
+
+def synthetic(n: int, seed: int = 7) -> list[lesson_mod.Lesson]:
+    """n varied lessons; one of them fits the benchmark payload (`python3 -c …`)."""
+    rng = random.Random(seed)
+    lessons = []
+    for i in range(n):
+        tool = rng.choice(TOOLS)
+        word, other = rng.sample(WORDS, 2)
+        slug = f"{tool}-{word}-{other}-{i}"
+        commands: list[str] = []
+        paths: list[str] = []
+        if i == 0:
+            commands = [r"\bpython3?\s+-c\b"]
+        elif rng.random() < 0.7:
+            commands = [rf"\b{tool}\b.*\b{word}{i}\b" if rng.random() < 0.5 else rf"\b{tool}\s+{word}{i}"]
+        else:
+            paths = [f"{word}/{other}{i}/**/*.{rng.choice(EXTENSIONS)}"]
+        lessons.append(
+            lesson_mod.Lesson(
+                id=f"01BENCH{i:019d}",
+                slug=slug,
+                title=f"{tool} {word} needs care ({i})",
+                when=f"running {tool} with the {word} {other} setup",
+                do=f"set the {word} option before running {tool}; see docs/{other}.md",
+                promote_to=f"rule:{tool}",
+                tools=["Bash"] if commands else [],
+                commands=commands,
+                paths=paths,
+                keywords=[tool, word],
+                tags=[f"tool:{tool}"],
+                priority=rng.randint(1, 10),
+                confidence=round(rng.random(), 2),
+                created="2026-11-29",
+                updated="2026-11-29",
+            )
+        )
+    return lessons
+
+
+def make_bank(root: Path, n: int) -> tuple[Bank, float]:
+    """A bank of n lessons with its INDEX.md, compiled index and installed hooks; build seconds."""
+    root.mkdir(parents=True)
+    (root / "bank.toml").write_text("", encoding="utf-8")
+    (root / "lessons").mkdir()
+    for lesson in synthetic(n):
+        (root / "lessons" / f"{lesson.slug}.md").write_text(lesson_mod.render(lesson), encoding="utf-8")
+    bank = Bank.open(root)
+    started = time.perf_counter()
+    generate.regenerate(bank)
+    built = time.perf_counter() - started
+    install.install(root)
+    return bank, built
+
+
+def spawn(command: str, payload: bytes | None, cwd: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        ["/bin/sh", "-c", command], input=payload or b"", stdout=subprocess.PIPE, cwd=cwd, check=True
+    )
+    return time.perf_counter() - started
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def measure(bank: Bank, runs: int, fresh_sessions: bool) -> tuple[list[float], list[float], str]:
+    """(hook times, bare interpreter times, the first answer) over `runs` interleaved pairs."""
+    hook = install.installed_command(bank.root)
+    assert hook, "hooks not installed"
+    python = hook.split(" -I -S ")[0]
+    bare = f"{python} -I -S -c pass"
+    base = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    base["cwd"] = str(bank.root)
+    shutil.rmtree(bank.state_dir / "sessions", ignore_errors=True)
+    first = subprocess.run(
+        ["/bin/sh", "-c", hook], input=json.dumps(base).encode(), capture_output=True, check=True
+    ).stdout.decode()
+    hook_times, bare_times = [], []
+    for i in range(runs + 5):
+        payload = dict(base, session_id=f"bench-{i}") if fresh_sessions else base
+        data = json.dumps(payload).encode()
+        h = spawn(hook, data, bank.root)
+        b = spawn(bare, None, bank.root)
+        if i >= 5:  # warm-up
+            hook_times.append(h)
+            bare_times.append(b)
+    return hook_times, bare_times, first
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--sizes", default="100,1000,10000")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    print(f"python {sys.version.split()[0]}, {args.runs} runs per case, times in ms (p50 / p99)")
+    header = f"{'lessons':>8} {'case':>7} {'bare p50':>9} {'bare p99':>9} {'hook p50':>9} {'hook p99':>9} {'x p50':>6} {'x p99':>6}"
+    print(header)
+    with tempfile.TemporaryDirectory(prefix="bench-hook-") as tmp:
+        for n in sizes:
+            bank, built = make_bank(Path(tmp) / f"bank{n}", n)
+            size = (bank.state_dir / "index.bin").stat().st_size
+            for case, fresh in (("steady", False), ("inject", True)):
+                hook_t, bare_t, first = measure(bank, args.runs, fresh)
+                assert "additionalContext" in first, f"the payload should fit lesson 0: {first!r}"
+                bp50, bp99 = percentile(bare_t, 0.5) * 1000, percentile(bare_t, 0.99) * 1000
+                hp50, hp99 = percentile(hook_t, 0.5) * 1000, percentile(hook_t, 0.99) * 1000
+                print(
+                    f"{n:>8} {case:>7} {bp50:>9.1f} {bp99:>9.1f} {hp50:>9.1f} {hp99:>9.1f}"
+                    f" {hp50 / bp50:>6.2f} {hp99 / bp99:>6.2f}"
+                )
+            print(f"{'':>8} (bank index took {built:.1f} s; index.bin {size / 1024:.0f} KiB)")
+
+
+if __name__ == "__main__":
+    main()
