@@ -35,7 +35,9 @@ WORDS = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega".spl
 
 
 def git(root: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=root, env=ENV, capture_output=True, text=True, check=True)
+    done = subprocess.run(["git", "-c", "gc.auto=0", *args], cwd=root, env=ENV, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)} failed: {done.stderr.strip()}")
     return done.stdout
 
 
@@ -108,7 +110,7 @@ def build(root: Path, n_files: int, n_lessons: int) -> dict[str, int]:
         target.write_text(target.read_text(encoding="utf-8") + "# touched\n", encoding="utf-8")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "lessons")
-    git(root, "gc", "-q")  # packed objects, as in any clone
+    git(root, "repack", "-a", "-d", "-q")  # packed objects, as in any clone
     return kinds
 
 
@@ -140,11 +142,11 @@ def main() -> int:
         bank = Bank.open(root)
         t_load, loaded = timed(bank.load)
         probe = GitRepo(root)
-        snap = promote.snapshot(probe)
+        snap = promote.snapshot(bank, probe)
         t_read, _ = timed(lambda: probe.read_head(snap.tracked))
         probe.close()
         probe = GitRepo(root)
-        snap = promote.snapshot(probe)
+        snap = promote.snapshot(bank, probe)
         t_decide, _ = timed(lambda: verdicts.decide([x.lesson for x in loaded], snap))
         probe.close()
         repo = GitRepo(root)

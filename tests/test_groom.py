@@ -600,3 +600,38 @@ def test_a_broken_template_stops_the_groom_before_any_write(bank: Path, template
     assert result.exit_code == 1
     assert result.output == message
     assert files_of(bank) == before
+
+
+def test_a_repository_without_commits_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "empty"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    assert CliRunner().invoke(main, ["init", str(root)]).exit_code == 0
+    add_lesson(root, "db-timeout", "rule:testing", verify={"match": ["connect"]})
+    result = run(root, "groom", "--allow-dirty")
+    assert result.exit_code == 1
+    assert result.output == (
+        "Error: the repository has no commit yet; groom verifies lessons against committed code\n"
+    )
+    assert (root / "lessons" / "db-timeout.md").exists()
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert CliRunner().invoke(main, ["init", str(plain)]).exit_code == 0
+    outside = run(plain, "groom")
+    assert (outside.exit_code, outside.output) == (
+        1, f"Error: {plain} is not inside a git repository; run `git init` there first\n"
+    )
+
+
+def test_a_lesson_cannot_verify_itself_through_the_bank_files(bank: Path) -> None:
+    # The pattern is quoted by the lesson file, INDEX.md, BANK.md and a rule: none of them counts.
+    add_lesson(bank, "quoted", "rule:testing", title="Avoid frobnicate_now", verify={"match": ["frobnicate_now"]})
+    write(bank, {"rules/testing.md": "# Rules\n\nNever call frobnicate_now.\n"})
+    assert run(bank, "index").exit_code == 0
+    commit_all(bank, "a lesson that quotes its own pattern")
+    assert "frobnicate_now" in (bank / "BANK.md").read_text()
+    result = run(bank, "groom", "--dry-run")
+    assert "quoted  delete    verify.match `frobnicate_now` no longer matches any tracked file" in result.output
+    write(bank, {"src/frob.py": "frobnicate_now()\n"})
+    commit_all(bank, "now the code uses it")
+    assert "quoted  promote" in run(bank, "groom", "--dry-run").output

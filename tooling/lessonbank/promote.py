@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -270,10 +271,31 @@ def command_runner(cwd: Path, timeout: float) -> Callable[[str], verdicts.Comman
     return run
 
 
-def snapshot(repo: GitRepo) -> verdicts.Snapshot:
-    """The committed state of the repository, for verdicts."""
+# The bank's own files quote lessons (their patterns included): a lesson must not verify itself.
+_BANK_FILES = ("INDEX.md", "BANK.md", "CLAUDE.md", "AGENTS.md", "bank.toml")
+_BANK_DIRS = ("lessons/", "rules/", "templates/", ".cursor/rules/")
+
+
+def bank_paths(bank: Bank, repo: GitRepo) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(files, folder prefixes) the bank manages, as git names them."""
+    top = repo.rel(bank.root)
+    prefix = "" if top in ("", ".") else top + "/"
+    dirs = [prefix + d for d in _BANK_DIRS]
+    # A skills folder outside the repository is refused when a lesson is promoted there.
+    with contextlib.suppress(ValueError):
+        dirs.append(repo.rel(bank.root / str(bank.config.get("groom.skills_dir"))) + "/")
+    return tuple(prefix + name for name in _BANK_FILES), tuple(dirs)
+
+
+def snapshot(bank: Bank, repo: GitRepo) -> verdicts.Snapshot:
+    """The committed state of the repository, for verdicts; the bank's own files are not searched."""
+    files, dirs = bank_paths(bank, repo)
+
+    def contents(paths: Sequence[str]) -> dict[str, str]:
+        return repo.read_head([p for p in paths if p not in files and not p.startswith(dirs)])
+
     return verdicts.Snapshot(
-        tracked=repo.tracked(), contents=repo.read_head, changed_since=repo.changed_since, head=repo.head()
+        tracked=repo.tracked(), contents=contents, changed_since=repo.changed_since, head=repo.head()
     )
 
 
@@ -322,7 +344,10 @@ def plan_groom(
         loaded = [_gathered(item, gather, texts) for item in loaded]
     lessons = [item.lesson for item in loaded]
     threshold = min_seen if min_seen is not None else int(bank.config.get("groom.min_seen"))
-    snap = snapshot(repo)
+    snap = snapshot(bank, repo)
+    if snap.head is None:
+        # Against an empty tree every check fails: refuse rather than delete the whole bank.
+        raise BankError("the repository has no commit yet; groom verifies lessons against committed code")
     decisions = verdicts.decide(lessons, snap, threshold, run_command)
     ids: dict[str, int] = {}
     by_key: dict[tuple[str, str], Loaded] = {}

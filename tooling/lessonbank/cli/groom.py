@@ -16,11 +16,6 @@ from lessonbank.gitrepo import GitRepo
 from lessonbank.store import Bank
 
 _ORDER = {outcome: i for i, outcome in enumerate(verdicts.OUTCOMES)}
-# The files a groom reads or writes besides doc destinations: uncommitted changes here refuse a run.
-_BANK_PATHS = ("lessons", "rules", "templates", "INDEX.md", "BANK.md", "bank.toml", "CLAUDE.md",
-               "AGENTS.md", ".cursor/rules")  # fmt: skip
-
-
 def _rows(plan: promote.Plan) -> list[list[str]]:
     ordered = sorted(plan.decisions, key=lambda d: (_ORDER[d.outcome], d.slug))
     return [[d.slug, d.outcome, d.reason, plan.targets.get(d.lesson_id, d.destination)] for d in ordered]
@@ -31,16 +26,10 @@ def _summary(plan: promote.Plan) -> str:
 
 
 def _watched(bank: Bank, repo: GitRepo, plan: promote.Plan) -> list[str]:
-    skills = str(bank.config.get("groom.skills_dir")).strip("/")
-    rels = list(_BANK_PATHS) + [skills] + sorted(plan.writes)
-    out = []
-    for rel in rels:
-        path = bank.root / rel
-        try:
-            out.append(repo.rel(path))
-        except ValueError:
-            continue
-    return sorted(set(out))
+    """The bank's files and the doc destinations in the plan, as git names them."""
+    files, dirs = promote.bank_paths(bank, repo)
+    docs = [repo.rel(bank.root / rel) for rel in plan.writes]
+    return sorted({*files, *(d.rstrip("/") for d in dirs), *docs})
 
 
 @main.command()
