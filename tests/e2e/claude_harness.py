@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from model_server import ModelServer, Recorded, Step
+from .model_server import ModelServer, Recorded, Step
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALLED = REPO / ".cache/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude"

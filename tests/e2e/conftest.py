@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+from .claude_harness import ClaudeRun, Runner, find_claude, run_claude
+from .model_server import Step
 
-from claude_harness import ClaudeRun, Runner, find_claude, run_claude  # noqa: E402
-from model_server import Step  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 SKIP_REASON = "Claude Code CLI not installed: run .ci/install-claude"
 

@@ -19,8 +19,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from claude_harness import Runner
-from model_server import Bash, Text
+
+from .claude_harness import Runner
+from .model_server import Bash, Text
 
 pytestmark = pytest.mark.e2e
 

@@ -15,10 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from claude_harness import REPO, ClaudeRun, Runner
-from model_server import Bash, Text
 
 from lessonbank.lesson import parse
+
+from .claude_harness import REPO, ClaudeRun, Runner
+from .model_server import Bash, Text
 
 pytestmark = pytest.mark.e2e
 

@@ -1,0 +1,1 @@
+"""End-to-end tests: the real Claude Code CLI against a scripted model server."""
