@@ -635,3 +635,20 @@ def test_a_lesson_cannot_verify_itself_through_the_bank_files(bank: Path) -> Non
     write(bank, {"src/frob.py": "frobnicate_now()\n"})
     commit_all(bank, "now the code uses it")
     assert "quoted  promote" in run(bank, "groom", "--dry-run").output
+
+
+def test_a_bank_in_a_subfolder_names_paths_from_its_own_root(repo: Path) -> None:
+    sub = repo / "services" / "api"
+    sub.mkdir(parents=True)
+    assert CliRunner().invoke(main, ["init", str(sub)]).exit_code == 0
+    write(sub, {"src/app.py": "def handler():\n    return 1\n"})
+    write(repo, {"src/other.py": "def elsewhere():\n    return 2\n"})
+    add_lesson(sub, "here", "rule:api", verify={"paths": ["src/app.py"], "match": [r"def handler\("]})
+    add_lesson(sub, "there", "rule:api", verify={"match": [r"def elsewhere\("]})
+    commit_all(repo, "a bank below the top of the repository")
+    result = run(sub, "groom", "--commit")
+    assert result.exit_code == 0, result.output
+    assert "here    promote" in result.output and "there   delete" in result.output
+    assert git(repo, "show", "--stat", "--format=", "HEAD").split("\n")[0].strip().startswith("services/api/")
+    assert (sub / "rules" / "api.md").is_file() and (sub / "CLAUDE.md").is_file()
+    assert git(repo, "status", "--porcelain") == ""

@@ -276,10 +276,14 @@ _BANK_FILES = ("INDEX.md", "BANK.md", "CLAUDE.md", "AGENTS.md", "bank.toml")
 _BANK_DIRS = ("lessons/", "rules/", "templates/", ".cursor/rules/")
 
 
+def _prefix(bank: Bank, repo: GitRepo) -> str:
+    top = repo.rel(bank.root)
+    return "" if top in ("", ".") else top + "/"
+
+
 def bank_paths(bank: Bank, repo: GitRepo) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(files, folder prefixes) the bank manages, as git names them."""
-    top = repo.rel(bank.root)
-    prefix = "" if top in ("", ".") else top + "/"
+    prefix = _prefix(bank, repo)
     dirs = [prefix + d for d in _BANK_DIRS]
     # A skills folder outside the repository is refused when a lesson is promoted there.
     with contextlib.suppress(ValueError):
@@ -288,15 +292,21 @@ def bank_paths(bank: Bank, repo: GitRepo) -> tuple[tuple[str, ...], tuple[str, .
 
 
 def snapshot(bank: Bank, repo: GitRepo) -> verdicts.Snapshot:
-    """The committed state of the repository, for verdicts; the bank's own files are not searched."""
+    """HEAD as lessons name it (paths relative to the bank root, like the hooks); bank files unsearched."""
+    prefix = _prefix(bank, repo)
     files, dirs = bank_paths(bank, repo)
+    cut = len(prefix)
 
     def contents(paths: Sequence[str]) -> dict[str, str]:
-        return repo.read_head([p for p in paths if p not in files and not p.startswith(dirs)])
+        wanted = [prefix + p for p in paths if prefix + p not in files and not (prefix + p).startswith(dirs)]
+        return {k[cut:]: v for k, v in repo.read_head(wanted).items()}
 
-    return verdicts.Snapshot(
-        tracked=repo.tracked(), contents=contents, changed_since=repo.changed_since, head=repo.head()
-    )
+    def changed_since(commit: str) -> frozenset[str] | None:
+        changed = repo.changed_since(commit)
+        return None if changed is None else frozenset(c[cut:] for c in changed if c.startswith(prefix))
+
+    tracked = [p[cut:] for p in repo.tracked() if p.startswith(prefix)]
+    return verdicts.Snapshot(tracked=tracked, contents=contents, changed_since=changed_since, head=repo.head())
 
 
 @dataclass

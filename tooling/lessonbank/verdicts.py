@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from lessonbank.hot import globs
 from lessonbank.lesson import Lesson, parse_destination
 
 PROMOTE = "promote"
@@ -294,57 +295,19 @@ def _has_magic(glob: str) -> bool:
     return any(ch in glob for ch in "*?[")
 
 
-def _class_end(glob: str, i: int) -> int:
-    """Index of the ']' closing the class opened at i, or -1 when it is a plain '['."""
-    j = i + 1
-    if j < len(glob) and glob[j] in "!^":
-        j += 1
-    if j < len(glob) and glob[j] == "]":
-        j += 1
-    return glob.find("]", j)
+def _glob_test(glob: str) -> Callable[[str], bool]:
+    """The hooks' own glob semantics (hot.globs), behind a cheap literal test for speed."""
+    compiled = globs.compile_glob(glob)
+    name_only, alternatives = compiled
+    keys = [max(globs.literals(tokens), key=len, default="") for tokens in alternatives]
+    if any(not key for key in keys):
+        return lambda path: globs.match(compiled, path)
+    # Every path a glob matches contains one of its literal runs (of the file name, when name-only).
+    def test(path: str) -> bool:
+        subject = path.rpartition("/")[2] if name_only else path
+        return any(key in subject for key in keys) and globs.match(compiled, path)
 
-
-@lru_cache(maxsize=4096)
-def glob_regex(glob: str) -> str:
-    """A regex (one path per line, MULTILINE) for a path glob.
-
-    `**` spans folders, `*` and `?` stay within one, `[...]` is a class; a glob without '/'
-    matches a file name in any folder; a glob naming a folder matches the files inside it.
-    """
-    glob = glob.strip()
-    while glob.startswith("./"):
-        glob = glob[2:]
-    anchored = "/" in glob.rstrip("/")
-    glob = glob.strip("/")
-    out: list[str] = []
-    i = 0
-    while i < len(glob):
-        ch = glob[i]
-        if glob.startswith("**/", i):
-            out.append("(?:[^\n]*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append("[^\n]*")
-            i += 2
-        elif ch == "*":
-            out.append("[^/\n]*")
-            i += 1
-        elif ch == "?":
-            out.append("[^/\n]")
-            i += 1
-        elif ch == "[" and _class_end(glob, i) > 0:
-            end = _class_end(glob, i)
-            inner = glob[i + 1 : end]
-            negate = inner[:1] in ("!", "^")
-            inner = (inner[1:] if negate else inner).replace("\\", "\\\\").replace("[", "\\[")
-            # A class never spans folders or lines of the joined path list.
-            out.append(f"[^{inner}/\n]" if negate else f"[{inner}]")
-            i = end + 1
-        else:
-            out.append(re.escape(ch))
-            i += 1
-    prefix = "" if anchored else "(?:[^\n]*/)?"
-    return f"^{prefix}{''.join(out)}(?:/[^\n]*)?$"
+    return test
 
 
 # ASCII folding that keeps every offset, plus the four non-ASCII letters re.IGNORECASE folds
@@ -363,7 +326,6 @@ class _RepoView:
         self.evidence = evidence
         self.paths = sorted(snapshot.tracked)
         self._path_set = set(self.paths)
-        self._joined_paths = "\n".join(self.paths)
         self._globs: dict[str, frozenset[str]] = {}
         self._uses: dict[str, bool] = {}
         self._corpus: _Corpus | None = None
@@ -382,14 +344,15 @@ class _RepoView:
 
     def matching(self, glob: str) -> frozenset[str]:
         if glob not in self._globs:
-            rx = re.compile(glob_regex(glob), re.MULTILINE)
-            self._globs[glob] = frozenset(rx.findall(self._joined_paths))
+            test = _glob_test(glob)
+            self._globs[glob] = frozenset(p for p in self.paths if test(p))
         return self._globs[glob]
 
     def any_path(self, glob: str) -> bool:
         if glob in self._globs:
             return bool(self._globs[glob])
-        return re.search(glob_regex(glob), self._joined_paths, re.MULTILINE) is not None
+        test = _glob_test(glob)
+        return any(test(p) for p in self.paths)
 
     def uses(self, tool: str) -> bool:
         if tool not in self._uses:

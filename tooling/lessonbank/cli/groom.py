@@ -63,7 +63,7 @@ def _groom(
     runner = None
     if run_commands:
         seconds = timeout if timeout is not None else float(bank.config.get("groom.command_timeout"))
-        runner = promote.command_runner(repo.top, seconds)
+        runner = promote.command_runner(bank.root, seconds)
     plan = promote.plan_groom(bank, repo, min_seen=min_seen, run_command=runner, gather=gather)
     if not dry_run and not allow_dirty:
         dirty = repo.dirty(_watched(bank, repo, plan))
