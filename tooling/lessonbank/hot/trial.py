@@ -13,9 +13,11 @@ The n-th assigned turn takes place n % B of block n // B; each block holds B/2 o
 order shuffled from (seed, block index), so the arms never drift apart by more than B/2.
 """
 
-# Inside every hook process: `posix` only (even `os` is a visible share of a hook's run);
-# `fcntl` is imported only when a new turn has to be assigned.
+# Inside every hook process: `posix` and the hooks' own `state` only (even `os` is a visible share
+# of a hook's run); `fcntl` is imported only when a new turn has to be assigned.
 import posix
+
+from lessonbank.hot import state
 
 WITH = "with"
 WITHOUT = "without"
@@ -77,26 +79,10 @@ def arm_at(seed: int, size: int, n: int) -> str:
     return block(seed, n // size, size)[n % size]
 
 
-def _read(path: str) -> str | None:
-    try:
-        fd = posix.open(path, posix.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        chunks: list[bytes] = []
-        while True:
-            chunk = posix.read(fd, 65536)
-            if not chunk:
-                return b"".join(chunks).decode("utf-8", "replace")
-            chunks.append(chunk)
-    finally:
-        posix.close(fd)
-
-
 def read_settings(trial_dir: str) -> tuple[int, int]:
     """(seed, block size) from `trial/settings`, else the defaults."""
     seed, size = DEFAULT_SEED, DEFAULT_BLOCK
-    for line in (_read(trial_dir + "/" + SETTINGS) or "").splitlines():
+    for line in (state.read_text(trial_dir + "/" + SETTINGS) or "").splitlines():
         key, _, value = line.partition("=")
         try:
             if key.strip() == "seed":
@@ -108,39 +94,16 @@ def read_settings(trial_dir: str) -> tuple[int, int]:
     return seed, size
 
 
-def _makedirs(path: str) -> None:
-    try:
-        posix.mkdir(path, 0o755)
-    except FileExistsError:
-        return
-    except FileNotFoundError:
-        _makedirs(path.rpartition("/")[0])
-        try:
-            posix.mkdir(path, 0o755)
-        except FileExistsError:
-            return
-
-
-def _replace(path: str, text: str) -> None:
-    tmp = f"{path}.{posix.getpid()}.tmp"
-    fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC, 0o644)
-    try:
-        posix.write(fd, text.encode("utf-8"))
-    finally:
-        posix.close(fd)
-    posix.replace(tmp, path)
-
-
 def _count(trial_dir: str) -> int:
     """Turns assigned so far: the cached count when it matches the log's size, else the log's lines."""
     try:
         size = posix.stat(trial_dir + "/" + LOG).st_size
     except OSError:
         return 0
-    cached = (_read(trial_dir + "/" + COUNT) or "").split()
+    cached = (state.read_text(trial_dir + "/" + COUNT) or "").split()
     if len(cached) == 2 and cached[1] == str(size) and cached[0].isdigit():
         return int(cached[0])
-    return (_read(trial_dir + "/" + LOG) or "").count("\n")
+    return (state.read_text(trial_dir + "/" + LOG) or "").count("\n")
 
 
 def assign(state_dir: str, session_id: str, turn: str) -> str:
@@ -148,16 +111,16 @@ def assign(state_dir: str, session_id: str, turn: str) -> str:
     trial_dir = state_dir + "/" + TRIAL_DIR
     turn_dir = trial_dir + "/" + ARMS + "/" + safe_name(session_id)
     turn_file = turn_dir + "/" + safe_name(turn)
-    known = (_read(turn_file) or "").strip()
+    known = (state.read_text(turn_file) or "").strip()
     if known in (WITH, WITHOUT):
         return known
     import fcntl
 
-    _makedirs(turn_dir)
+    state.makedirs(trial_dir)
     lock = posix.open(trial_dir + "/lock", posix.O_RDWR | posix.O_CREAT, 0o644)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        known = (_read(turn_file) or "").strip()
+        known = (state.read_text(turn_file) or "").strip()
         if known in (WITH, WITHOUT):
             return known
         seed, size = read_settings(trial_dir)
@@ -173,8 +136,8 @@ def assign(state_dir: str, session_id: str, turn: str) -> str:
             size_after = posix.fstat(fd).st_size
         finally:
             posix.close(fd)
-        _replace(turn_file, arm)
-        _replace(trial_dir + "/" + COUNT, f"{n + 1} {size_after}")
+        state.write_atomic(turn_file, arm.encode())
+        state.write_atomic(trial_dir + "/" + COUNT, f"{n + 1} {size_after}".encode())
         return arm
     finally:
         posix.close(lock)  # closing the descriptor releases the flock
