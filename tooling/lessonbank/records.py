@@ -13,6 +13,9 @@ from lessonbank.redaction import redact
 
 MAX_OUTPUT = 3000  # characters kept from each end of a tool's output
 MAX_PENDING = 400
+_NON_MISTAKE_HINT = re.compile(
+    rb"approv|ermission|want to|nterrupted|tool_use_error|blocked|not allowed|denied|rejected|Sibling"
+)
 LONG_USER_LINE = 16384  # a user message line this long (without images) holds no short correction
 
 
@@ -78,8 +81,7 @@ class ClaudeStream:
                 if line[start + 15 : end].decode("ascii", "replace") in self.pending:
                     return True
                 start = line.find(b'"tool_use_id":"', end)
-            if b'"is_error":true' in line:
-                self._count_unread_error(line)
+            self._count_unread(line)
             return False
         if b"#lesson" in line or (wants_text and b'"type":"text"' in line):
             return True
@@ -95,16 +97,22 @@ class ClaudeStream:
             start = line.find(b'"type":"tool_use"', name_at)
         return False
 
-    def _count_unread_error(self, line: bytes) -> None:
-        """Classify a skipped error result from the start of its text, so the summary can count it."""
+    def _count_unread(self, line: bytes) -> None:
+        """Count a skipped result that is a denial, rejection, interrupt or tool-use error.
+
+        Those messages are short and start the result's content, so a window there is enough."""
         at = line.find(b'"content":', line.find(b'"type":"tool_result"'))
-        if at >= 0:
-            window = line[at + 10 : at + 330].decode("utf-8", "replace").lstrip('[{"').replace("\\n", "\n")
-            if window.startswith("type") and '"text":"' in window:
-                window = window.split('"text":"', 1)[1]
-            status = mining.result_status(window, True)[0]
-            if status not in ("ok", "fail"):
-                self.unread[status] = self.unread.get(status, 0) + 1
+        if at < 0:
+            return
+        window = line[at + 10 : at + 330]
+        if not _NON_MISTAKE_HINT.search(window):
+            return
+        text = window.decode("utf-8", "replace").lstrip('[{"')
+        if text.startswith("type") and '"text":"' in text:
+            text = text.split('"text":"', 1)[1]
+        status = mining.result_status(text.replace("\\n", "\n"), True)[0]
+        if status not in ("ok", "fail"):
+            self.unread[status] = self.unread.get(status, 0) + 1
 
     def events(self, record: dict[str, Any]) -> list[Event]:
         kind = record.get("type")

@@ -140,7 +140,8 @@ def _head_hash(handle: BinaryIO, size: int) -> str:
 def _lines(handle: BinaryIO, stats: Stats) -> Iterator[tuple[bytes, int]]:
     """Complete lines from the handle's position, each with the offset just after it."""
     pos = handle.tell()
-    buf = b""
+    pieces: list[bytes] = []  # an unfinished line, kept as pieces so only it is ever joined
+    held = 0
     dropping = False
     while True:
         data = handle.read(CHUNK)
@@ -154,25 +155,32 @@ def _lines(handle: BinaryIO, stats: Stats) -> Iterator[tuple[bytes, int]]:
             pos += cut + 1
             data = data[cut + 1 :]
             dropping = False
-        buf = buf + data if buf else data
-        parts = buf.split(b"\n")
-        buf = parts.pop()
+        parts = data.split(b"\n")
+        last = parts.pop()
+        if parts and pieces:
+            pieces.append(parts[0])
+            parts[0] = b"".join(pieces)
+            pieces, held = [], 0
         for line in parts:
             pos += len(line) + 1
             yield line, pos
-        if len(buf) > MAX_LINE:
-            stats.malformed += 1
-            pos += len(buf)
-            buf = b""
-            dropping = True
-    if buf.strip() and not dropping:
+        if last:
+            pieces.append(last)
+            held += len(last)
+            if held > MAX_LINE:
+                stats.malformed += 1
+                pos += held
+                pieces, held = [], 0
+                dropping = True
+    tail = b"".join(pieces)
+    if tail.strip() and not dropping:
         # No newline yet: a complete JSON object is a finished last line, anything else is half-written.
         try:
-            complete = isinstance(json.loads(buf), dict)
+            complete = isinstance(json.loads(tail), dict)
         except ValueError:
             complete = False
         if complete:
-            yield buf, pos + len(buf)
+            yield tail, pos + len(tail)
         else:
             stats.waiting += 1
 
@@ -215,7 +223,7 @@ def scan_file(
         for line, end in _lines(handle, stats):  # noqa: B007 (`end` is read after the loop)
             stats.lines += 1
             if stream is not None and not stream.wanted(line, detector.wants_text):
-                if line[:1] != b"{" or line.rstrip()[-1:] != b"}":
+                if line[:1] != b"{" or not line.endswith((b"}", b"}\r")):
                     stats.malformed += bool(line.strip())  # cut short: worth counting, not parsing
                 continue
             try:
