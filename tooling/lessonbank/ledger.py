@@ -288,10 +288,12 @@ def trial_turns(bank: Bank) -> list[verdict_mod.Turn]:
     return out
 
 
-def judge(bank: Bank) -> tuple[verdict_mod.Verdict, list[verdict_mod.Turn]]:
+def judge(
+    bank: Bank, permutations: int = verdict_mod.PERMUTATIONS
+) -> tuple[verdict_mod.Verdict, list[verdict_mod.Turn]]:
     """The trial's verdict over everything recorded so far, and the turns it was computed from."""
     turns = trial_turns(bank)
-    return verdict_mod.judge(turns), turns
+    return verdict_mod.judge(turns, permutations), turns
 
 
 # --- the ledger summary ---

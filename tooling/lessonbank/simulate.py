@@ -196,7 +196,7 @@ def demo_step(bank: Bank) -> list[str]:
         f"{len(by_arm['with'])} with lessons, {len(by_arm['without'])} without; "
         f"every without-arm hook printed nothing: {'yes' if silent else 'NO'}"
     )
-    judged, _ = ledger.judge(bank)
+    judged, _ = ledger.judge(bank, permutations=0)
     lines += ["$ bank trial status", "  " + verdict.status_line(judged), "$ bank ledger"]
     lines += ["  " + line for line in ledger.summary_lines(ledger.summarise(bank))]
     lines.append("$ bank off")

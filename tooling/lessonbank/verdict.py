@@ -327,8 +327,8 @@ def attribute(turns: Sequence[Turn]) -> list[Attribution]:
     return out
 
 
-def judge(turns: Sequence[Turn]) -> Verdict:
-    """The verdict over every assigned turn."""
+def judge(turns: Sequence[Turn], permutations: int = PERMUTATIONS) -> Verdict:
+    """The verdict over every assigned turn (permutations=0 skips the permutation test)."""
     with_turns = [t for t in turns if t.arm == WITH]
     without_turns = [t for t in turns if t.arm == WITHOUT]
     w, wo = arm_totals(with_turns), arm_totals(without_turns)
@@ -340,7 +340,9 @@ def judge(turns: Sequence[Turn]) -> Verdict:
         without_arm=wo,
         relative_drop=drop,
         rate_ratio=rate_ratio(w.failed, w.turns, wo.failed, wo.turns),
-        p_value=permutation_p([t.failed for t in with_turns], [t.failed for t in without_turns]),
+        p_value=permutation_p([t.failed for t in with_turns], [t.failed for t in without_turns], permutations)
+        if permutations
+        else None,
         attributions=attribute(turns),
     )
 

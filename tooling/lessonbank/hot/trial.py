@@ -33,7 +33,7 @@ _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 
 
 def safe_name(value: str) -> str:
-    """A file name for any id: unsafe characters become %XX, so distinct ids never collide."""
+    """A file name for any id: unsafe characters become %XX, so distinct ids never collide (up to 200)."""
     out = "".join(c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode()) for c in value)
     if not out:
         return "%00"
