@@ -111,9 +111,37 @@ def step_bank(bank: Bank) -> Iterator[str]:
     yield f"INDEX.md lists {rows} active lessons"
 
 
-# Each later feature adds a step: (title, function from the demo bank to printable lines).
+def step_hooks(bank: Bank) -> list[str]:
+    from lessonbank import install
+
+    return install.demo_step(bank)
+
+
+def step_scan(bank: Bank) -> list[str]:
+    from lessonbank.cli import scan
+
+    return scan.demo_step(bank)
+
+
+def step_groom(bank: Bank) -> list[str]:
+    from lessonbank import rulesync
+
+    return rulesync.demo_step(bank)
+
+
+def step_trial(bank: Bank) -> list[str]:
+    from lessonbank import simulate
+
+    return simulate.demo_step(bank)
+
+
+# Each feature adds a step: (title, function from the demo bank to printable lines).
 STEPS: list[tuple[str, Callable[[Bank], Iterator[str] | list[str]]]] = [
     ("Capture through the gates", step_bank),
+    ("Recall: the hooks, as Claude Code runs them", step_hooks),
+    ("Scan: lessons from an old transcript", step_scan),
+    ("Groom: a lesson seen in two sessions graduates into a rule", step_groom),
+    ("Proof: an on/off trial through the real hooks, and the ledger", step_trial),
 ]
 
 
