@@ -147,29 +147,22 @@ class ClaudeRun:
 
         return _unique(gen())
 
+    def _user_messages(self) -> Iterator[dict[str, Any]]:
+        return (m for m in self._all_messages() if m.get("role") == "user")
+
     def reminders(self) -> list[str]:
         """Every `<system-reminder>` body in user messages, without the tags."""
-
-        def gen() -> Iterator[str]:
-            for m in self._all_messages():
-                if m.get("role") == "user":
-                    for text in _texts(m):
-                        yield from REMINDER.findall(text)
-
-        return _unique(gen())
+        return _unique(r for m in self._user_messages() for t in _texts(m) for r in REMINDER.findall(t))
 
     def user_texts(self) -> list[str]:
         """Text blocks of user messages that are not system reminders (prompt, hook feedback)."""
-
-        def gen() -> Iterator[str]:
-            for m in self._all_messages():
-                if m.get("role") == "user":
-                    for block in _blocks(m):
-                        text = str(block.get("text", "")) if block.get("type") == "text" else ""
-                        if text and not REMINDER.fullmatch(text.strip()):
-                            yield text
-
-        return _unique(gen())
+        texts = (
+            str(b.get("text", ""))
+            for m in self._user_messages()
+            for b in _blocks(m)
+            if b.get("type") == "text"
+        )
+        return _unique(t for t in texts if t and not REMINDER.fullmatch(t.strip()))
 
     def hook_chunks(self, event: str) -> list[str]:
         """Text after each "<event> hook additional context: " marker the model received.
