@@ -13,8 +13,11 @@ from lessonbank.redaction import redact
 
 MAX_OUTPUT = 3000  # characters kept from each end of a tool's output
 MAX_PENDING = 400
+# The phrases mining.result_status looks for, as they are written: only a window that holds one is decoded.
 _NON_MISTAKE_HINT = re.compile(
-    rb"approv|ermission|want to|nterrupted|tool_use_error|blocked|not allowed|denied|rejected|Sibling"
+    rb"requires approval|granted it yet|ermission to use|was blocked\. For security|not allowed in write"
+    rb"|doesn't want to|was rejected|ejected by|nterrupted by user|borted by user|tool_use_error"
+    rb"|nputValidationError|ibling tool call|andbox denied|by sandbox|user denied|has been denied|pproval policy"
 )
 LONG_USER_LINE = 16384  # a user message line this long (without images) holds no short correction
 
