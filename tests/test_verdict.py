@@ -290,6 +290,7 @@ def test_report_when_lessons_help_does_not_suggest_bank_off() -> None:
     result = v.judge(arms(40, 10, 40, 40))
     assert result.decision == v.HELP
     assert not any("bank off" in line for line in v.report_lines(result))
+    assert "permutation test p < 0.001 (2000 shuffles)." in v.report_lines(result)[5]
     assert v.status_line(result) == (
         "trial: lessons help — 40 turns with, 40 without; "
         "failed checks per turn are 75.0% lower with lessons; the rule needs 20%"

@@ -385,6 +385,13 @@ def _num(value: float | None, digits: int = 2) -> str:
     return f"{value:.{digits}f}"
 
 
+def _p(value: float | None) -> str:
+    """A p-value as text: never "0.000", since the smallest a permutation test gives is 1/(shuffles+1)."""
+    if value is not None and value < 0.001:
+        return "p < 0.001"
+    return f"p = {_num(value, 3)}"
+
+
 def _arm_line(name: str, arm: Arm) -> str:
     return (
         f"  {name:<8} {arm.turns:>5} turns  {arm.checks:>5} checks  {arm.failed:>5} failed  "
@@ -403,7 +410,7 @@ def report_lines(verdict: Verdict, attribution: bool = True) -> list[str]:
         _arm_line(WITHOUT, verdict.without_arm),
         f"Rate ratio with/without: {_num(rr.estimate)} "
         f"({CONFIDENCE:.0%} exact conditional interval {_num(rr.low)} to {_num(rr.high)}); "
-        f"permutation test p = {_num(verdict.p_value, 3)} ({PERMUTATIONS} shuffles).",
+        f"permutation test {_p(verdict.p_value)} ({PERMUTATIONS} shuffles).",
     ]
     if verdict.decision == NO_EFFECT:
         lines.append("No effect is claimed, so the honest move is `bank off`.")
