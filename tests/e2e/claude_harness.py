@@ -16,7 +16,8 @@ from typing import Any
 from .model_server import ModelServer, Recorded, Step
 
 REPO = Path(__file__).resolve().parents[2]
-INSTALLED = REPO / ".cache/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+# .ci/install-claude puts the platform's native binary below here (claude-code-linux-x64 on CI).
+INSTALLED = REPO / ".cache/claude-code/node_modules/@anthropic-ai"
 REMINDER = re.compile(r"<system-reminder>\s*(.*?)\s*</system-reminder>", re.DOTALL)
 
 # The machine (and CI) has no internet: anything but the model server would hang or fail.
@@ -53,8 +54,8 @@ Runner = Callable[..., "ClaudeRun"]
 def find_claude() -> Path | None:
     """The Claude Code binary: $CLAUDE_CODE_BIN, else the copy .ci/install-claude put in .cache."""
     given = os.environ.get("CLAUDE_CODE_BIN")
-    candidate = Path(given) if given else INSTALLED
-    return candidate if candidate.is_file() and os.access(candidate, os.X_OK) else None
+    candidates = [Path(given)] if given else sorted(INSTALLED.glob("claude-code-*/claude"))
+    return next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
 
 
 def _blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
