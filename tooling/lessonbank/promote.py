@@ -301,9 +301,13 @@ def snapshot(bank: Bank, repo: GitRepo) -> verdicts.Snapshot:
         wanted = [prefix + p for p in paths if prefix + p not in files and not (prefix + p).startswith(dirs)]
         return {k[cut:]: v for k, v in repo.read_head(wanted).items()}
 
+    seen: dict[str, frozenset[str] | None] = {}
+
     def changed_since(commit: str) -> frozenset[str] | None:
-        changed = repo.changed_since(commit)
-        return None if changed is None else frozenset(c[cut:] for c in changed if c.startswith(prefix))
+        if commit not in seen:
+            changed = repo.changed_since(commit)
+            seen[commit] = None if changed is None else frozenset(c[cut:] for c in changed if c.startswith(prefix))
+        return seen[commit]
 
     tracked = [p[cut:] for p in repo.tracked() if p.startswith(prefix)]
     return verdicts.Snapshot(tracked=tracked, contents=contents, changed_since=changed_since, head=repo.head())

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -295,21 +296,6 @@ def _has_magic(glob: str) -> bool:
     return any(ch in glob for ch in "*?[")
 
 
-def _glob_test(glob: str) -> Callable[[str], bool]:
-    """The hooks' own glob semantics (hot.globs), behind a cheap literal test for speed."""
-    compiled = globs.compile_glob(glob)
-    name_only, alternatives = compiled
-    keys = [max(globs.literals(tokens), key=len, default="") for tokens in alternatives]
-    if any(not key for key in keys):
-        return lambda path: globs.match(compiled, path)
-    # Every path a glob matches contains one of its literal runs (of the file name, when name-only).
-    def test(path: str) -> bool:
-        subject = path.rpartition("/")[2] if name_only else path
-        return any(key in subject for key in keys) and globs.match(compiled, path)
-
-    return test
-
-
 # ASCII folding that keeps every offset, plus the four non-ASCII letters re.IGNORECASE folds
 # onto ASCII ones (İ ı ſ K), so a folded literal search never misses what the regex would match.
 _LOWER = str.maketrans(
@@ -326,6 +312,8 @@ class _RepoView:
         self.evidence = evidence
         self.paths = sorted(snapshot.tracked)
         self._path_set = set(self.paths)
+        self._joined = "\n".join(self.paths)
+        self._starts = list(itertools.accumulate((len(p) + 1 for p in self.paths[:-1]), initial=0))
         self._globs: dict[str, frozenset[str]] = {}
         self._uses: dict[str, bool] = {}
         self._corpus: _Corpus | None = None
@@ -342,17 +330,39 @@ class _RepoView:
         i = bisect.bisect_left(self.paths, path + "/")
         return i < len(self.paths) and self.paths[i].startswith(path + "/")
 
+    def _glob(self, glob: str, first_only: bool) -> frozenset[str]:
+        """Paths matching `glob` with the hooks' semantics (hot.globs); a literal search finds candidates."""
+        compiled = globs.compile_glob(glob)
+        name_only, alternatives = compiled
+        keys = {max(globs.literals(tokens), key=len, default="") for tokens in alternatives}
+        if "" in keys:
+            candidates: Iterable[int] = range(len(self.paths))
+        else:
+            candidates = sorted({i for key in keys for i in self._lines_with(key)})
+        found: set[str] = set()
+        for i in candidates:
+            path = self.paths[i]
+            if globs.match(compiled, path):
+                found.add(path)
+                if first_only:
+                    break
+        return frozenset(found)
+
+    def _lines_with(self, key: str) -> Iterator[int]:
+        """Indexes of the paths containing `key`, found by C-speed search of all paths joined."""
+        pos = self._joined.find(key)
+        while pos >= 0:
+            i = bisect.bisect_right(self._starts, pos) - 1
+            yield i
+            pos = self._joined.find(key, self._starts[i + 1] if i + 1 < len(self._starts) else len(self._joined))
+
     def matching(self, glob: str) -> frozenset[str]:
         if glob not in self._globs:
-            test = _glob_test(glob)
-            self._globs[glob] = frozenset(p for p in self.paths if test(p))
+            self._globs[glob] = self._glob(glob, first_only=False)
         return self._globs[glob]
 
     def any_path(self, glob: str) -> bool:
-        if glob in self._globs:
-            return bool(self._globs[glob])
-        test = _glob_test(glob)
-        return any(test(p) for p in self.paths)
+        return bool(self._globs[glob] if glob in self._globs else self._glob(glob, first_only=True))
 
     def uses(self, tool: str) -> bool:
         if tool not in self._uses:
