@@ -2,7 +2,8 @@
 
 Each test builds a git project with `bank init`, two captured lessons, `bank index` and
 `bank install claude`, then runs one short `claude -p` session against the scripted model and
-reads what reached the model (see claude_harness).
+reads what reached the model (see claude_harness). Test f installs into a project with no bank;
+test g skips the install and loads this repository as a plugin (`--plugin-dir`) instead.
 """
 
 from __future__ import annotations
