@@ -182,11 +182,6 @@ class GitRepo:
         assert sha is not None
         return sha
 
-    def last_commit(self) -> tuple[str, str]:
-        """(subject and body, branch or '') of HEAD, for reports and tests."""
-        message = str(self.repo.head.commit.message)
-        return message, self.branch() or ""
-
     def _git(self, *args: str) -> str:
         try:
             return str(self.repo.git.execute(["git", *args], strip_newline_in_stdout=False))

@@ -120,11 +120,6 @@ def decide(
     return sorted(decisions, key=lambda d: (d.slug, d.lesson_id))
 
 
-def is_eligible(lesson: Lesson, min_seen: int = 2) -> bool:
-    """The seen-twice governor: met in enough distinct sessions, and not disabled."""
-    return lesson.status != "disabled" and lesson.seen >= min_seen
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
@@ -158,18 +153,15 @@ def _decide_one(
         unsure.append(str(exc))
     _check_verify(lesson, view, stale, unsure, passed)
     command = lesson.verify.get("command")
-    if command:
-        if run_command is None:
-            passed.append("verify.command not run (pass --run-commands)")
-        else:
-            result = run_command(str(command))
-            detail = f": {result.detail}" if result.detail else ""
-            if result.status == "pass":
-                passed.append("verify.command passes")
-            elif result.status == "fail":
-                stale.append(f"verify.command failed{detail}")
-            else:
-                unsure.append(f"verify.command {result.status}{detail}")
+    if command and run_command is None:
+        passed.append("verify.command not run (pass --run-commands)")
+    elif command and run_command is not None:
+        result = run_command(str(command))
+        detail = f": {result.detail}" if result.detail else ""
+        {"pass": passed, "fail": stale}.get(result.status, unsure).append(
+            "verify.command passes" if result.status == "pass"
+            else f"verify.command {'failed' if result.status == 'fail' else result.status}{detail}"
+        )  # fmt: skip
     _check_triggers(lesson, view, unsure)
     _check_anchors(lesson, view, unsure)
     if stale:
