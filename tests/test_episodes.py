@@ -98,6 +98,8 @@ def test_is_fix_action(command: str, fix: bool) -> None:
         ("Claude requested permissions to write to /a, but you haven't granted it yet.", True,
          ("denied", None, False)),
         ("Permission to use Bash with command rm -rf / has been denied.", True, ("denied", None, False)),
+        ("Permission for this tool use was denied. The tool use was rejected (eg. if it was a file edit", True,
+         ("denied", None, False)),
         ("The user doesn't want to proceed with this tool use. The tool use was rejected", True,
          ("rejected", None, False)),
         ("[Request interrupted by user for tool use]", True, ("interrupted", None, False)),

@@ -338,6 +338,7 @@ def is_fix_action(command: str) -> bool:
 # Said by the harness, not by the project: the agent made no mistake here.
 _DENIED = (
     "requires approval", "has been denied", "haven't granted it yet", "permission to use",
+    "permission for this tool use was denied",
     "was blocked. for security", "not allowed in write operations", "approval policy",
     "rejected by policy", "sandbox denied", "operation not permitted by sandbox",
 )  # fmt: skip

@@ -15,7 +15,7 @@ MAX_OUTPUT = 3000  # characters kept from each end of a tool's output
 MAX_PENDING = 400
 # The phrases mining.result_status looks for, as they are written: only a window that holds one is decoded.
 _NON_MISTAKE_HINT = re.compile(
-    rb"requires approval|granted it yet|ermission to use|was blocked\. For security|not allowed in write"
+    rb"requires approval|granted it yet|ermission to use|ermission for this tool use|was blocked\. For security|not allowed in write"
     rb"|doesn't want to|was rejected|ejected by|nterrupted by user|borted by user|tool_use_error"
     rb"|nputValidationError|ibling tool call|andbox denied|by sandbox|user denied|has been denied|pproval policy"
 )
