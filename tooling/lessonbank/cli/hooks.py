@@ -52,6 +52,11 @@ def install_claude(ctx: click.Context, uninstall: bool, dry_run: bool, project: 
 @click.option("--prompt", help="UserPromptSubmit: the prompt.")
 @click.option("--session", default="bank-hook-debug", show_default=True, help="The session id.")
 @click.option("--stdin", "from_stdin", is_flag=True, help="Read the whole payload as JSON on stdin.")
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Act as the agent's call would: claim lessons, write the ledger and checks, capture.",
+)
 @click.pass_context
 def hook(
     ctx: click.Context,
@@ -61,11 +66,13 @@ def hook(
     prompt: str | None,
     session: str,
     from_stdin: bool,
+    record: bool,
 ) -> None:
-    """Run one hook event in this process and print its answer (errors are shown, not swallowed)."""
+    """Run one hook event here and print its answer; a dry run unless --record (errors are shown)."""
     import json
 
     from lessonbank.hot import main as hot_main
+    from lessonbank.hot import state as hot_state
 
     bank = get_bank(ctx)
     if from_stdin:
@@ -86,10 +93,13 @@ def hook(
         if event == "SessionStart":
             payload["source"] = "startup"
         raw = json.dumps(payload)
+    hot_state.READ_ONLY = not record
     try:
         out = hot_main.handle(raw.encode("utf-8"), raise_errors=True)
     except Exception as exc:
         raise click.ClickException(f"the {event} hook failed: {type(exc).__name__}: {exc}") from None
+    finally:
+        hot_state.READ_ONLY = False
     if not out:
         click.echo("(no output)")
         return

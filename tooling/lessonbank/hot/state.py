@@ -19,6 +19,8 @@ Everything lives in the bank's git-ignored state folder `<bank>/.lessonbank/`:
 
 import posix
 
+# Set by `bank hook` (a dry run): nothing is claimed, released, appended or written.
+READ_ONLY = False
 MARKER = "bank.toml"
 STATE = ".lessonbank"
 MODES = ("on", "off", "test")
@@ -105,10 +107,14 @@ class Session:
 
     def claim(self, slug: str, priority: int) -> bool:
         """Atomically claim a lesson for this session; False when another process has it."""
+        if READ_ONLY:
+            return not self.claimed(slug)
         return self._exclusive(self.dir + "/claims", safe_name(slug), str(priority))
 
     def claim_stop(self, turn: str) -> bool:
         """Claim the one Stop block allowed per turn."""
+        if READ_ONLY:
+            return not posix.access(self.dir + "/stops/" + safe_name(turn), posix.F_OK)
         return self._exclusive(self.dir + "/stops", safe_name(turn), "")
 
     def _exclusive(self, folder: str, name: str, content: str) -> bool:
@@ -134,6 +140,8 @@ class Session:
     def release(self, min_priority: int | None = None) -> list[str]:
         """Forget claims (all, or those at or above `min_priority`); return the slugs released."""
         folder = self.dir + "/claims"
+        if READ_ONLY:
+            return []
         try:
             names = sorted(posix.listdir(folder))
         except OSError:
@@ -178,6 +186,8 @@ class Session:
 
 def write_atomic(path: str, data: bytes) -> None:
     """Write a file through a temporary name and a rename, creating folders as needed."""
+    if READ_ONLY:
+        return
     folder = path.rpartition("/")[0]
     tmp = f"{folder}/.{path.rpartition('/')[2]}.{posix.getpid()}.tmp"
     flags = posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC
@@ -197,6 +207,8 @@ def write_atomic(path: str, data: bytes) -> None:
 
 def append_line(path: str, line: str) -> None:
     """Append one line with a single O_APPEND write (lines from parallel hooks do not interleave)."""
+    if READ_ONLY:
+        return
     data = (line.rstrip("\n") + "\n").encode("utf-8")
     flags = posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND
     try:

@@ -55,8 +55,21 @@ def capture(root: str, session_id: str, message: str) -> str | None:
     tooling = __file__.rsplit("/", 3)[0]
     env = dict(os.environ)
     env["PYTHONPATH"] = tooling + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    command = [
+        sys.executable,
+        "-m",
+        "lessonbank",
+        "--root",
+        root,
+        "capture",
+        "--blocks",
+        "--session",
+        session_id,
+    ]
+    if state.READ_ONLY:
+        command.append("--dry-run")
     done = subprocess.run(
-        [sys.executable, "-m", "lessonbank", "--root", root, "capture", "--blocks", "--session", session_id],
+        command,
         input=message.encode("utf-8"),
         capture_output=True,
         env=env,
