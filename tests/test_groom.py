@@ -657,3 +657,32 @@ def test_a_bank_in_a_subfolder_names_paths_from_its_own_root(repo: Path) -> None
     assert git(repo, "show", "--stat", "--format=", "HEAD").split("\n")[0].strip().startswith("services/api/")
     assert (sub / "rules" / "api.md").is_file() and (sub / "CLAUDE.md").is_file()
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_malformed_lesson_is_skipped_with_a_warning(bank: Path) -> None:
+    add_lesson(bank, "db-timeout", "rule:testing")
+    add_lesson(bank, "bad-doc", "doc:docs/bad.md")
+    (bank / "lessons" / "broken.md").write_text("no frontmatter here\n")
+    (bank / "docs" / "bad.md").write_bytes(b"\xff\xfe not utf-8\n")
+    commit_all(bank, "a broken lesson and an unreadable doc")
+    result = run(bank, "groom", "--commit")
+    assert result.exit_code == 0
+    assert result.output.startswith(
+        "warning: skipped lessons/broken.md:1: no frontmatter: the file must start with a '---' line\n"
+    )
+    assert (bank / "lessons" / "broken.md").read_text() == "no frontmatter here\n"
+    assert not (bank / "lessons" / "db-timeout.md").exists()
+    reason = lesson_mod.parse((bank / "lessons" / "bad-doc.md").read_text()).extra["review-reason"]
+    assert reason == "cannot promote: docs/bad.md cannot be read as UTF-8 text (UnicodeDecodeError)"
+
+
+def test_an_unreadable_rule_file_stops_the_groom_before_any_write(bank: Path) -> None:
+    add_lesson(bank, "db-timeout", "rule:git")
+    (bank / "rules" / "testing.md").write_bytes(b"\xff\xfe not utf-8\n")
+    commit_all(bank, "an unreadable rule file")
+    before = files_of(bank)
+    result = run(bank, "groom")
+    assert (result.exit_code, result.output.splitlines()[-1]) == (
+        1, "Error: rules/testing.md cannot be read as UTF-8 text (UnicodeDecodeError)"
+    )
+    assert files_of(bank) == before

@@ -388,8 +388,11 @@ def plan_groom(
     env = environment(bank)
     for rel in sorted(targets):
         target = targets[rel]
-        existing = target.path.read_text(encoding="utf-8") if target.path.is_file() else None
         try:
+            try:
+                existing = target.path.read_text(encoding="utf-8") if target.path.is_file() else None
+            except (OSError, UnicodeDecodeError) as exc:
+                raise BankError(f"{target.rel} cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
             text = render_target(env, target, existing)
         except BankError as exc:
             if isinstance(exc, TemplateError):
@@ -448,6 +451,7 @@ def apply_plan(bank: Bank, plan: Plan, cursor: bool | None = None) -> list[tuple
     from lessonbank import rulesync  # it builds on this module's markers
 
     results: list[tuple[str, str]] = []
+    rulesync.sync(bank, cursor=cursor, dry_run=True)  # a file it cannot read stops us before any write
     with bank.lock():
         for rel in sorted(plan.writes):
             path, text, _ = plan.writes[rel]

@@ -27,6 +27,13 @@ CRON = "0 6 * * 1"
 WORKFLOW = ".github/workflows/bank-groom.yml"
 
 
+def _read(bank: Bank, path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BankError(f"{bank.relative(path)} cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
+
+
 def rule_files(bank: Bank) -> list[Path]:
     """rules/*.md, sorted by name."""
     folder = bank.root / "rules"
@@ -87,7 +94,7 @@ def agents_block(bank: Bank, files: list[Path]) -> str:
     if not files:
         parts.append("<!-- No rules yet: `bank groom` promotes lessons seen in two sessions. -->")
     for path in files:
-        body = neutralise(_demote_once(strip_sections(path.read_text(encoding="utf-8"))))
+        body = neutralise(_demote_once(strip_sections(_read(bank, path))))
         parts.append(f"<!-- from {bank.relative(path)} -->\n{body}")
     return "\n\n".join(parts)
 
@@ -95,7 +102,7 @@ def agents_block(bank: Bank, files: list[Path]) -> str:
 def mdc_text(bank: Bank, path: Path) -> str:
     """A Cursor rule (.mdc) holding a copy of one rule file; it applies to every request."""
     rel = bank.relative(path)
-    body = strip_sections(path.read_text(encoding="utf-8"))
+    body = strip_sections(_read(bank, path))
     description = f"Project rules ({path.stem}) promoted by lessonbank from lessons seen in two sessions"
     return (
         f"---\ndescription: {description}\nglobs:\nalwaysApply: true\n---\n\n"
@@ -111,12 +118,12 @@ def sync(bank: Bank, cursor: bool | None = None, dry_run: bool = False) -> list[
     results: list[tuple[str, str]] = []
     claude = bank.inside("CLAUDE.md")
     agents = bank.inside("AGENTS.md")
-    agents_old = agents.read_text(encoding="utf-8") if agents.is_file() else None
+    agents_old = _read(bank, agents) if agents.is_file() else None
     if files or agents_old is not None and _BLOCK_RE.search(agents_old):
         text = replace_block(agents_old, agents_block(bank, files), "AGENTS.md")
         results.append(("AGENTS.md", write_atomic(agents, text, dry_run=dry_run)))
     if claude != agents:
-        claude_old = claude.read_text(encoding="utf-8") if claude.is_file() else None
+        claude_old = _read(bank, claude) if claude.is_file() else None
         if files or claude_old is not None and _BLOCK_RE.search(claude_old):
             outside = _BLOCK_RE.sub("", claude_old or "")
             imports_agents = bool(_IMPORTS_AGENTS.search(outside))

@@ -65,6 +65,8 @@ def _groom(
         seconds = timeout if timeout is not None else float(bank.config.get("groom.command_timeout"))
         runner = promote.command_runner(bank.root, seconds)
     plan = promote.plan_groom(bank, repo, min_seen=min_seen, run_command=runner, gather=gather)
+    for problem in bank.load_problems:
+        click.echo(f"warning: skipped {bank.relative(problem.path)}:{problem.line}: {problem.message}", err=True)
     if not dry_run and not allow_dirty:
         dirty = repo.dirty(_watched(bank, repo, plan))
         if dirty:
