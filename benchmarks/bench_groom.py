@@ -120,6 +120,21 @@ def timed(fn):  # type: ignore[no-untyped-def]
     return time.perf_counter() - start, value
 
 
+def libyaml_load_time(bank: Bank) -> float | None:
+    """bank.load() with PyYAML's C loader swapped in for this measurement only, or None without it."""
+    import yaml
+
+    if not getattr(yaml, "__with_libyaml__", False):
+        return None
+    original = yaml.safe_load
+    yaml.safe_load = lambda text: yaml.load(text, Loader=yaml.CSafeLoader)  # noqa: S506 - a safe loader
+    try:
+        seconds, _ = timed(bank.load)
+    finally:
+        yaml.safe_load = original
+    return seconds
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=5000)
@@ -141,6 +156,7 @@ def main() -> int:
         # Where a plan's time goes, measured piece by piece before the real run.
         bank = Bank.open(root)
         t_load, loaded = timed(bank.load)
+        t_libyaml = libyaml_load_time(bank)
         probe = GitRepo(root)
         snap = promote.snapshot(bank, probe)
         t_read, _ = timed(lambda: probe.read_head(snap.tracked))
@@ -161,6 +177,8 @@ def main() -> int:
         print(f"groom total:      {total:6.2f} s   (target < 10 s)")
         print(f"  plan:           {t_plan:6.2f} s  (measured apart: parse lessons {t_load:.2f} s, "
               f"read files at HEAD {t_read:.2f} s, verdicts incl. reading {t_decide:.2f} s)")
+        if t_libyaml is not None:
+            print(f"  what if lesson.parse used libyaml (yaml.CSafeLoader): parse lessons {t_libyaml:.2f} s")
         print(f"  apply (write):  {t_apply:6.2f} s")
         print(f"  commit:         {t_commit:6.2f} s")
         print(f"reference git ls-files:          {ref_ls * 1000:7.1f} ms")
