@@ -537,7 +537,11 @@ def test_ci_workflow(tmp_path: Path) -> None:
     assert not (tmp_path / ".github").exists()
     assert write_ci_workflow(tmp_path) == "create"
     assert write_ci_workflow(tmp_path) == "unchanged"
-    text = (tmp_path / ".github" / "workflows" / "bank-groom.yml").read_text()
+    path = tmp_path / ".github" / "workflows" / "bank-groom.yml"
+    text = path.read_text()
+    path.write_text(text.replace("0 6 * * 1", "0 5 * * 2"))
+    assert write_ci_workflow(tmp_path) == "exists"
+    assert "0 5 * * 2" in path.read_text()
     golden("bank-groom.yml", text)
     data = yaml.safe_load(text)
     assert data[True]["schedule"] == [{"cron": "0 6 * * 1"}]  # YAML 1.1 reads `on` as true

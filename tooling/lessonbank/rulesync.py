@@ -166,11 +166,14 @@ def workflow_text(root: Path) -> str:
 
 
 def write_ci_workflow(root: Path, dry_run: bool = False) -> str:
-    """Write .github/workflows/bank-groom.yml (create, update or unchanged), never outside root."""
+    """Write .github/workflows/bank-groom.yml: create, unchanged, or exists (a changed file is kept)."""
     target = (root / WORKFLOW).resolve()
     if root.resolve() not in target.parents:
         raise BankError(f"{WORKFLOW} leads outside {root}")
-    return write_atomic(target, workflow_text(root), dry_run=dry_run)
+    text = workflow_text(root)
+    if target.exists() and write_atomic(target, text, dry_run=True) != "unchanged":
+        return "exists"  # like `bank init`, never overwrite what a person may have edited
+    return write_atomic(target, text, dry_run=dry_run)
 
 
 def crontab_line(root: Path, python: str | None = None) -> str:
