@@ -9,6 +9,8 @@ the same way, so both see the same machine load. Two cases per bank:
   is claimed since (what nearly every call of a session costs);
 - inject: a new session per call, so every call matches, reads the lesson and answers.
 
+A last row runs the same hook in a folder without a bank (what every other project pays).
+
 Usage: python benchmarks/bench_hook.py [--runs 200] [--sizes 100,1000,10000]
 """
 
@@ -110,14 +112,16 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def measure(bank: Bank, runs: int, fresh_sessions: bool) -> tuple[list[float], list[float], str]:
+def measure(
+    bank: Bank, runs: int, fresh_sessions: bool, cwd: Path | None = None
+) -> tuple[list[float], list[float], str]:
     """(hook times, bare interpreter times, the first answer) over `runs` interleaved pairs."""
     hook = install.installed_command(bank.root)
     assert hook, "hooks not installed"
     python = hook.split(" -I -S ")[0]
     bare = f"{python} -I -S -c pass"
     base = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    base["cwd"] = str(bank.root)
+    base["cwd"] = str(cwd or bank.root)
     shutil.rmtree(bank.state_dir / "sessions", ignore_errors=True)
     first = subprocess.run(
         ["/bin/sh", "-c", hook], input=json.dumps(base).encode(), capture_output=True, check=True
@@ -126,12 +130,21 @@ def measure(bank: Bank, runs: int, fresh_sessions: bool) -> tuple[list[float], l
     for i in range(runs + 5):
         payload = dict(base, session_id=f"bench-{i}") if fresh_sessions else base
         data = json.dumps(payload).encode()
-        h = spawn(hook, data, bank.root)
-        b = spawn(bare, None, bank.root)
+        h = spawn(hook, data, cwd or bank.root)
+        b = spawn(bare, None, cwd or bank.root)
         if i >= 5:  # warm-up
             hook_times.append(h)
             bare_times.append(b)
     return hook_times, bare_times, first
+
+
+def row(n: int, case: str, hook_t: list[float], bare_t: list[float]) -> None:
+    bp50, bp99 = percentile(bare_t, 0.5) * 1000, percentile(bare_t, 0.99) * 1000
+    hp50, hp99 = percentile(hook_t, 0.5) * 1000, percentile(hook_t, 0.99) * 1000
+    print(
+        f"{n or '-':>8} {case:>7} {bp50:>9.1f} {bp99:>9.1f} {hp50:>9.1f} {hp99:>9.1f}"
+        f" {hp50 / bp50:>6.2f} {hp99 / bp99:>6.2f}"
+    )
 
 
 def main() -> None:
@@ -150,13 +163,13 @@ def main() -> None:
             for case, fresh in (("steady", False), ("inject", True)):
                 hook_t, bare_t, first = measure(bank, args.runs, fresh)
                 assert "additionalContext" in first, f"the payload should fit lesson 0: {first!r}"
-                bp50, bp99 = percentile(bare_t, 0.5) * 1000, percentile(bare_t, 0.99) * 1000
-                hp50, hp99 = percentile(hook_t, 0.5) * 1000, percentile(hook_t, 0.99) * 1000
-                print(
-                    f"{n:>8} {case:>7} {bp50:>9.1f} {bp99:>9.1f} {hp50:>9.1f} {hp99:>9.1f}"
-                    f" {hp50 / bp50:>6.2f} {hp99 / bp99:>6.2f}"
-                )
+                row(n, case, hook_t, bare_t)
             print(f"{'':>8} (bank index took {built:.1f} s; index.bin {size / 1024:.0f} KiB)")
+        elsewhere = Path(tmp) / "no-bank"
+        elsewhere.mkdir()
+        hook_t, bare_t, first = measure(bank, args.runs, False, cwd=elsewhere)
+        assert first == "", "no bank, no output"
+        row(0, "no bank", hook_t, bare_t)
 
 
 if __name__ == "__main__":
