@@ -213,3 +213,18 @@ def test_demo_step_scans_the_bundled_transcript(bank: Path) -> None:
         "d701b691  0.60  fix         `pytest` fails with: ImportError while loading conftest '/home/user/sho…",
         "ef88908f  0.50  correction  editing conftest.py (the user had to correct this)",
     ]
+
+
+def test_scoring_weights_come_from_the_config_when_it_names_them(bank: Path) -> None:
+    from lessonbank.candidates import weights
+    from lessonbank.episodes import Weights
+
+    opened = Bank.find(root=bank)
+    assert weights(opened) == Weights()  # no scan.<weight> keys: the documented defaults
+    opened.config.values["scan"]["fix_confirmed"] = 0.3
+    opened.config.values["scan"]["priority_hang"] = 3
+    assert (weights(opened).fix_confirmed, weights(opened).priority_hang, weights(opened).base) == (
+        0.3,
+        3,
+        0.4,
+    )
