@@ -160,14 +160,14 @@ def test_modes_and_a_running_trial_keeps_its_seed(root: Path) -> None:
         "create    .lessonbank/mode\n"
         "mode: test (was on): each turn a lesson fits goes to the with or the without arm; "
         "without gets nothing, only a log\n"
-        "trial: seed 20261129, permuted blocks of 4; no turns assigned yet; "
+        "trial: seed 20261129, permuted blocks of 2; no turns assigned yet; "
         "`bank trial status` shows the verdict so far\n"
     )
     assert ledger.read_mode(Bank.open(root)) == "test"
     trial.assign(str(root / ".lessonbank"), "s", "t")
     (root / "bank.toml").write_text("[trial]\nseed = 99\nblock_size = 6\n", encoding="utf-8")
     assert cli(root, "test").splitlines()[0] == "unchanged .lessonbank/mode"
-    assert "trial: seed 20261129, permuted blocks of 4; resuming with 1 turns already assigned" in cli(
+    assert "trial: seed 20261129, permuted blocks of 2; resuming with 1 turns already assigned" in cli(
         root, "test"
     )
     assert cli(root, "off").startswith("update    .lessonbank/mode\nmode: off (was test)")
@@ -184,12 +184,13 @@ def test_report_chart_must_be_svg_and_json_is_strict(root: Path, tmp_path: Path)
     )
     assert not chart.exists()
     state = str(root / ".lessonbank")
-    rows = []
+    rows, arms = [], []
     for n in range(4):
-        arm = trial.assign(state, "s", str(n))
-        rows.append(injection("s", str(n), "ruff-fix-first", arm=arm))
+        arms.append(trial.assign(state, "s", str(n)))
+        rows.append(injection("s", str(n), "ruff-fix-first", arm=arms[-1]))
     # Two failures with, none without: an infinite rate ratio becomes the string "inf".
-    write_state(root, rows, {"s": [check(str(n), "ruff check", False) for n in range(4) if n in (0, 3)]})
+    failing = [n for n in range(4) if arms[n] == "with"]
+    write_state(root, rows, {"s": [check(str(n), "ruff check", False) for n in failing]})
     data = json.loads(cli(root, "trial", "report", "--json", "--chart", str(chart)))
     assert data["rate_ratio"]["estimate"] == "inf" and data["rate_ratio"]["high"] == "inf"
     assert data["chart"] == {"path": str(chart), "action": "create"}

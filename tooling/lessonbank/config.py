@@ -54,7 +54,7 @@ DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
     },
     "trial": {
         "seed": (20261129, "seed for the trial's arm assignment"),
-        "block_size": (4, "permuted block size for balanced assignment"),
+        "block_size": (2, "permuted block size: 2 keeps the arms within one turn of each other at all times"),
     },
 }
 

@@ -22,7 +22,7 @@ from lessonbank.hot import state
 WITH = "with"
 WITHOUT = "without"
 DEFAULT_SEED = 20261129
-DEFAULT_BLOCK = 4
+DEFAULT_BLOCK = 2
 TRIAL_DIR = "trial"
 SETTINGS = "settings"
 LOG = "assignments.tsv"
