@@ -20,6 +20,7 @@ _AT = {
     C.AT_BOUNDARY: "b",
     C.AT_NON_BOUNDARY: "B",
 }
+_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", C.MAX_REPEAT))
 _CATEGORIES = {
     C.CATEGORY_DIGIT: "d",
     C.CATEGORY_NOT_DIGIT: "D",
@@ -62,7 +63,7 @@ def _required(sub, runs: list[str], current: list[str]) -> None:
             current.append(chr(av))
         elif op is C.SUBPATTERN:
             _required(av[-1], runs, current)
-        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
+        elif op in _REPEATS and av[0] >= 1:
             _flush(runs, current)
             _required(av[2], runs, current)
             _flush(runs, current)
