@@ -253,6 +253,9 @@ def test_check_reports_every_problem_with_its_line(bank: Path) -> None:
     result = run(bank, "check")
     assert result.exit_code == 1
     lines = result.output.splitlines()
+    # The parser's own wording differs between libyaml and pure-Python PyYAML.
+    assert lines[4].startswith("lessons/broken-yaml.md:3: frontmatter is not valid YAML: ")
+    lines[4] = "lessons/broken-yaml.md:3: frontmatter is not valid YAML: <the parser's reason>"
     assert lines == [
         "lessons/bad-values.md:2: duplicate id "
         + repr(good.split("id: ")[1].split("\n")[0])
@@ -260,7 +263,7 @@ def test_check_reports_every_problem_with_its_line(bank: Path) -> None:
         "lessons/bad-values.md:8: promote-to 'wiki:x' has an unknown kind; use one of: rule:<name> (rules/<name>.md), skill:<name> (an Agent Skills folder), doc:<path inside the repo>",
         "lessons/bad-values.md:11: triggers.commands[0] 'pytest(' does not compile: missing ), unterminated subpattern at position 6",
         "lessons/bad-values.md:17: priority 42 must be 1-10",
-        "lessons/broken-yaml.md:3: frontmatter is not valid YAML: expected ',' or ']', but got '<stream end>'",
+        "lessons/broken-yaml.md:3: frontmatter is not valid YAML: <the parser's reason>",
         "lessons/no-front.md:1: no frontmatter: the file must start with a '---' line",
         f"lessons/{SLUG}.md:2: duplicate id "
         + repr(good.split("id: ")[1].split("\n")[0])
