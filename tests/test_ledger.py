@@ -196,3 +196,17 @@ def test_report_chart_must_be_svg_and_json_is_strict(root: Path, tmp_path: Path)
     assert data["chart"] == {"path": str(chart), "action": "create"}
     assert data["rule"]["min_turns_per_arm"] == 30 and data["rule"]["min_relative_drop"] == 0.2
     assert chart.read_text(encoding="utf-8").count("<polyline") == 2
+
+
+def test_groom_reports_the_lessons_the_ledger_flags(root: Path) -> None:
+    import subprocess
+
+    rows = [injection("s1", str(n), "pytest-needs-no-randomly") for n in range(2)]
+    write_state(root, rows, {"s1": [check(str(n), "pytest -q", False) for n in range(2)]})
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "bank"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    out = cli(root, "groom", "--dry-run")
+    assert (
+        "flagged: pytest-needs-no-randomly: the check it is about still failed after it in 2 of the 2 "
+        "turns it was injected in\n"
+    ) in out

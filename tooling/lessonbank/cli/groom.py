@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from lessonbank import promote, rulesync, verdicts
+from lessonbank import ledger, promote, rulesync, verdicts
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json, table
 from lessonbank.errors import BankError
@@ -16,6 +16,8 @@ from lessonbank.gitrepo import GitRepo
 from lessonbank.store import Bank
 
 _ORDER = {outcome: i for i, outcome in enumerate(verdicts.OUTCOMES)}
+
+
 def _rows(plan: promote.Plan) -> list[list[str]]:
     ordered = sorted(plan.decisions, key=lambda d: (_ORDER[d.outcome], d.slug))
     return [[d.slug, d.outcome, d.reason, plan.targets.get(d.lesson_id, d.destination)] for d in ordered]
@@ -39,7 +41,9 @@ def _watched(bank: Bank, repo: GitRepo, plan: promote.Plan) -> list[str]:
 @click.option("--allow-dirty", is_flag=True, help="Run even when the bank's files have uncommitted changes.")
 @click.option("--run-commands", is_flag=True, help="Run each lesson's verify.command (never by default).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), help="Seconds per verify.command.")
-@click.option("--min-seen", type=click.IntRange(min=1), help="Sessions before a lesson counts (groom.min_seen).")
+@click.option(
+    "--min-seen", type=click.IntRange(min=1), help="Sessions before a lesson counts (groom.min_seen)."
+)
 @click.option("--gather", metavar="TOOL", help="Send every lesson tagged tool:TOOL to skill:TOOL first.")
 @click.option("--json", "as_json", is_flag=True, help="Print the decisions as JSON.")
 @click.pass_context
@@ -66,7 +70,9 @@ def _groom(
         runner = promote.command_runner(bank.root, seconds)
     plan = promote.plan_groom(bank, repo, min_seen=min_seen, run_command=runner, gather=gather)
     for problem in bank.load_problems:
-        click.echo(f"warning: skipped {bank.relative(problem.path)}:{problem.line}: {problem.message}", err=True)
+        click.echo(
+            f"warning: skipped {bank.relative(problem.path)}:{problem.line}: {problem.message}", err=True
+        )
     if not dry_run and not allow_dirty:
         dirty = repo.dirty(_watched(bank, repo, plan))
         if dirty:
@@ -85,6 +91,9 @@ def _groom(
         click.echo(table(["lesson", "decision", "reason", "destination"], _rows(plan), max_width=90))
         click.echo(_summary(plan))
     say = (lambda text: click.echo(text, err=True)) if as_json else click.echo
+    # The trial and the ledger know which lessons do not help; a person decides what to do about it.
+    for slug, reason in sorted(ledger.flagged_lessons(bank).items()):
+        say(f"flagged: {slug}: {reason}")
     for tool, slugs in plan.offers:
         say(
             f"offer: {len(slugs)} lessons share tool:{tool} ({', '.join(slugs)}); "
@@ -121,7 +130,9 @@ def _echo_dry(plan: promote.Plan, say: Callable[[str], None]) -> None:
 
 
 @main.command()
-@click.option("--cursor/--no-cursor", default=None, help="Also write .cursor/rules/<name>.mdc (groom.cursor).")
+@click.option(
+    "--cursor/--no-cursor", default=None, help="Also write .cursor/rules/<name>.mdc (groom.cursor)."
+)
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
 @click.pass_context
 def rules(ctx: click.Context, cursor: bool | None, dry_run: bool) -> None:
