@@ -39,6 +39,9 @@ def test_terms_drop_stop_words_punctuation_and_single_letters() -> None:
 
 def test_tokens_split_on_every_non_alphanumeric() -> None:
     assert words.tokens("src/app_main.py::Test-Case") == ["src", "app", "main", "py", "test", "case"]
+    assert words.tokens("Cut short with… “quotes” — dashes, café") == [
+        "cut", "short", "with", "quotes", "dashes", "café",
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,17 @@ STOP_WORDS = frozenset(
 
 def tokens(text: str) -> list[str]:
     """Lower-cased alphanumeric runs of `text`, in order."""
-    return text.lower().translate(_SEPARATORS).split()
+    out = text.lower().translate(_SEPARATORS).split()
+    if text.isascii():
+        return out
+    # Non-ASCII punctuation ('…', '—', curly quotes) is rare: split those tokens char by char.
+    split: list[str] = []
+    for token in out:
+        if token.isalnum():
+            split.append(token)
+        else:
+            split.extend("".join(c if c.isalnum() else " " for c in token).split())
+    return split
 
 
 def stem(word: str) -> str:
