@@ -318,3 +318,16 @@ def test_files_the_tool_writes_read_the_same_with_python_frontmatter(bank: Path)
     post = frontmatter.loads(text)
     assert post["slug"] == SLUG and post["triggers"]["commands"] == [r"\bpytest\b"]
     assert post["promote-to"] == "rule:testing" and post["seen"] == 1
+
+
+def test_every_command_is_in_the_lazy_table() -> None:
+    """Each module's commands are exactly those the lazy table names for it."""
+    import importlib
+
+    from lessonbank.cli import COMMANDS
+
+    for module in sorted(set(COMMANDS.values())):
+        importlib.import_module(f"lessonbank.cli.{module}")
+    assert sorted(main.commands) == sorted(COMMANDS)
+    for name, module in COMMANDS.items():
+        assert main.commands[name].callback.__module__ == f"lessonbank.cli.{module}"  # type: ignore[union-attr]
