@@ -19,9 +19,10 @@ if TYPE_CHECKING:
 # commands runs, so `bank list` does not pay for gitpython, jinja2 or the scanner (~0.4 s).
 COMMANDS = {
     **dict.fromkeys(
-        ("add", "capture", "check", "config", "demo", "forget", "index", "init", "list", "show", "stats"),
+        ("add", "capture", "check", "config", "forget", "index", "init", "list", "show", "stats"),
         "commands",
     ),
+    "demo": "demo",
     **dict.fromkeys(("groom", "rules", "schedule"), "groom"),
     **dict.fromkeys(("scan", "review"), "scan"),
     **dict.fromkeys(("on", "off", "test", "trial", "ledger"), "trial"),

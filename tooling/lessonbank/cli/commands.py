@@ -346,25 +346,3 @@ def config_cmd(ctx: click.Context, as_json: bool) -> None:
         return
     click.echo(f"# {bank.relative(bank.root / 'bank.toml')}")
     click.echo(table(["key", "value", "meaning"], [[k, json.dumps(v), m] for k, v, m in items]))
-
-
-@main.command()
-@click.option(
-    "--dir",
-    "folder",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Build the demo here (a new, empty folder; default: a fresh temporary one).",
-)
-def demo(folder: Path | None) -> None:
-    """Build a bundled example bank in a fresh git repository and show each feature working."""
-    import tempfile
-
-    from lessonbank import demo as demo_mod
-
-    root = folder.resolve() if folder else Path(tempfile.mkdtemp(prefix="lessonbank-demo-"))
-    try:
-        for line in demo_mod.run(root):
-            click.echo(line)
-    except BankError as err:
-        raise _fail(err) from None
-    click.echo(f"\nThe demo bank is at {root}: try `cd {root} && bank list`.")

@@ -1,4 +1,6 @@
-"""`bank demo`: a bundled example bank, built step by step in a fresh git repository."""
+"""`bank demo`: a bundled example bank, built step by step in a fresh git repository.
+
+It lives with the CLI because it strings together what every feature's command shows."""
 
 from __future__ import annotations
 
@@ -7,8 +9,11 @@ import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import click
+
 from lessonbank import scaffold
 from lessonbank.capture import Draft, capture
+from lessonbank.cli import main
 from lessonbank.errors import BankError, GateRefusal
 from lessonbank.store import Bank
 
@@ -99,14 +104,18 @@ def step_bank(bank: Bank) -> Iterator[str]:
             yield f"{exc.gate} gate: {exc}"
     secret = Draft(
         when="calling the billing API from a script",
-        do="read the key from the environment; never paste sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc" + " into code",
+        do="read the key from the environment; never paste sk_live_"
+        + "4eC39HqLyjWDarjtT1zdp7dc"
+        + " into code",
         promote_to="doc:docs/billing.md",
     )
     yield from capture(bank, secret).lines()
     from lessonbank import generate
 
     stale = generate.stale(bank)
-    yield "bank index --check: " + ("stale " + ", ".join(stale) if stale else "INDEX.md and BANK.md up to date")
+    yield "bank index --check: " + (
+        "stale " + ", ".join(stale) if stale else "INDEX.md and BANK.md up to date"
+    )
     rows = (bank.root / "INDEX.md").read_text(encoding="utf-8").count("\n| [")
     yield f"INDEX.md lists {rows} active lessons"
 
@@ -163,3 +172,23 @@ def run(root: Path) -> Iterator[str]:
         yield f"{number}. {title}"
         for line in step(bank):
             yield f"   {line}"
+
+
+@main.command()
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Build the demo here (a new, empty folder; default: a fresh temporary one).",
+)
+def demo(folder: Path | None) -> None:
+    """Build a bundled example bank in a fresh git repository and show each feature working."""
+    import tempfile
+
+    root = folder.resolve() if folder else Path(tempfile.mkdtemp(prefix="lessonbank-demo-"))
+    try:
+        for line in run(root):
+            click.echo(line)
+    except BankError as err:
+        raise click.ClickException(str(err)) from None
+    click.echo(f"\nThe demo bank is at {root}: try `cd {root} && bank list`.")
