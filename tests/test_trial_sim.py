@@ -161,6 +161,7 @@ def test_a_true_30_percent_drop_is_found(project: Path, tmp_path: Path) -> None:
     check_arms_and_ledger(project, run)
     chart = tmp_path / "trial.svg"
     out = bank(project, "trial", "report", "--chart", str(chart))
+    print(out)  # the figures quoted in the README come from this report (pytest -s)
     assert "Verdict: LESSONS HELP" in out
     assert "  with        40 turns" in out and "  without     40 turns" in out
     assert "bank off" not in out
@@ -182,6 +183,7 @@ def test_no_true_effect_gives_no_effect_and_says_bank_off(project: Path) -> None
     run = run_trial(project, NULL_SESSIONS, NULL_CHECKS, fail_with=FAIL_WITHOUT, seed=12)
     check_arms_and_ledger(project, run)
     out = bank(project, "trial", "report")
+    print(out)
     assert "Verdict: NO EFFECT" in out
     assert "  with        32 turns" in out and "  without     32 turns" in out
     assert "No effect is claimed, so the honest move is `bank off`." in out
