@@ -47,7 +47,7 @@ def hand_over(
     if not won:
         return ""
     arm = "on"
-    if mode == "test":
+    if mode == "test" and not state.READ_ONLY:  # a dry run (`bank hook`) must not assign a turn
         from lessonbank.hot import trial
 
         arm = trial.assign(session.state_dir, session.id, turn)
