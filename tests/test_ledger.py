@@ -141,7 +141,7 @@ def test_trial_turns_join_assignments_checks_and_ledger(root: Path) -> None:
     }
     report = cli(root, "trial", "report")
     assert "  pytest-needs-no-randomly: with 5 turns 2.00, without 5 turns 0.00  FLAG" in report
-    assert "1 lesson(s) flagged (flags need 5+ turns in each arm)." in report
+    assert "1 lesson(s) flagged (flags need 5+ turns in each arm and 20% more failed checks per turn with the lesson)." in report
 
 
 def test_modes_and_a_running_trial_keeps_its_seed(root: Path) -> None:

@@ -270,7 +270,7 @@ def test_report_for_no_effect_says_the_honest_move_is_bank_off() -> None:
         "",
         "Per lesson (turns it was or would have been injected in; failed checks per turn):",
         "  lint-first: with 1 turns 0.00, without 1 turns 0.00",
-        "0 lesson(s) flagged (flags need 5+ turns in each arm).",
+        "0 lesson(s) flagged (flags need 5+ turns in each arm and 20% more failed checks per turn with the lesson).",
     ]
 
 
@@ -313,3 +313,25 @@ def test_chart_without_turns_says_so() -> None:
     empty = chart.svg(v.judge([]), [])
     assert "no trial turns yet" in empty
     assert "<polyline" not in empty
+
+
+@pytest.mark.parametrize(
+    ("with_failed", "without_failed", "flagged"),
+    [
+        ((2, 2, 2, 2, 2), (2, 2, 2, 2, 2), False),  # the same: no flag
+        ((3, 2, 2, 2, 2), (2, 2, 2, 2, 2), False),  # 10% worse: noise, no flag
+        ((3, 3, 2, 2, 2), (2, 2, 2, 2, 2), True),  # exactly 20% worse: flag
+        ((1, 0, 0, 0, 0), (0, 0, 0, 0, 0), True),  # any failure against none
+        ((0, 0, 0, 0, 0), (0, 0, 0, 0, 0), False),
+        ((9, 9, 9, 9), (0, 0, 0, 0, 0), False),  # only 4 turns with it: too few to say
+    ],
+)
+def test_a_lesson_is_flagged_only_when_clearly_worse(
+    with_failed: tuple[int, ...], without_failed: tuple[int, ...], flagged: bool
+) -> None:
+    turns = [v.Turn("s", f"w{n}", v.WITH, n, 3, f, lessons=("x",)) for n, f in enumerate(with_failed)]
+    turns += [
+        v.Turn("s", f"o{n}", v.WITHOUT, 10 + n, 3, f, lessons=("x",)) for n, f in enumerate(without_failed)
+    ]
+    (item,) = v.attribute(turns)
+    assert (item.flag is not None) == flagged

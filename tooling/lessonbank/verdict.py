@@ -13,8 +13,10 @@ MIN_RELATIVE_DROP = 0.20
 CONFIDENCE = 0.95
 PERMUTATIONS = 2000
 PERMUTATION_SEED = 20261129
-# A lesson is flagged only when both of its arms have at least this many turns.
+# A lesson is flagged only when both of its arms have at least this many turns, and its with-arm
+# fails at least this much more per turn: a bare "worse" flags half of all lessons by noise alone.
 ATTRIBUTION_MIN_TURNS = 5
+ATTRIBUTION_MIN_EXCESS = MIN_RELATIVE_DROP
 
 WITH = "with"
 WITHOUT = "without"
@@ -317,7 +319,8 @@ def attribute(turns: Sequence[Turn]) -> list[Attribution]:
         if (
             w.turns >= ATTRIBUTION_MIN_TURNS
             and wo.turns >= ATTRIBUTION_MIN_TURNS
-            and (w.rate or 0.0) > (wo.rate or 0.0)
+            and (w.rate or 0.0) > 0.0
+            and (w.rate or 0.0) >= (1.0 + ATTRIBUTION_MIN_EXCESS) * (wo.rate or 0.0) - 1e-12
         ):
             flag = (
                 f"with-arm does worse: {w.rate:.2f} failed checks per turn with it "
@@ -426,7 +429,8 @@ def report_lines(verdict: Verdict, attribution: bool = True) -> list[str]:
             )
         flagged = [a for a in verdict.attributions if a.flag]
         lines.append(
-            f"{len(flagged)} lesson(s) flagged (flags need {ATTRIBUTION_MIN_TURNS}+ turns in each arm)."
+            f"{len(flagged)} lesson(s) flagged (flags need {ATTRIBUTION_MIN_TURNS}+ turns in each arm and "
+            f"{ATTRIBUTION_MIN_EXCESS:.0%} more failed checks per turn with the lesson)."
         )
     return lines
 
