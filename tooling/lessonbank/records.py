@@ -68,46 +68,52 @@ class ClaudeStream:
     def state(self) -> dict[str, Any]:
         return {"pending": _redacted(self.pending), "session": self.session, "cwd": self.cwd}
 
-    def wanted(self, line: bytes, wants_text: bool) -> bool:
-        """Whether a raw line can matter; decides before paying for json.loads."""
-        at = line.find(b'"role":"')  # the message's role comes early in every record that has one
+    def wanted(self, buf: bytes, start: int, stop: int, wants_text: bool) -> bool:
+        """Whether the raw line buf[start:stop] can matter; decides before paying for json.loads."""
+        find = buf.find
+        at = find(b'"role":"', start, stop)  # the message's role comes early in every record that has one
         if at < 0:
             return False  # summaries, snapshots, queue operations
-        if line[at + 8 : at + 12] == b"user":
-            start = line.find(b'"tool_use_id":"', at)
-            if start < 0:
-                if len(line) > LONG_USER_LINE and b'"type":"image"' not in line:
+        if buf.startswith(b"user", at + 8, stop):
+            pos = find(b'"tool_use_id":"', at, stop)
+            if pos < 0:
+                if stop - start > LONG_USER_LINE and find(b'"type":"image"', start, stop) < 0:
                     return False  # too long to be a short correction
-                return b'"tool_use_id"' in line or b'"type":"user"' in line
-            while start >= 0:  # a tool result: only those of calls we wait for
-                end = line.find(b'"', start + 15)
-                if line[start + 15 : end].decode("ascii", "replace") in self.pending:
+                return find(b'"tool_use_id"', start, stop) >= 0 or find(b'"type":"user"', start, stop) >= 0
+            pending = self.pending
+            while pos >= 0:  # a tool result: only those of calls we wait for
+                end = find(b'"', pos + 15, stop)
+                if end < 0:
+                    end = stop - 1
+                if buf[pos + 15 : end].decode("ascii", "replace") in pending:
                     return True
-                start = line.find(b'"tool_use_id":"', end)
-            self._count_unread(line)
+                pos = find(b'"tool_use_id":"', end, stop)
+            self._count_unread(buf, start, stop)
             return False
-        if b"#lesson" in line or (wants_text and b'"type":"text"' in line):
+        if find(b"#lesson", start, stop) >= 0 or (wants_text and find(b'"type":"text"', start, stop) >= 0):
             return True
         # A shell call always matters; an edit only while a failure or a correction is open.
-        start = line.find(b'"type":"tool_use"', at)
-        while start >= 0:
-            name_at = line.find(b'"name":"', start)
+        pos = find(b'"type":"tool_use"', at, stop)
+        while pos >= 0:
+            name_at = find(b'"name":"', pos, stop)
             if name_at < 0:
                 return True  # unexpected layout: parse to be safe
-            name = line[name_at + 8 : line.find(b'"', name_at + 8)]
+            end = find(b'"', name_at + 8, stop)
+            name = buf[name_at + 8 : end if end >= 0 else stop - 1]
             if name in _SHELL_NAMES or (wants_text and name in _EDIT_NAMES):
                 return True
-            start = line.find(b'"type":"tool_use"', name_at)
+            pos = find(b'"type":"tool_use"', name_at, stop)
         return False
 
-    def _count_unread(self, line: bytes) -> None:
+    def _count_unread(self, buf: bytes, start: int, stop: int) -> None:
         """Count a skipped result that is a denial, rejection, interrupt or tool-use error.
 
         Those messages are short and start the result's content, so a window there is enough."""
-        at = line.find(b'"content":', line.find(b'"type":"tool_result"'))
+        kind = buf.find(b'"type":"tool_result"', start, stop)
+        at = buf.find(b'"content":', kind if kind >= 0 else max(start, stop - 1), stop)
         if at < 0:
             return
-        window = line[at + 10 : at + 330]
+        window = buf[at + 10 : min(at + 330, stop)]
         if not _NON_MISTAKE_HINT.search(window):
             return
         text = window.decode("utf-8", "replace").lstrip('[{"')
@@ -202,15 +208,16 @@ class CodexStream:
             "session": self.session, "cwd": self.cwd,
         }  # fmt: skip
 
-    def wanted(self, line: bytes, wants_text: bool) -> bool:
-        head = line[:240]
+    def wanted(self, buf: bytes, start: int, stop: int, wants_text: bool) -> bool:
+        """Whether the raw line buf[start:stop] can matter; decides before paying for json.loads."""
+        head = buf[start : min(start + 240, stop)]
         if b'"payload":{"type":"' not in head:
             return b'"session_meta"' in head or b'"payload"' not in head
         if b'"type":"response_item"' in head:
             if b'"type":"function_call' in head or b'"type":"custom_tool_call' in head:
                 return True
             if b'"type":"message"' in head and b'"role":"assistant"' in head:
-                return b"#lesson" in line or wants_text
+                return wants_text or buf.find(b"#lesson", start, stop) >= 0
             return False
         if b'"type":"event_msg"' in head:
             return b'"type":"user_message"' in head

@@ -19,6 +19,7 @@ CHUNK = 1 << 20
 MAX_LINE = 64 << 20  # a longer line is skipped (counted malformed) without being held in memory
 HEAD_BYTES = 1024  # hashed to notice a file replaced in place
 STATE_VERSION = 1
+_CLOSED = (b"}", b"}\r")
 
 
 # ---- where transcripts live ----------------------------------------------------------------
@@ -137,39 +138,46 @@ def _head_hash(handle: BinaryIO, size: int) -> str:
     return hashlib.sha1(handle.read(min(size, HEAD_BYTES))).hexdigest()
 
 
-def _lines(handle: BinaryIO, stats: Stats) -> Iterator[tuple[bytes, int]]:
-    """Complete lines from the handle's position, each with the offset just after it."""
-    pos = handle.tell()
+def _spans(handle: BinaryIO, stats: Stats) -> Iterator[tuple[bytes, int, int, int]]:
+    """Complete lines from the handle's position as (buffer, start, stop, offset just after the line).
+
+    The line is buffer[start:stop]: lines inside a chunk are never copied, only one cut by a chunk's end."""
+    pos = handle.tell()  # file offset of the next chunk
     pieces: list[bytes] = []  # an unfinished line, kept as pieces so only it is ever joined
     held = 0
     dropping = False
+    read = handle.read
     while True:
-        data = handle.read(CHUNK)
+        data = read(CHUNK)
         if not data:
             break
+        base, size = pos, len(data)
+        pos += size
+        find = data.find
+        at = 0
         if dropping:
-            cut = data.find(b"\n")
+            cut = find(b"\n")
             if cut < 0:
-                pos += len(data)
                 continue
-            pos += cut + 1
-            data = data[cut + 1 :]
+            at = cut + 1
             dropping = False
-        parts = data.split(b"\n")
-        last = parts.pop()
-        if parts and pieces:
-            pieces.append(parts[0])
-            parts[0] = b"".join(pieces)
+        cut = find(b"\n", at)
+        if cut >= 0 and pieces:
+            pieces.append(data[at:cut])
+            line = b"".join(pieces)
             pieces, held = [], 0
-        for line in parts:
-            pos += len(line) + 1
-            yield line, pos
-        if last:
-            pieces.append(last)
-            held += len(last)
+            yield line, 0, len(line), base + cut + 1
+            at = cut + 1
+            cut = find(b"\n", at)
+        while cut >= 0:
+            yield data, at, cut, base + cut + 1
+            at = cut + 1
+            cut = find(b"\n", at)
+        if at < size:
+            pieces.append(data[at:] if at else data)
+            held += size - at
             if held > MAX_LINE:
                 stats.malformed += 1
-                pos += held
                 pieces, held = [], 0
                 dropping = True
     tail = b"".join(pieces)
@@ -180,7 +188,7 @@ def _lines(handle: BinaryIO, stats: Stats) -> Iterator[tuple[bytes, int]]:
         except ValueError:
             complete = False
         if complete:
-            yield tail, pos + len(tail)
+            yield tail, 0, len(tail), pos
         else:
             stats.waiting += 1
 
@@ -220,12 +228,13 @@ def scan_file(
         found: list[Candidate] = []
         end = offset
         loads = json.loads
-        for line, end in _lines(handle, stats):  # noqa: B007 (`end` is read after the loop)
+        for buf, start, stop, end in _spans(handle, stats):  # noqa: B007 (`end` is read after the loop)
             stats.lines += 1
-            if stream is not None and not stream.wanted(line, detector.wants_text):
-                if line[:1] != b"{" or not line.endswith((b"}", b"}\r")):
-                    stats.malformed += bool(line.strip())  # cut short: worth counting, not parsing
+            if stream is not None and not stream.wanted(buf, start, stop, detector.wants_text):
+                if not buf.startswith(b"{", start, stop) or not buf.endswith(_CLOSED, start, stop):
+                    stats.malformed += bool(buf[start:stop].strip())  # cut short: worth counting, not parsing
                 continue
+            line = buf[start:stop] if start or stop != len(buf) else buf
             try:
                 record = loads(line.decode("utf-8", "replace"))
             except ValueError:
