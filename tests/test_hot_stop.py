@@ -132,3 +132,35 @@ def test_recovered_reads_pairs_per_check() -> None:
     ]
     assert stop.recovered(rows, "t") == ["mypy"]
     assert stop.recovered(rows, "u") == []
+
+
+def test_a_block_the_hook_cannot_save_is_kept_and_saved_later(root: Path, tmp_path: Path) -> None:
+    """The plugin's python may lack the package's dependencies: the block waits, nothing is lost."""
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from hot_support import HOOK
+    from lessonbank.cli import main
+
+    bare = tmp_path / "bare-venv"  # an interpreter without click, yaml or jinja2
+    subprocess.run([HOOK[0], "-m", "venv", "--without-pip", str(bare)], check=True)
+    data = payload("Stop", root, last_assistant_message=GOOD_BLOCK)
+    done = subprocess.run(
+        [str(bare / "bin" / "python"), *HOOK[1:]], input=json.dumps(data).encode(), capture_output=True
+    )
+    assert done.returncode == 0
+    answer = json.loads(done.stdout)
+    assert answer["decision"] == "block"
+    assert answer["reason"].startswith("lessonbank could not save your #lesson block here (")
+    assert "`bank capture --pending`" in answer["reason"]
+    pending = root / ".lessonbank" / stop.PENDING
+    assert json.loads(pending.read_text(encoding="utf-8"))["message"] == GOOD_BLOCK
+    assert "No module named" in (root / ".lessonbank" / "hook.log").read_text(encoding="utf-8")
+    assert sorted(p.name for p in (root / "lessons").glob("*.md")) == ["something-else.md"]
+    saved = CliRunner().invoke(main, ["--root", str(root), "capture", "--pending"])
+    assert saved.exit_code == 0, saved.output
+    assert saved.output.startswith("created lessons/calc-add-subtracted-its-arguments")
+    assert not pending.exists()
+    again = CliRunner().invoke(main, ["--root", str(root), "capture", "--pending"])
+    assert again.output == "no pending lesson blocks\n"

@@ -255,3 +255,45 @@ def _new_lesson(bank: Bank, draft: Draft, clean: dict[str, str], taken: set[str]
         draft_for_words = Draft(when=lesson.when, do=lesson.do, title=title, tags=lesson.tags)
         lesson.keywords = derive_keywords(draft_for_words)
     return lesson
+
+
+PENDING = "pending-lessons.jsonl"
+
+
+def take_pending(bank: Bank) -> list[Draft]:
+    """The `#lesson` blocks the Stop hook could not save, as drafts; the pending file is taken away.
+
+    The file is renamed before it is read, so a hook appending meanwhile starts a new one.
+    """
+    import json
+    import os
+
+    path = bank.state_dir / PENDING
+    taken = path.with_name(PENDING + ".taking")
+    if path.exists():
+        if taken.exists():
+            # A run that failed half-way left blocks behind: keep them, add the new ones.
+            with open(taken, "a", encoding="utf-8") as out:
+                out.write(path.read_text(encoding="utf-8", errors="replace"))
+            path.unlink()
+        else:
+            os.replace(path, taken)
+    if not taken.exists():
+        return []
+    drafts: list[Draft] = []
+    for line in taken.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("message"), str):
+            continue
+        for draft in parse_lesson_blocks(entry["message"]):
+            draft.session = str(entry.get("session") or "") or None
+            drafts.append(draft)
+    return drafts
+
+
+def drop_taken(bank: Bank) -> None:
+    """Forget the pending blocks once every one went through the gates."""
+    (bank.state_dir / (PENDING + ".taking")).unlink(missing_ok=True)

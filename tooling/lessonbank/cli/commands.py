@@ -136,13 +136,36 @@ def _run_capture(bank: Bank, drafts: list[capture_mod.Draft], dry_run: bool) -> 
 @click.option("--source", type=click.Choice(lesson_mod.SOURCES), default="typed", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Read one lesson as a JSON object on stdin.")
 @click.option("--blocks", is_flag=True, help="Read `#lesson … #/lesson` blocks on stdin.")
+@click.option("--pending", is_flag=True, help="Save the blocks the Stop hook could not save.")
 @click.option("--dry-run", is_flag=True, help="Show the decision; write nothing.")
 @click.pass_context
-def capture(ctx: click.Context, as_json: bool, blocks: bool, dry_run: bool, **fields: Any) -> None:
+def capture(
+    ctx: click.Context, as_json: bool, blocks: bool, pending: bool, dry_run: bool, **fields: Any
+) -> None:
     """Add a lesson through the gates (flags, --json or --blocks on stdin); a repeat bumps seen."""
     bank = _bank(ctx)
-    if as_json and blocks:
-        raise click.UsageError("--json and --blocks read stdin in different forms: use one")
+    if sum((as_json, blocks, pending)) > 1:
+        raise click.UsageError("--json, --blocks and --pending are different inputs: use one")
+    if pending:
+        if dry_run:
+            raise click.UsageError("--pending takes the pending blocks away: run it without --dry-run")
+        drafts = capture_mod.take_pending(bank)
+        if not drafts:
+            click.echo("no pending lesson blocks")
+            return
+        refused = []
+        for draft in drafts:
+            try:
+                _print_outcome(capture_mod.capture(bank, draft))
+            except GateRefusal as err:
+                refused.append(f"{err} (when: {draft.when!r}; do: {draft.do!r})")
+            except BankError as err:
+                # The rest stay pending for the next run: nothing is lost.
+                raise _fail(err) from None
+        capture_mod.drop_taken(bank)
+        if refused:
+            raise click.ClickException("\n".join(refused))
+        return
     if as_json:
         drafts = [_draft_from_json(sys.stdin.read(), fields["session"])]
     elif blocks:

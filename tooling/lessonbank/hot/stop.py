@@ -21,6 +21,12 @@ REFUSED = (
     "lessonbank did not save your #lesson block: {reason}. Fix the block and end your reply "
     "with it again, or drop it if there is no durable lesson."
 )
+PENDING_REASON = (
+    "lessonbank could not save your #lesson block here ({error}). Nothing is lost: the message is "
+    "kept in {path}, and `bank capture --pending` saves it through the gates once lessonbank is "
+    "installed (python3 -m pip install lessonbank). You need not repeat the block."
+)
+PENDING = "pending-lessons.jsonl"
 CAPTURE_TIMEOUT = 50
 
 
@@ -95,7 +101,10 @@ def stop(payload: dict, root: str, state_dir: str, mode: str) -> str:
     active = payload.get("stop_hook_active") is True
     message = payload.get("last_assistant_message")
     if isinstance(message, str) and has_blocks(message):
-        reason = capture(root, session.id, message)
+        try:
+            reason = capture(root, session.id, message)
+        except Exception as exc:
+            return keep_pending(state_dir, session, turn, message, exc, active)
         if reason is None or active or not session.claim_stop(turn):
             return ""
         return block(REFUSED.format(reason=reason.rstrip(".")))
@@ -105,3 +114,19 @@ def stop(payload: dict, root: str, state_dir: str, mode: str) -> str:
     if not fixed or not session.claim_stop(turn):
         return ""
     return block(NUDGE.format(checks=" and ".join(fixed), root=root))
+
+
+def keep_pending(
+    state_dir: str, session: state.Session, turn: str, message: str, exc: Exception, active: bool
+) -> str:
+    """Capture could not run (e.g. the plugin's python lacks the package): keep the blocks, say so once."""
+    from lessonbank.hot import main
+
+    path = state_dir + "/" + PENDING
+    state.append_line(path, jsonio.dumps({"session": session.id, "turn": turn, "message": message}))
+    main.log(state_dir, "Stop", exc)
+    if active or not session.claim_stop(turn):
+        return ""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    error = lines[-1][:200] if lines else type(exc).__name__
+    return block(PENDING_REASON.format(error=error, path=path))
