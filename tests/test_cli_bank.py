@@ -331,3 +331,64 @@ def test_every_command_is_in_the_lazy_table() -> None:
     assert sorted(main.commands) == sorted(COMMANDS)
     for name, module in COMMANDS.items():
         assert main.commands[name].callback.__module__ == f"lessonbank.cli.{module}"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            {"when": "a b c", "do": "x y z", "promote-to": "rule:x", "priority": "high"},
+            "priority must be a number from 1 to 10",
+        ),
+        (
+            {"when": "a b c", "do": "x y z", "promote-to": "rule:x", "priority": 11},
+            "priority must be a number from 1 to 10",
+        ),
+        (
+            {"when": "a b c", "do": "x y z", "promote-to": "rule:x", "confidence": "0.5"},
+            "confidence must be a number from 0 to 1",
+        ),
+        (
+            {"when": "a b c", "do": "x y z", "promote-to": "rule:x", "tags": 5},
+            "tags must be a list of strings",
+        ),
+        ({"when": ["x"], "do": "x y z", "promote-to": "rule:x"}, "when must be a string"),
+        ({"when": "a b c", "promote-to": "rule:x"}, "missing field 'do'"),
+        (
+            {"when": "a b c", "do": "x y z", "foo": 1},
+            "unknown field 'foo'; known: when, do, promote-to, title, type, session, source, body, tools, commands, paths, keywords, tags, priority, confidence, verify",
+        ),
+        (
+            {"when": "a b c", "do": "x y z", "promote-to": "rule:x", "promote_to": "rule:y"},
+            "give promote-to once (not also promote_to)",
+        ),
+        (
+            {"when": "a b c", "do": "x y z", "triggers": ["Bash"]},
+            "triggers must be an object of tools, commands, paths, keywords",
+        ),
+        (
+            {"when": "a b c", "do": "x y z", "triggers": {"tool": "Bash"}},
+            "unknown trigger 'tool'; known: tools, commands, paths, keywords",
+        ),
+        (
+            {"when": "a b c", "do": "x y z", "type": "bug"},
+            "type must be one of gotcha, pattern, convention, command",
+        ),
+    ],
+)
+def test_json_of_the_wrong_shape_gets_one_line(bank: Path, data: dict, message: str) -> None:
+    result = CliRunner().invoke(main, ["--root", str(bank), "capture", "--json"], input=json.dumps(data))
+    assert (result.exit_code, result.output) == (1, f"Error: JSON lesson: {message}\n")
+    assert not list((bank / "lessons").glob("*.md"))
+
+
+def test_json_accepts_a_lone_string_for_a_list(bank: Path) -> None:
+    data = {"when": "deploying with helm to the staging cluster", "do": "pass --atomic so a failed upgrade rolls back",
+            "promote-to": "rule:ops", "triggers": {"tools": "Bash", "commands": "\\bhelm\\s+upgrade\\b(?!.*--atomic)"},
+            "priority": 7, "confidence": 1}  # fmt: skip
+    result = run(bank, "capture", "--json", input=json.dumps(data))
+    assert result.exit_code == 0, result.output
+    shown = json.loads(run(bank, "show", "deploying-with-helm-to-the-staging-cluster", "--json").output)
+    assert shown["triggers"]["tools"] == ["Bash"]
+    assert shown["triggers"]["commands"] == ["\\bhelm\\s+upgrade\\b(?!.*--atomic)"]
+    assert (shown["priority"], shown["confidence"]) == (7, 1.0)

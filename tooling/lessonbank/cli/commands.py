@@ -191,28 +191,80 @@ def capture(
     _run_capture(bank, drafts, dry_run)
 
 
+_JSON_TEXT = ("when", "do", "promote-to", "title", "type", "session", "source", "body")
+_JSON_LISTS = ("tools", "commands", "paths", "keywords", "tags")
+
+
 def _draft_from_json(text: str, session: str | None) -> capture_mod.Draft:
+    """One JSON lesson object, checked field by field so a wrong type gets a one-line error."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise click.ClickException(f"stdin is not JSON: {exc.msg} at line {exc.lineno}") from None
     if not isinstance(data, dict):
         raise click.ClickException("stdin must hold one JSON object")
-    triggers = data.get("triggers") or {}
-    known = set(capture_mod.Draft.__dataclass_fields__)
-    args = {k.replace("-", "_"): v for k, v in data.items() if k.replace("-", "_") in known}
-    for key in ("tools", "commands", "paths", "keywords"):
-        if isinstance(triggers, dict) and key in triggers:
-            args[key] = triggers[key]
-    for key in ("tags", "keywords"):
-        if isinstance(args.get(key), str):
-            args[key] = capture_mod.split_list(args[key])
+    if "promote_to" in data:
+        if "promote-to" in data:
+            raise click.ClickException("JSON lesson: give promote-to once (not also promote_to)")
+        data["promote-to"] = data.pop("promote_to")
+    triggers = data.pop("triggers", {})
+    if not isinstance(triggers, dict):
+        raise click.ClickException(
+            "JSON lesson: triggers must be an object of tools, commands, paths, keywords"
+        )
+    for key, value in triggers.items():
+        if key not in _JSON_LISTS[:4]:
+            raise click.ClickException(
+                f"JSON lesson: unknown trigger {key!r}; known: tools, commands, paths, keywords"
+            )
+        data[key] = value
+    known = (*_JSON_TEXT, *_JSON_LISTS, "priority", "confidence", "verify")
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise click.ClickException(f"JSON lesson: unknown field {unknown[0]!r}; known: {', '.join(known)}")
+    args: dict[str, Any] = {}
+    for key in _JSON_TEXT:
+        if key in data:
+            if not isinstance(data[key], str):
+                raise click.ClickException(f"JSON lesson: {key} must be a string")
+            args[key.replace("-", "_")] = data[key]
+    for key in _JSON_LISTS:
+        value = data.get(key)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            # Tags and keywords may be one comma-separated string; a lone regex or glob stays whole.
+            value = capture_mod.split_list(value) if key in ("tags", "keywords") else [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise click.ClickException(f"JSON lesson: {key} must be a list of strings")
+        args[key] = value
+    for key, kind, low, high in (("priority", int, 1, 10), ("confidence", float, 0, 1)):
+        value = data.get(key)
+        if value is None:
+            continue
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or (kind is int and value != int(value))
+        ):
+            raise click.ClickException(f"JSON lesson: {key} must be a number from {low} to {high}")
+        if not low <= value <= high:
+            raise click.ClickException(f"JSON lesson: {key} must be a number from {low} to {high}")
+        args[key] = kind(value)
+    if "verify" in data:
+        if not isinstance(data["verify"], dict):
+            raise click.ClickException("JSON lesson: verify must be an object")
+        args["verify"] = data["verify"]
+    for key in ("when", "do"):
+        if key not in args:
+            raise click.ClickException(f"JSON lesson: missing field {key!r}")
+    if args.get("type", "gotcha") not in lesson_mod.TYPES:
+        raise click.ClickException(f"JSON lesson: type must be one of {', '.join(lesson_mod.TYPES)}")
+    if args.get("source", "typed") not in lesson_mod.SOURCES:
+        raise click.ClickException(f"JSON lesson: source must be one of {', '.join(lesson_mod.SOURCES)}")
     if session:
         args["session"] = session
-    try:
-        return capture_mod.Draft(**args)
-    except TypeError as exc:
-        raise click.ClickException(f"JSON lesson: {exc}") from None
+    return capture_mod.Draft(**args)
 
 
 @main.command("list")
