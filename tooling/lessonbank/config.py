@@ -59,6 +59,49 @@ DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
 }
 
 
+# Allowed ranges, inclusive; a value outside them could silently lose lessons (a negative
+# duplicate threshold makes every capture a "repeat"), so it is an error instead.
+RANGES: dict[str, tuple[float, float]] = {
+    "gates.duplicate_threshold": (0.05, 1.0),
+    "gates.destination_threshold": (0.05, 1.0),
+    "capture.default_priority": (1, 10),
+    "recall.max_lessons": (0, 50),
+    "recall.max_bytes": (0, 1_000_000),
+    "recall.prompt_max_lessons": (0, 50),
+    "recall.compact_priority": (1, 11),
+    "groom.min_seen": (1, 1_000_000),
+    "groom.command_timeout": (1, 86_400),
+    "groom.tool_skill_threshold": (2, 1_000_000),
+    "scan.accept_above": (0.0, 1.01),
+    "scan.priority_base": (1, 10),
+    "trial.seed": (0, 2**63 - 1),
+    "trial.block_size": (2, 1000),
+}
+_TYPE_NAMES = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
+
+
+def _check_value(dotted: str, default: Any, value: Any) -> str:
+    """Why `value` cannot stand for `dotted`, or '' when it can."""
+    kind = type(default)
+    if kind is bool:
+        ok = isinstance(value, bool)
+    elif kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif kind is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, kind)
+    if not ok:
+        return f"{dotted} must be {_TYPE_NAMES.get(kind, kind.__name__)}, got {value!r}"
+    if kind in (int, float):
+        low, high = RANGES.get(dotted, (0, float("inf")))
+        if not low <= value <= high:
+            return f"{dotted} must be from {low:g} to {high:g}, got {value!r}"
+    if dotted == "trial.block_size" and value % 2:
+        return f"{dotted} must be even (half of each block goes to each arm), got {value!r}"
+    return ""
+
+
 @dataclass
 class Config:
     """Effective settings: defaults overlaid by bank.toml."""
@@ -82,7 +125,7 @@ class Config:
 
 
 def parse(text: str, source: str = "bank.toml") -> Config:
-    """Parse bank.toml's text into a Config; unknown keys and wrong types are errors."""
+    """Parse bank.toml's text into a Config; unknown keys, wrong types and values out of range are errors."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -90,22 +133,17 @@ def parse(text: str, source: str = "bank.toml") -> Config:
     config = Config()
     values = copy.deepcopy(config.values)
     for section, table in data.items():
-        if section not in DEFAULTS or not isinstance(table, dict):
+        if section in DEFAULTS and not isinstance(table, dict):
+            raise BankError(f"{source}: {section} must be a table: write [{section}] and its keys below it")
+        if section not in DEFAULTS:
             raise BankError(f"{source}: unknown section [{section}]; known: {', '.join(sorted(DEFAULTS))}")
         for key, value in table.items():
             if key not in DEFAULTS[section]:
                 known = ", ".join(sorted(DEFAULTS[section]))
                 raise BankError(f"{source}: unknown key {section}.{key}; known in [{section}]: {known}")
-            default = DEFAULTS[section][key][0]
-            if isinstance(default, bool) != isinstance(value, bool) or (
-                isinstance(default, (int, float))
-                and not isinstance(value, (int, float))
-                or isinstance(default, str)
-                and not isinstance(value, str)
-            ):
-                raise BankError(
-                    f"{source}: {section}.{key} must be a {type(default).__name__}, got {value!r}"
-                )
+            problem = _check_value(f"{section}.{key}", DEFAULTS[section][key][0], value)
+            if problem:
+                raise BankError(f"{source}: {problem}")
             values[section][key] = value
     return Config(values)
 

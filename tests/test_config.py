@@ -1,0 +1,61 @@
+"""bank.toml: defaults, overrides, and one clear error for each kind of mistake."""
+
+from __future__ import annotations
+
+import pytest
+
+from lessonbank import config
+from lessonbank.errors import BankError
+
+
+def test_defaults_and_an_override() -> None:
+    parsed = config.parse("[recall]\nmax_lessons = 2\n[gates]\nduplicate_threshold = 0.75\n")
+    assert parsed.get("recall.max_lessons") == 2
+    assert parsed.get("gates.duplicate_threshold") == 0.75
+    assert parsed.get("groom.min_seen") == 2
+
+
+def test_every_default_is_valid() -> None:
+    for section, keys in config.DEFAULTS.items():
+        for key, (default, meaning) in keys.items():
+            assert config._check_value(f"{section}.{key}", default, default) == "", key
+            assert meaning and "\n" not in meaning
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ("[recall\n", "bank.toml: not valid TOML: "),
+        (
+            "[recal]\n",
+            "bank.toml: unknown section [recal]; known: capture, gates, groom, recall, scan, trial",
+        ),
+        ("[recall]\nmax_lesons = 2\n", "bank.toml: unknown key recall.max_lesons; known in [recall]: "),
+        ("[recall]\nmax_lessons = 1.5\n", "bank.toml: recall.max_lessons must be a whole number, got 1.5"),
+        ("[recall]\nmax_lessons = -1\n", "bank.toml: recall.max_lessons must be from 0 to 50, got -1"),
+        ("[recall]\nmax_bytes = -5\n", "bank.toml: recall.max_bytes must be from 0 to 1e+06, got -5"),
+        (
+            "[gates]\nduplicate_threshold = -1\n",
+            "bank.toml: gates.duplicate_threshold must be from 0.05 to 1, got -1",
+        ),
+        (
+            "[gates]\nduplicate_threshold = 7\n",
+            "bank.toml: gates.duplicate_threshold must be from 0.05 to 1, got 7",
+        ),
+        ("[scan]\naccept_above = -3\n", "bank.toml: scan.accept_above must be from 0 to 1.01, got -3"),
+        ("[groom]\nmin_seen = 0\n", "bank.toml: groom.min_seen must be from 1 to 1e+06, got 0"),
+        ("[groom]\ncursor = 1\n", "bank.toml: groom.cursor must be true or false, got 1"),
+        ("[groom]\nskills_dir = 3\n", "bank.toml: groom.skills_dir must be a string, got 3"),
+        (
+            "[trial]\nblock_size = 3\n",
+            "bank.toml: trial.block_size must be even (half of each block goes to each arm), got 3",
+        ),
+        ("[trial]\nblock_size = 0\n", "bank.toml: trial.block_size must be from 2 to 1000, got 0"),
+        ("recall = 3\n", "bank.toml: recall must be a table: write [recall] and its keys below it"),
+    ],
+)
+def test_mistakes_get_one_clear_line(toml: str, message: str) -> None:
+    with pytest.raises(BankError) as info:
+        config.parse(toml)
+    assert str(info.value).startswith(message)
+    assert "\n" not in str(info.value)
