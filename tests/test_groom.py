@@ -227,7 +227,9 @@ def test_groom_promotes_deletes_reviews_and_commits(scenario: Path) -> None:
     assert without_new == [
         ln for ln in before_anchor.splitlines() if not ln.startswith(("status:", "updated:"))
     ]
-    assert after.endswith("---\n\nThe incident: a forked worker inherited the pool and both wrote to one socket.\n")
+    assert after.endswith(
+        "---\n\nThe incident: a forked worker inherited the pool and both wrote to one socket.\n"
+    )
     assert lesson_mod.parse(after).extra == {"owner": "db-team", "review-reason": review[0].split(": ", 1)[1]}
     assert git(root, "status", "--porcelain") == ""
 
@@ -276,7 +278,8 @@ def test_hand_edits_outside_markers_survive_and_sections_refresh_in_place(scenar
     # A new lesson for the same rule, and an old one restored from history with a new `do`.
     add_lesson(root, "late", "rule:testing", title="Late lesson", do="something else entirely")
     restored = git(root, "show", "HEAD~2:lessons/db-timeout.md").replace(
-        "do: pass timeout=5 so a dead database fails fast", "do: pass timeout=2 so a dead database fails faster"
+        "do: pass timeout=5 so a dead database fails fast",
+        "do: pass timeout=2 so a dead database fails faster",
     )
     (root / "lessons" / "db-timeout.md").write_text(restored)
     commit_all(root, "more lessons")
@@ -366,11 +369,14 @@ def test_traversal_is_refused(scenario: Path, tmp_path: Path) -> None:
     assert "the doc path must stay inside the repository" in reasons["up-and-out"]
     assert reasons["via-link"] == f"cannot promote: linked/notes.md leads outside the repository ({root})"
     assert reasons["into-lessons"] == (
-        "cannot promote: doc:lessons/sneaky.md resolves to lessons/sneaky.md, which the bank manages itself"
+        "promote-to 'doc:lessons/sneaky.md': the bank manages that file itself; name a doc of the project"
     )
-    assert "which the bank manages itself" in reasons["into-git"]
+    assert "the bank manages that file itself" in reasons["into-git"]
     assert "the doc path must stay inside the repository" in reasons["absolute"]
-    assert reasons["bad-skill"].startswith("cannot promote: skill name 'pdf--tools'")
+    assert reasons["bad-skill"] == (
+        "promote-to 'skill:pdf--tools': a skill name is 1-64 characters of a-z, 0-9 "
+        "and single '-' (none at either end)"
+    )
     assert list(outside.iterdir()) == []
     assert not (tmp_path / "outside.md").exists()
     assert not (root / "lessons" / "sneaky.md").exists()
@@ -486,7 +492,9 @@ def test_broken_rules_block_is_refused(bank: Path) -> None:
     write(bank, {"rules/testing.md": "# Rules: testing\n"})
     result = run(bank, "rules")
     assert result.exit_code == 1
-    assert result.output == "Error: CLAUDE.md: the lessonbank rules block markers are broken; fix them by hand\n"
+    assert (
+        result.output == "Error: CLAUDE.md: the lessonbank rules block markers are broken; fix them by hand\n"
+    )
 
 
 def test_run_commands_only_when_asked(bank: Path) -> None:
@@ -508,7 +516,14 @@ def test_run_commands_only_when_asked(bank: Path) -> None:
 
 def test_tool_skill_offer_and_gather(bank: Path) -> None:
     for i in range(5):
-        add_lesson(bank, f"pytest-{i}", "rule:testing", seen=1, tags=["tool:pytest"], id=f"01JPYTEST00000000000000000{i}")
+        add_lesson(
+            bank,
+            f"pytest-{i}",
+            "rule:testing",
+            seen=1,
+            tags=["tool:pytest"],
+            id=f"01JPYTEST00000000000000000{i}",
+        )
     commit_all(bank, "pytest lessons")
     offer = (
         "offer: 5 lessons share tool:pytest (pytest-0, pytest-1, pytest-2, pytest-3, pytest-4); "
@@ -628,19 +643,24 @@ def test_a_repository_without_commits_is_refused(tmp_path: Path) -> None:
     assert CliRunner().invoke(main, ["init", str(plain)]).exit_code == 0
     outside = run(plain, "groom")
     assert (outside.exit_code, outside.output) == (
-        1, f"Error: {plain} is not inside a git repository; run `git init` there first\n"
+        1,
+        f"Error: {plain} is not inside a git repository; run `git init` there first\n",
     )
 
 
 def test_a_lesson_cannot_verify_itself_through_the_bank_files(bank: Path) -> None:
     # The pattern is quoted by the lesson file, INDEX.md, BANK.md and a rule: none of them counts.
-    add_lesson(bank, "quoted", "rule:testing", title="Avoid frobnicate_now", verify={"match": ["frobnicate_now"]})
+    add_lesson(
+        bank, "quoted", "rule:testing", title="Avoid frobnicate_now", verify={"match": ["frobnicate_now"]}
+    )
     write(bank, {"rules/testing.md": "# Rules\n\nNever call frobnicate_now.\n"})
     assert run(bank, "index").exit_code == 0
     commit_all(bank, "a lesson that quotes its own pattern")
     assert "frobnicate_now" in (bank / "BANK.md").read_text()
     result = run(bank, "groom", "--dry-run")
-    assert "quoted  delete    verify.match `frobnicate_now` no longer matches any tracked file" in result.output
+    assert (
+        "quoted  delete    verify.match `frobnicate_now` no longer matches any tracked file" in result.output
+    )
     write(bank, {"src/frob.py": "frobnicate_now()\n"})
     commit_all(bank, "now the code uses it")
     assert "quoted  promote" in run(bank, "groom", "--dry-run").output
@@ -687,6 +707,7 @@ def test_an_unreadable_rule_file_stops_the_groom_before_any_write(bank: Path) ->
     before = files_of(bank)
     result = run(bank, "groom")
     assert (result.exit_code, result.output.splitlines()[-1]) == (
-        1, "Error: rules/testing.md cannot be read as UTF-8 text (UnicodeDecodeError)"
+        1,
+        "Error: rules/testing.md cannot be read as UTF-8 text (UnicodeDecodeError)",
     )
     assert files_of(bank) == before

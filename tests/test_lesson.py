@@ -122,6 +122,12 @@ def test_malformed_files_raise_with_a_line(text: str, message: str, line: int) -
         ("doc:/etc/passwd.md", False),
         ("doc:docs/../../x.md", False),
         ("doc:notes.txt", False),
+        ("skill:pdf--tools", False),
+        ("rule:-lead", False),
+        ("doc:INDEX.md", False),
+        ("doc:BANK.md", False),
+        ("doc:lessons/other.md", False),
+        ("doc:docs/lessons.md", True),
     ],
 )
 def test_destinations(value: str, ok: bool) -> None:

@@ -37,7 +37,12 @@ KEY_ORDER = (
 TRIGGER_KEYS = ("tools", "commands", "paths", "keywords")
 VERIFY_KEYS = ("paths", "match", "absent", "glob", "command")
 
+# A rule or skill name (the Agent Skills rule): a-z0-9 and single dashes, none at either end.
+DEST_NAME_RE = re.compile(r"^(?!-)(?!.*--)[a-z0-9-]{1,64}(?<!-)$")
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+# What no lesson may graduate into: the bank's own machinery and git's.
+RESERVED_TOP = frozenset({"INDEX.md", "BANK.md", "bank.toml"})
+RESERVED_DIRS = frozenset({".git", "lessons", ".lessonbank"})
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
@@ -76,8 +81,11 @@ def parse_destination(value: object) -> Destination:
         raise ValueError(f"promote-to {value!r} has an unknown kind; use one of: {DESTINATION_FORMS}")
     name = name.strip()
     if kind in ("rule", "skill"):
-        if not _NAME_RE.match(name):
-            raise ValueError(f"promote-to {value!r}: a {kind} name is 1-64 characters of a-z, 0-9 and '-'")
+        if not DEST_NAME_RE.match(name):
+            raise ValueError(
+                f"promote-to {value!r}: a {kind} name is 1-64 characters of a-z, 0-9 and single '-' "
+                "(none at either end)"
+            )
     else:
         norm = name.replace("\\", "/")
         parts = [p for p in norm.split("/") if p not in ("", ".")]
@@ -89,6 +97,10 @@ def parse_destination(value: object) -> Destination:
         if not norm.endswith(".md"):
             raise ValueError(f"promote-to {value!r}: a doc destination is a markdown (.md) file")
         name = "/".join(parts)
+        if name in RESERVED_TOP or RESERVED_DIRS & set(parts[:-1]):
+            raise ValueError(
+                f"promote-to {value!r}: the bank manages that file itself; name a doc of the project"
+            )
     return Destination(kind, name)
 
 

@@ -28,11 +28,7 @@ MARK_RE = re.compile(r"<!--\s*lessonbank\s*:\s*(begin|end)\s+(\S+?)\s*-->", re.I
 # a backslash before the colon breaks the marker and still renders as a colon in markdown.
 _FORGE_RE = re.compile(r"(lessonbank\s*):", re.IGNORECASE)
 _ID_RE = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
-_SKILL_NAME_RE = re.compile(r"^(?!-)(?!.*--)[a-z0-9-]{1,64}(?<!-)$")
 DESCRIPTION_LIMIT = 1023
-# Files groom must never write a lesson into: the bank's own machinery and git's.
-_RESERVED_TOP = {"INDEX.md", "BANK.md", "bank.toml"}
-_RESERVED_DIRS = {".git", "lessons", ".lessonbank"}
 
 
 class TemplateError(BankError):
@@ -125,7 +121,9 @@ def _demote(body: str, top: int) -> str:
     if not found or min(found) >= top:
         return body
     shift = top - min(found)
-    out = [ln if lv is None else "#" * min(6, lv + shift) + ln[lv:] for ln, lv in zip(lines, levels, strict=True)]
+    out = [
+        ln if lv is None else "#" * min(6, lv + shift) + ln[lv:] for ln, lv in zip(lines, levels, strict=True)
+    ]
     return "\n".join(out)
 
 
@@ -189,15 +187,12 @@ def resolve_target(bank: Bank, promote_to: str) -> Target:
         dest = lesson_mod.parse_destination(promote_to)
     except ValueError as exc:
         raise BankError(str(exc)) from None
-    if dest.kind == "skill" and not _SKILL_NAME_RE.match(dest.name):
-        raise BankError(
-            f"skill name {dest.name!r}: 1-64 of a-z, 0-9 and '-', not starting or ending with '-', no '--'"
-        )
     path = bank.destination_path(dest)
     root = bank.root.resolve()
     rel = path.relative_to(root).as_posix()
     parts = rel.split("/")
-    if rel in _RESERVED_TOP or _RESERVED_DIRS & set(parts[:-1]):
+    # Checked again after resolving: the skills folder (a setting) could lead into them too.
+    if rel in lesson_mod.RESERVED_TOP or lesson_mod.RESERVED_DIRS & set(parts[:-1]):
         raise BankError(f"{promote_to} resolves to {rel}, which the bank manages itself")
     if path.is_dir():
         raise BankError(f"{promote_to} resolves to {rel}, which is a folder")
@@ -306,11 +301,15 @@ def snapshot(bank: Bank, repo: GitRepo) -> verdicts.Snapshot:
     def changed_since(commit: str) -> frozenset[str] | None:
         if commit not in seen:
             changed = repo.changed_since(commit)
-            seen[commit] = None if changed is None else frozenset(c[cut:] for c in changed if c.startswith(prefix))
+            seen[commit] = (
+                None if changed is None else frozenset(c[cut:] for c in changed if c.startswith(prefix))
+            )
         return seen[commit]
 
     tracked = [p[cut:] for p in repo.tracked() if p.startswith(prefix)]
-    return verdicts.Snapshot(tracked=tracked, contents=contents, changed_since=changed_since, head=repo.head())
+    return verdicts.Snapshot(
+        tracked=tracked, contents=contents, changed_since=changed_since, head=repo.head()
+    )
 
 
 @dataclass
@@ -332,9 +331,7 @@ class Plan:
     @property
     def changes(self) -> bool:
         """Whether applying the plan writes anything."""
-        return bool(
-            self.removals or self.edits or any(a != "unchanged" for _, _, a in self.writes.values())
-        )
+        return bool(self.removals or self.edits or any(a != "unchanged" for _, _, a in self.writes.values()))
 
 
 def gather_text(text: str, tool: str) -> str:
@@ -353,7 +350,7 @@ def plan_groom(
     loaded = bank.load()
     texts = {(item.lesson.id, item.lesson.slug): item.text for item in loaded}
     if gather:
-        if not _SKILL_NAME_RE.match(gather):
+        if not lesson_mod.DEST_NAME_RE.match(gather):
             raise BankError(f"--gather {gather!r}: a skill name is 1-64 of a-z, 0-9 and '-'")
         loaded = [_gathered(item, gather, texts) for item in loaded]
     lessons = [item.lesson for item in loaded]
@@ -392,7 +389,9 @@ def plan_groom(
             try:
                 existing = target.path.read_text(encoding="utf-8") if target.path.is_file() else None
             except (OSError, UnicodeDecodeError) as exc:
-                raise BankError(f"{target.rel} cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
+                raise BankError(
+                    f"{target.rel} cannot be read as UTF-8 text ({exc.__class__.__name__})"
+                ) from None
             text = render_target(env, target, existing)
         except BankError as exc:
             if isinstance(exc, TemplateError):
