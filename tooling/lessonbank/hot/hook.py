@@ -7,8 +7,8 @@ folder), so nothing but the standard library and this package is ever imported.
 
 import sys
 
-_depth = __file__.count("/")
-sys.path.insert(0, __file__.rsplit("/", 3)[0] if _depth >= 3 else ("../..", "..", ".")[_depth])
+# <tooling>/lessonbank/hot/hook.py: two folders up from this file's folder, however it was named.
+sys.path.insert(0, (__file__.rpartition("/")[0] or ".") + "/../..")
 try:
     from lessonbank.hot.main import main
 except BaseException:  # an interpreter too old for the package: do nothing rather than fail
