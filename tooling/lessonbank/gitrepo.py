@@ -29,6 +29,14 @@ def _short(exc: BaseException) -> str:
     return str(exc)
 
 
+def init(path: Path) -> None:
+    """Make `path` a new git repository on branch main (for `bank demo`)."""
+    try:
+        git.Repo.init(path, initial_branch="main").close()
+    except git.GitCommandError as exc:
+        raise GitError(f"git init failed in {path}: {_short(exc)}") from None
+
+
 class GitRepo:
     """A git working tree, seen through the few operations groom needs."""
 
@@ -181,6 +189,14 @@ class GitRepo:
         sha = self.head()
         assert sha is not None
         return sha
+
+    def commit_all(self, message: str) -> str:
+        """Stage everything git does not ignore and commit it; return the new sha."""
+        self._git("add", "-A")
+        self._git("commit", "-q", "-m", message)
+        self._head_tree = None
+        self._changed.clear()
+        return self.head() or ""
 
     def _git(self, *args: str) -> str:
         try:

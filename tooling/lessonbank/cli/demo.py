@@ -4,14 +4,14 @@ It lives with the CLI because it strings together what every feature's command s
 
 from __future__ import annotations
 
+import contextlib
 import os
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
 
-from lessonbank import scaffold
+from lessonbank import gitrepo, scaffold
 from lessonbank.capture import Draft, capture
 from lessonbank.cli import main
 from lessonbank.errors import BankError, GateRefusal
@@ -55,17 +55,21 @@ EXAMPLES = [
 ]
 
 
-def _git(root: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": os.environ.get("GIT_AUTHOR_NAME", "lessonbank demo"),
-        "GIT_AUTHOR_EMAIL": os.environ.get("GIT_AUTHOR_EMAIL", "demo@lessonbank.invalid"),
-        "GIT_COMMITTER_NAME": os.environ.get("GIT_COMMITTER_NAME", "lessonbank demo"),
-        "GIT_COMMITTER_EMAIL": os.environ.get("GIT_COMMITTER_EMAIL", "demo@lessonbank.invalid"),
+def _identity() -> Iterator[None]:
+    """A fallback git identity for the demo's commits, for machines where none is configured."""
+    fallback = {
+        "GIT_AUTHOR_NAME": "lessonbank demo",
+        "GIT_AUTHOR_EMAIL": "demo@lessonbank.invalid",
+        "GIT_COMMITTER_NAME": "lessonbank demo",
+        "GIT_COMMITTER_EMAIL": "demo@lessonbank.invalid",
     }
-    done = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise BankError(f"git {' '.join(args)} failed in the demo: {done.stderr.strip()}")
+    added = [key for key in fallback if key not in os.environ]
+    os.environ.update({key: fallback[key] for key in added})
+    try:
+        yield
+    finally:
+        for key in added:
+            os.environ.pop(key, None)
 
 
 def _project(root: Path) -> None:
@@ -159,19 +163,23 @@ def run(root: Path) -> Iterator[str]:
     root.mkdir(parents=True, exist_ok=True)
     if any(root.iterdir()):
         raise BankError(f"{root} is not empty: pass a new folder to `bank demo --dir`")
-    _git(root, "init", "-q", "-b", "main")
+    gitrepo.init(root)
     _project(root)
     yield f"demo project: {root}"
     for rel, action in scaffold.init(root):
         yield f"  {action:9} {rel}"
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "demo project with an empty bank")
-    bank = Bank.open(root)
-    for number, (title, step) in enumerate(STEPS, start=1):
-        yield ""
-        yield f"{number}. {title}"
-        for line in step(bank):
-            yield f"   {line}"
+    with contextlib.contextmanager(_identity)():
+        repo = gitrepo.GitRepo(root)
+        try:
+            repo.commit_all("demo project with an empty bank")
+        finally:
+            repo.close()
+        bank = Bank.open(root)
+        for number, (title, step) in enumerate(STEPS, start=1):
+            yield ""
+            yield f"{number}. {title}"
+            for line in step(bank):
+                yield f"   {line}"
 
 
 @main.command()
