@@ -253,15 +253,18 @@ def display(command: str) -> str:
 
 
 _HINT_NAMES = frozenset({*_DIRECT, *_SUBCOMMANDS, *_PACKAGE_MANAGERS, "gradlew", "run_tests", "runtests"})
-_HINT_SPLIT = str.maketrans({ch: " " for ch in "|&;()<>\"'`\n\t="})
+_HINT_WORD = re.compile(r"[^\s|&;()<>\"'`=]+")  # words as str.split() sees them, operators and quotes cut out
 
 
 def _may_be_check(command: str) -> bool:
     """A cheap look for a check tool's name, before the real parse."""
+    if "<<" in command and ".exe" not in command:
+        # check_of parses only a heredoc's first line (with an `x.exe` about, all of it is looked at)
+        command = command.split("\n", 1)[0]
     if "test" in command:
         return True
-    words = set(command.translate(_HINT_SPLIT).split())
-    if not words.isdisjoint(_HINT_NAMES):
+    words = _HINT_WORD.findall(command)
+    if not _HINT_NAMES.isdisjoint(words):
         return True
     return any(word.rsplit("/", 1)[-1] in _HINT_NAMES for word in words if "/" in word)
 

@@ -14,11 +14,22 @@ from lessonbank.redaction import redact
 MAX_OUTPUT = 3000  # characters kept from each end of a tool's output
 MAX_PENDING = 400
 # The phrases mining.result_status looks for, as they are written: only a window that holds one is decoded.
-_NON_MISTAKE_HINT = re.compile(
-    rb"requires approval|granted it yet|ermission to use|ermission for this tool use|was blocked\. For security|not allowed in write"
-    rb"|doesn't want to|was rejected|ejected by|nterrupted by user|borted by user|tool_use_error"
-    rb"|nputValidationError|ibling tool call|andbox denied|by sandbox|user denied|has been denied|pproval policy"
-)
+# Each comes with a piece of itself that starts with a less common letter: the regex of pieces skips most
+# positions of a window cheaply, and only a window it matches is searched for the phrases themselves.
+_NON_MISTAKE_PHRASES = (
+    ("requires approval", "quires approval"), ("granted it yet", "yet"), ("ermission to use", "mission to use"),
+    ("ermission for this tool use", "mission for this tool use"),
+    ("was blocked. For security", "ked. For security"), ("not allowed in write", "wed in write"),
+    ("doesn't want to", "'t want to"), ("was rejected", "jected"), ("ejected by", "jected"),
+    ("nterrupted by user", "y user"), ("borted by user", "y user"), ("tool_use_error", "_use_error"),
+    ("nputValidationError", "Validation"), ("ibling tool call", "g tool call"), ("andbox denied", "denied"),
+    ("by sandbox", "y sandbox"), ("user denied", "denied"), ("has been denied", "denied"),
+    ("pproval policy", "val policy"),
+)  # fmt: skip
+if not all(piece in phrase for phrase, piece in _NON_MISTAKE_PHRASES):
+    raise AssertionError("each piece must be part of its phrase, or the pieces would miss a phrase")
+_NON_MISTAKE_HINT = re.compile("|".join(re.escape(p) for p, _ in _NON_MISTAKE_PHRASES).encode())
+_NON_MISTAKE_PIECE = re.compile("|".join(dict.fromkeys(re.escape(p) for _, p in _NON_MISTAKE_PHRASES)).encode())
 LONG_USER_LINE = 16384  # a user message line this long (without images) holds no short correction
 
 
@@ -114,7 +125,7 @@ class ClaudeStream:
         if at < 0:
             return
         window = buf[at + 10 : min(at + 330, stop)]
-        if not _NON_MISTAKE_HINT.search(window):
+        if not _NON_MISTAKE_PIECE.search(window) or not _NON_MISTAKE_HINT.search(window):
             return
         text = window.decode("utf-8", "replace").lstrip('[{"')
         if text.startswith("type") and '"text":"' in text:
