@@ -8,6 +8,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from json.scanner import make_scanner
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -20,7 +21,7 @@ MAX_LINE = 64 << 20  # a longer line is skipped (counted malformed) without bein
 HEAD_BYTES = 1024  # hashed to notice a file replaced in place
 STATE_VERSION = 1
 _CLOSED = (b"}", b"}\r")
-_SCAN_ONCE = json.JSONDecoder().scan_once  # json.loads' own C scanner
+_SCAN_ONCE = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # the scanner json.loads runs
 
 
 # ---- where transcripts live ----------------------------------------------------------------
