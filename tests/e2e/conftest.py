@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     missing = find_claude() is None
+    if missing and os.environ.get("LESSONBANK_REQUIRE_E2E"):
+        # CI sets this: there a missing CLI is a failure, never a quiet skip.
+        raise pytest.UsageError(f"LESSONBANK_REQUIRE_E2E is set but {SKIP_REASON}")
     for item in items:
         if HERE in Path(str(item.fspath)).resolve().parents:
             item.add_marker(pytest.mark.e2e)
