@@ -270,6 +270,12 @@ def test_check_reports_every_problem_with_its_line(bank: Path) -> None:
         + " (also in bad-values.md)",
         "Error: 7 problem(s) in 4 lesson file(s)",
     ]
+    shown = CliRunner().invoke(main, ["--root", str(bank), "show", "no-front"])
+    assert (shown.exit_code, shown.output) == (
+        1,
+        "Error: lessons/no-front.md:1: no frontmatter: the file must start with a '---' line "
+        "(fix the file; `bank check` lists every problem)\n",
+    )
     # The other commands skip malformed files with a warning instead of crashing.
     listed = CliRunner().invoke(main, ["--root", str(bank), "list"])
     assert listed.exit_code == 0

@@ -161,6 +161,12 @@ class Bank:
             if key in (lesson.slug, lesson.id) or (len(key) >= 6 and lesson.id.startswith(key.upper())):
                 matches.append(item)
         if not matches:
+            broken = [p for p in self.load_problems if p.path.stem == key]
+            if broken:
+                p = broken[0]
+                raise NotFoundError(
+                    f"{self.relative(p.path)}:{p.line}: {p.message} (fix the file; `bank check` lists every problem)"
+                )
             raise NotFoundError(f"No lesson {key!r}: `bank list` shows the slugs and ids")
         if len(matches) > 1:
             raise NotFoundError(f"{key!r} names {len(matches)} lessons; use the full id")
