@@ -7,11 +7,13 @@ when it is missing or stale, so it only ever makes them faster. Format: lessonba
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lessonbank import index as index_mod
 from lessonbank.errors import BankError
-from lessonbank.hot import build, compiled, state
+from lessonbank.hot import build, compiled
 from lessonbank.lesson import Lesson
-from lessonbank.store import Bank
+from lessonbank.store import Bank, write_atomic
 
 
 def path(bank: Bank) -> str:
@@ -43,21 +45,4 @@ def write(bank: Bank, lessons: list[Lesson], dry_run: bool = False) -> str:
     It is built from INDEX.md as it is on disk (the hooks' source of truth), so call this
     after writing INDEX.md; `lessons` only matter for a dry run, which cannot rely on INDEX.md.
     """
-    target = path(bank)
-    data = render(bank, lessons, dry_run)
-    try:
-        with open(target, "rb") as handle:
-            old: bytes | None = handle.read()
-    except FileNotFoundError:
-        old = None
-    except OSError as exc:
-        raise BankError(f"cannot read {target}: {exc.strerror}") from None
-    if old == data:
-        return "unchanged"
-    action = "create" if old is None else "update"
-    if not dry_run:
-        try:
-            state.write_atomic(target, data)
-        except OSError as exc:
-            raise BankError(f"cannot write {target}: {exc.strerror}") from None
-    return action
+    return write_atomic(Path(path(bank)), render(bank, lessons, dry_run), dry_run=dry_run)

@@ -36,9 +36,9 @@ class Problem:
     message: str
 
 
-def write_atomic(path: Path, text: str, dry_run: bool = False) -> str:
+def write_atomic(path: Path, text: str | bytes, dry_run: bool = False) -> str:
     """Write `text` to `path` atomically when its bytes change; return create, update or unchanged."""
-    data = text.encode("utf-8")
+    data = text.encode("utf-8") if isinstance(text, str) else text
     try:
         old: bytes | None = path.read_bytes()
     except FileNotFoundError:
