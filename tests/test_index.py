@@ -85,3 +85,17 @@ def test_only_active_lessons_are_listed_sorted_by_slug() -> None:
 def test_broken_tables_are_reported(text: str, message: str) -> None:
     with pytest.raises(index.IndexFormatError, match=message):
         index.parse(text)
+
+
+def test_random_cells_survive_escape_and_split() -> None:
+    """Backslashes and pipes in any order and number: every cell comes back whole."""
+    import random
+
+    rng = random.Random(2026)
+    for _ in range(3000):
+        cells = [
+            "".join(rng.choice("ab\\| <>_") for _ in range(rng.randrange(0, 9))).strip() for _ in range(5)
+        ]
+        cells = [" ".join(c.split()) for c in cells]
+        line = index.row_line([index.escape(c) for c in cells])
+        assert [index.unescape(c) for c in index.split_row(line)] == cells, line

@@ -122,28 +122,26 @@ def split_row(line: str) -> list[str]:
     if line.startswith("|"):
         line = line[1:]
     cells: list[str] = []
-    current: list[str] = []
-    i = 0
-    while i < len(line):
-        ch = line[i]
-        if ch == "\\" and i + 1 < len(line):
-            current.append(line[i : i + 2])
-            i += 2
+    pending: str | None = None
+    # Split on every '|', then glue back the pieces whose '|' was escaped: a piece ending in an
+    # odd number of backslashes. Per cell, not per character: the hooks' fallback reads this.
+    for piece in line.split("|"):
+        pending = piece if pending is None else pending + "|" + piece
+        if (len(pending) - len(pending.rstrip("\\"))) % 2:
             continue
-        if ch == "|":
-            cells.append("".join(current).strip())
-            current = []
-        else:
-            current.append(ch)
-        i += 1
-    tail = "".join(current).strip()
-    if tail:
-        cells.append(tail)
+        cells.append(pending.strip())
+        pending = None
+    if pending is not None:
+        cells.append(pending.strip())
+    if cells and not cells[-1]:
+        cells.pop()
     return cells
 
 
 def unescape(cell: str) -> str:
     """Undo `escape` for one value."""
+    if "\\" not in cell:
+        return cell
     out: list[str] = []
     i = 0
     while i < len(cell):
