@@ -11,6 +11,7 @@ import pytest
 
 from lessonbank import transcripts
 from lessonbank.errors import BankError
+from lessonbank.records import ClaudeStream
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CORPUS = SHARED / "corpus" / "transcripts"
@@ -279,6 +280,17 @@ def test_subagent_prompt_is_not_a_user_correction(tmp_path: Path) -> None:
     path.write_text(record("user", "No, do not stop until every file is read", isSidechain=True)
                     + bash("t1", "ls", "a", False))  # fmt: skip
     assert scan(path)[0] == []
+
+
+def test_a_correction_with_a_screenshot_is_read_without_its_image_data(tmp_path: Path) -> None:
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO" * 20000}}
+    said = record("user", [image, {"type": "text", "text": "No, don't use pip here, use uv"}])
+    path = tmp_path / "s.jsonl"
+    path.write_text(bash("t0", "pip install x", "ok", False) + said + bash("t1", "uv sync", "ok", False))
+    found, stats = scan(path)
+    assert [c.kind for c in found] == ["correction"] and stats.malformed == 0
+    trimmed = ClaudeStream().trim(said.encode())
+    assert len(trimmed) < 1000 and json.loads(trimmed)["message"]["content"][0]["source"]["data"] == ""
 
 
 # ---- the real corpus (read in place; skipped when absent) -------------------------------------

@@ -218,7 +218,8 @@ class Detector:
         self.project: str = state.get("project", "")
         self.open: dict[str, dict[str, Any]] = state.get("open", {})
         self.correction: dict[str, Any] | None = state.get("correction")
-        self.last_action: str = state.get("last_action", "")
+        self._action: str = state.get("last_action", "")
+        self._running: str | None = None  # the last command run, put in words only when asked
         self.masked = 0  # runs whose exit status was hidden, this scan (not persisted)
 
     def state(self) -> dict[str, Any]:
@@ -231,6 +232,11 @@ class Detector:
             "session": self.session, "project": self.project, "open": episodes,
             "correction": self.correction, "last_action": _clean(self.last_action),
         }  # fmt: skip
+
+    @property
+    def last_action(self) -> str:
+        """What the agent was doing last: the context of a correction."""
+        return self._action if self._running is None else f"running `{_short(self._running, 80)}`"
 
     def wants_result(self, command: str) -> bool:
         """Whether a shell command's result can matter (decided when the call is made, before its output)."""
@@ -329,11 +335,11 @@ class Detector:
                     if path not in ep["edits"] and len(ep["edits"]) < MAX_EDITS:
                         ep["edits"].append(path)
             if ev.paths:
-                self.last_action = f"editing {ev.paths[0].replace(chr(92), '/').rsplit('/', 1)[-1]}"
+                self._action, self._running = f"editing {ev.paths[0].replace(chr(92), '/').rsplit('/', 1)[-1]}", None
             return out
         if not ev.command:
             return out
-        self.last_action = f"running `{_short(ev.command, 80)}`"
+        self._running = ev.command
         check = mining.check_of(ev.command)
         if check is not None and check.masked:
             self.masked += 1

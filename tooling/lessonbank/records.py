@@ -30,6 +30,7 @@ if not all(piece in phrase for phrase, piece in _NON_MISTAKE_PHRASES):
     raise AssertionError("each piece must be part of its phrase, or the pieces would miss a phrase")
 _NON_MISTAKE_HINT = re.compile("|".join(re.escape(p) for p, _ in _NON_MISTAKE_PHRASES).encode())
 _NON_MISTAKE_PIECE = re.compile("|".join(dict.fromkeys(re.escape(p) for _, p in _NON_MISTAKE_PHRASES)).encode())
+_BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
 LONG_USER_LINE = 16384  # a user message line this long (without images) holds no short correction
 
 
@@ -115,6 +116,24 @@ class ClaudeStream:
                 return True
             pos = find(b'"type":"tool_use"', name_at, stop)
         return False
+
+    def trim(self, line: bytes) -> bytes:
+        """A long line without the base64 data of its images: nothing reads it, and it is most of the line."""
+        at = line.find(b'"type":"image"')
+        if at < 0:
+            return line
+        kept: list[bytes] = []
+        done = 0
+        while at >= 0:
+            begin = line.find(b'"data":"', at) + 8
+            end = line.find(b'"', begin) if begin >= 8 else -1
+            if end < 0:
+                break
+            if not line[begin:end].translate(None, _BASE64):  # only base64: emptying it changes nothing read
+                kept.append(line[done:begin])
+                done = end
+            at = line.find(b'"type":"image"', end)
+        return b"".join(kept) + line[done:] if kept else line
 
     def _count_unread(self, buf: bytes, start: int, stop: int) -> None:
         """Count a skipped result that is a denial, rejection, interrupt or tool-use error.
@@ -233,6 +252,9 @@ class CodexStream:
         if b'"type":"event_msg"' in head:
             return b'"type":"user_message"' in head
         return b'"type":"session_meta"' in head
+
+    def trim(self, line: bytes) -> bytes:
+        return line
 
     def events(self, record: dict[str, Any]) -> list[Event]:
         payload = record.get("payload")
