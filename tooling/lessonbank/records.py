@@ -102,8 +102,6 @@ class ClaudeStream:
                 pos = find(b'"tool_use_id":"', end, stop)
             self._count_unread(buf, start, stop)
             return False
-        if find(b"#lesson", start, stop) >= 0 or (wants_text and find(b'"type":"text"', start, stop) >= 0):
-            return True
         # A shell call always matters; an edit only while a failure or a correction is open.
         pos = find(b'"type":"tool_use"', at, stop)
         while pos >= 0:
@@ -115,7 +113,7 @@ class ClaudeStream:
             if name in _SHELL_NAMES or (wants_text and name in _EDIT_NAMES):
                 return True
             pos = find(b'"type":"tool_use"', name_at, stop)
-        return False
+        return find(b"#lesson", start, stop) >= 0 or (wants_text and find(b'"type":"text"', start, stop) >= 0)
 
     def trim(self, line: bytes) -> bytes:
         """A long line without the base64 data of its images: nothing reads it, and it is most of the line."""

@@ -243,9 +243,11 @@ def scan_file(
         found: list[Candidate] = []
         end = offset
         parse = _parse
+        wanted = stream.wanted if stream is not None else None
+        lines = 0
         for buf, start, stop, end in _spans(handle, stats):  # noqa: B007 (`end` is read after the loop)
-            stats.lines += 1
-            if stream is not None and not stream.wanted(buf, start, stop, detector.wants_text):
+            lines += 1
+            if wanted is not None and not wanted(buf, start, stop, detector.wants_text):
                 if not buf.startswith(b"{", start, stop) or not buf.endswith(_CLOSED, start, stop):
                     stats.malformed += bool(buf[start:stop].strip())  # cut short: worth counting, not parsing
                 continue
@@ -266,6 +268,7 @@ def scan_file(
                 entry["format"] = sniff(record)
                 stream = CodexStream() if entry["format"] == "codex" else ClaudeStream()
                 stream.want = detector.wants_result
+                wanted = stream.wanted
             for event in stream.events(record):
                 detector.session = stream.session or detector.session
                 detector.project = stream.cwd or detector.project
@@ -274,6 +277,7 @@ def scan_file(
                 elif event.kind == "user" and event.text.startswith("[Request interrupted"):
                     stats.skip("interrupted")
                 found.extend(detector.feed(event))
+        stats.lines += lines
         if detector.masked:
             stats.skipped["masked"] = stats.skipped.get("masked", 0) + detector.masked
         for kind, count in stream.unread.items() if stream is not None else ():
