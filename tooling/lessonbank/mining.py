@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -407,20 +408,53 @@ def _clean_line(raw: str) -> str:
     return raw.strip()
 
 
+# Every _STRONG match holds one of these: only the lines holding one are searched (the regex, tried at each
+# position of a long output, was most of a failed check's cost).
+_STRONG_PIECES = ("rror", "Exception", "ERROR", "FAIL", "fatal", "panicked", "No module named", "command not found",
+                  "undefined reference", "Segmentation fault", "timed out", "annot find", "not recognized as",
+                  "No such file or directory", "×", "✗", "! ")  # fmt: skip
+
+
+def _strong_lines(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each line of `text` holding a _STRONG match, in order."""
+    ahead = {piece: at for piece in _STRONG_PIECES if (at := text.find(piece)) >= 0}
+    while ahead:
+        at = min(ahead.values())
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        # A match never crosses a newline, and `^` and `\b` see the text around the line as the whole text would.
+        if _STRONG.search(text, start, end):
+            yield start, end
+        for piece, where in list(ahead.items()):
+            if where <= end:
+                found = text.find(piece, end + 1)
+                if found < 0:
+                    del ahead[piece]
+                else:
+                    ahead[piece] = found
+
+
+def _weak_lines(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each line of `text` holding a _WEAK match, in order."""
+    last_end = -1
+    for match in _WEAK.finditer(text):
+        if match.start() < last_end:
+            continue
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        last_end = end = len(text) if end < 0 else end
+        yield start, end
+
+
 def error_lines(output: str, limit: int = 3, width: int = 200) -> list[str]:
     """The lines of an output that say what went wrong (at most `limit`), else its last lines."""
-    text = _TASK_PREFIX.sub("", _ANSI.sub("", output))
+    text = _ANSI.sub("", output) if "\x1b" in output else output
+    if ": " in text:  # no escape, no ANSI code; no ": ", no task prefix: a pass skipped changes nothing
+        text = _TASK_PREFIX.sub("", text)
     picked: list[str] = []
-    for pattern in (_STRONG, _WEAK):
-        # One regex pass over the whole output, then the lines around its matches.
-        last_end = -1
-        for match in pattern.finditer(text):
-            if match.start() < last_end:
-                continue
-            start = text.rfind("\n", 0, match.start()) + 1
-            end = text.find("\n", match.end())
-            end = len(text) if end < 0 else end
-            last_end = end
+    for spans in (_strong_lines, _weak_lines):
+        for start, end in spans(text):
             line = _clean_line(text[start:end])
             if line and not _CODE_LINE.match(line) and not line.startswith(_BANNERS) and line not in picked:
                 picked.append(line)
