@@ -127,6 +127,20 @@ def test_error_lines_prefer_the_failure_over_code_and_noise() -> None:
     assert mining.error_lines("all\nquiet\nhere", limit=2) == ["quiet", "here"]
 
 
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("ok\n  ! missing peer dep\nterror: x", ["! missing peer dep", "terror: x"]),  # `^ *! `; `error:` mid-word
+        ("a × b\n × 2 tests failed", ["× 2 tests failed"]),  # a mark counts only at the start of a line
+        ("// Error in a comment\n\x1b[31mError\x1b[0m: real", ["Error: real"]),  # code skipped, ANSI dropped
+        ("first Error\nError again, same line kept once\nfirst Error", ["first Error", "Error again, same line kept once"]),
+        ("all good\nassert x == 1\nexpected 2", ["assert x == 1", "expected 2"]),  # no strong line: the weak ones
+    ],
+)  # fmt: skip
+def test_error_lines_table(output: str, expected: list[str]) -> None:
+    assert mining.error_lines(output) == expected
+
+
 def test_signature_flattens_paths_and_numbers() -> None:
     a = mining.signature("/home/a/src/x.c:12:3: error: 'y' undeclared")
     b = mining.signature("C:\\work\\src\\x.c:40:9: error: 'y' undeclared")
