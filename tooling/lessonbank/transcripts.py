@@ -140,59 +140,93 @@ def _head_hash(handle: BinaryIO, size: int) -> str:
     return hashlib.sha1(handle.read(min(size, HEAD_BYTES))).hexdigest()
 
 
-def _spans(handle: BinaryIO, stats: Stats) -> Iterator[tuple[bytes, int, int, int]]:
-    """Complete lines from the handle's position as (buffer, start, stop, offset just after the line).
+class _Lines:
+    """Complete lines from a handle's position, as (buffer, start, stop): the line is buffer[start:stop].
 
-    The line is buffer[start:stop]: lines inside a chunk are never copied, only one cut by a chunk's end."""
-    pos = handle.tell()  # file offset of the next chunk
-    pieces: list[bytes] = []  # an unfinished line, kept as pieces so only it is ever joined
-    held = 0
-    dropping = False
-    read = handle.read
-    while True:
-        data = read(CHUNK)
-        if not data:
-            break
-        base, size = pos, len(data)
-        pos += size
-        find = data.find
-        at = 0
-        if dropping:
-            cut = find(b"\n")
-            if cut < 0:
-                continue
-            at = cut + 1
-            dropping = False
-        cut = find(b"\n", at)
-        if cut >= 0 and pieces:
-            pieces.append(data[at:cut])
-            line = b"".join(pieces)
-            pieces, held = [], 0
-            yield line, 0, len(line), base + cut + 1
-            at = cut + 1
+    Lines inside a chunk are never copied, only one cut by a chunk's end. Once `wanted` is set, the lines it
+    turns down are counted and skipped here, without a trip through the caller's loop."""
+
+    def __init__(self, handle: BinaryIO, stats: Stats, detector: Detector) -> None:
+        self.handle, self.stats, self.detector = handle, stats, detector
+        self.wanted: Callable[[bytes, int, int, bool], bool] | None = None
+        self.end = handle.tell()  # offset just after the last complete line (set when the lines run out)
+
+    def _keep(self, buf: bytes, start: int, stop: int) -> bool:
+        wanted = self.wanted
+        if wanted is None or wanted(buf, start, stop, self.detector.wants_text):
+            return True
+        if not buf.startswith(b"{", start, stop) or not buf.endswith(_CLOSED, start, stop):
+            self.stats.malformed += bool(buf[start:stop].strip())  # cut short: worth counting, not parsing
+        return False
+
+    def __iter__(self) -> Iterator[tuple[bytes, int, int]]:
+        stats, detector, keep = self.stats, self.detector, self._keep
+        pos = end = self.handle.tell()  # file offset of the next chunk; just after the last complete line
+        pieces: list[bytes] = []  # an unfinished line, kept as pieces so only it is ever joined
+        held = lines = 0
+        dropping = False
+        read = self.handle.read
+        while True:
+            data = read(CHUNK)
+            if not data:
+                break
+            base, size = pos, len(data)
+            pos += size
+            find = data.find
+            at = 0
+            if dropping:
+                cut = find(b"\n")
+                if cut < 0:
+                    continue
+                at = cut + 1
+                dropping = False
             cut = find(b"\n", at)
-        while cut >= 0:
-            yield data, at, cut, base + cut + 1
-            at = cut + 1
-            cut = find(b"\n", at)
-        if at < size:
-            pieces.append(data[at:] if at else data)
-            held += size - at
-            if held > MAX_LINE:
-                stats.malformed += 1
+            if cut >= 0 and pieces:
+                pieces.append(data[at:cut])
+                line = b"".join(pieces)
                 pieces, held = [], 0
-                dropping = True
-    tail = b"".join(pieces)
-    if tail.strip() and not dropping:
-        # No newline yet: a complete JSON object is a finished last line, anything else is half-written.
-        try:
-            complete = isinstance(json.loads(tail), dict)
-        except ValueError:
-            complete = False
-        if complete:
-            yield tail, 0, len(tail), pos
-        else:
-            stats.waiting += 1
+                lines += 1
+                end = base + cut + 1
+                if keep(line, 0, len(line)):
+                    yield line, 0, len(line)
+                at = cut + 1
+                cut = find(b"\n", at)
+            first = at
+            while cut >= 0:
+                # keep() written out: this runs for every line
+                wanted = self.wanted
+                if wanted is None or wanted(data, at, cut, detector.wants_text):
+                    yield data, at, cut
+                elif not data.startswith(b"{", at, cut) or not data.endswith(_CLOSED, at, cut):
+                    stats.malformed += bool(data[at:cut].strip())
+                lines += 1
+                at = cut + 1
+                cut = find(b"\n", at)
+            if at != first:
+                end = base + at
+            if at < size:
+                pieces.append(data[at:] if at else data)
+                held += size - at
+                if held > MAX_LINE:
+                    stats.malformed += 1
+                    pieces, held = [], 0
+                    dropping = True
+        tail = b"".join(pieces)
+        if tail.strip() and not dropping:
+            # No newline yet: a complete JSON object is a finished last line, anything else is half-written.
+            try:
+                complete = isinstance(json.loads(tail), dict)
+            except ValueError:
+                complete = False
+            if complete:
+                lines += 1
+                end = pos
+                if keep(tail, 0, len(tail)):
+                    yield tail, 0, len(tail)
+            else:
+                stats.waiting += 1
+        stats.lines += lines
+        self.end = end
 
 
 def _parse(text: str) -> Any:
@@ -241,16 +275,11 @@ def scan_file(
         if stream is not None:
             stream.want = detector.wants_result
         found: list[Candidate] = []
-        end = offset
         parse = _parse
-        wanted = stream.wanted if stream is not None else None
-        lines = 0
-        for buf, start, stop, end in _spans(handle, stats):  # noqa: B007 (`end` is read after the loop)
-            lines += 1
-            if wanted is not None and not wanted(buf, start, stop, detector.wants_text):
-                if not buf.startswith(b"{", start, stop) or not buf.endswith(_CLOSED, start, stop):
-                    stats.malformed += bool(buf[start:stop].strip())  # cut short: worth counting, not parsing
-                continue
+        reader = _Lines(handle, stats, detector)
+        if stream is not None:
+            reader.wanted = stream.wanted
+        for buf, start, stop in reader:
             line = buf[start:stop] if start or stop != len(buf) else buf
             if stop - start > LONG_USER_LINE and stream is not None:
                 line = stream.trim(line)
@@ -268,7 +297,7 @@ def scan_file(
                 entry["format"] = sniff(record)
                 stream = CodexStream() if entry["format"] == "codex" else ClaudeStream()
                 stream.want = detector.wants_result
-                wanted = stream.wanted
+                reader.wanted = stream.wanted
             for event in stream.events(record):
                 detector.session = stream.session or detector.session
                 detector.project = stream.cwd or detector.project
@@ -277,7 +306,7 @@ def scan_file(
                 elif event.kind == "user" and event.text.startswith("[Request interrupted"):
                     stats.skip("interrupted")
                 found.extend(detector.feed(event))
-        stats.lines += lines
+        end = reader.end
         if detector.masked:
             stats.skipped["masked"] = stats.skipped.get("masked", 0) + detector.masked
         for kind, count in stream.unread.items() if stream is not None else ():
