@@ -7,6 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
+
+from lessonbank.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -44,3 +47,16 @@ def repo(tmp_path: Path) -> Path:
     git(root, "add", "README.md")
     git(root, "commit", "-q", "-m", "initial")
     return root
+
+
+def run(root: Path, *args: str, input: str | None = None) -> Result:
+    """`bank --root ROOT ARGS…` through click's CliRunner; exceptions propagate."""
+    return CliRunner().invoke(main, ["--root", str(root), *args], input=input, catch_exceptions=False)
+
+
+@pytest.fixture
+def bank(repo: Path) -> Path:
+    """A git repository with a fresh bank made by `bank init`."""
+    result = CliRunner().invoke(main, ["init", str(repo)])
+    assert result.exit_code == 0, result.output
+    return repo

@@ -7,8 +7,9 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
+from conftest import run
 from lessonbank.cli import main
 
 PYTEST_LESSON = [
@@ -20,17 +21,6 @@ PYTEST_LESSON = [
     "--trigger-command", r"\bpytest\b",
 ]  # fmt: skip
 SLUG = "pytest-hangs-waiting-for-a-tty"
-
-
-def run(root: Path, *args: str, input: str | None = None) -> Result:
-    return CliRunner().invoke(main, ["--root", str(root), *args], input=input, catch_exceptions=False)
-
-
-@pytest.fixture
-def bank(repo: Path) -> Path:
-    result = CliRunner().invoke(main, ["init", str(repo)])
-    assert result.exit_code == 0, result.output
-    return repo
 
 
 def test_init_scaffolds_and_is_idempotent(repo: Path) -> None:

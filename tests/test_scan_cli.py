@@ -6,11 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner, Result
-
+from conftest import run
 from lessonbank import transcripts
-from lessonbank.cli import main
 from lessonbank.cli.scan import DEMO_TRANSCRIPTS, demo_step
 from lessonbank.store import Bank
 
@@ -29,17 +26,6 @@ LIST_DEMO = (
     "d701b691  0.60  5     2     fix         1     `pytest` fails with: ImportError while loading conftest '/home/user/sho…\n"
     "ef88908f  0.50  6     2     correction  1     editing conftest.py (the user had to correct this)\n"
 )
-
-
-def run(root: Path, *args: str, input: str | None = None) -> Result:
-    return CliRunner().invoke(main, ["--root", str(root), *args], input=input, catch_exceptions=False)
-
-
-@pytest.fixture
-def bank(repo: Path) -> Path:
-    result = CliRunner().invoke(main, ["init", str(repo)])
-    assert result.exit_code == 0, result.output
-    return repo
 
 
 def copy_session(tmp_path: Path, name: str, session: str) -> Path:
