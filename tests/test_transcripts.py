@@ -345,3 +345,24 @@ def test_whole_corpus_scans_and_a_rescan_reads_nothing() -> None:
     assert len(found) >= 5 and {c.tier for c in found} == {2}
     again, stats = scan(*paths, state=json.loads(json.dumps(state)))
     assert (again, stats.bytes_read) == ([], 0)
+
+
+def test_an_unfinished_overlong_line_is_counted_once_and_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(transcripts, "MAX_LINE", 2000)
+    monkeypatch.setattr(transcripts, "CHUNK", 512)
+    path = tmp_path / "s.jsonl"
+    huge = record("user", "x" * 20000).rstrip("\n")  # still being written: no newline yet
+    path.write_text(FAIL + huge)
+    state: dict[str, Any] = {}
+    _, first = scan(path, state=state)
+    assert first.malformed == 1 and first.bytes_read == path.stat().st_size
+    with path.open("a") as handle:
+        handle.write("x" * 5000)  # the same line grows
+    _, second = scan(path, state=state)
+    assert second.malformed == 0 and second.bytes_read == 5000
+    with path.open("a") as handle:
+        handle.write("\n" + FIX)  # it ends, and the session goes on
+    found, third = scan(path, state=state)
+    assert third.malformed == 0 and [c.kind for c in found] == ["fix"]

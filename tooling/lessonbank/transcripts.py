@@ -146,10 +146,12 @@ class _Lines:
     Lines inside a chunk are never copied, only one cut by a chunk's end. Once `wanted` is set, the lines it
     turns down are counted and skipped here, without a trip through the caller's loop."""
 
-    def __init__(self, handle: BinaryIO, stats: Stats, detector: Detector) -> None:
+    def __init__(self, handle: BinaryIO, stats: Stats, detector: Detector, dropping: bool = False) -> None:
         self.handle, self.stats, self.detector = handle, stats, detector
         self.wanted: Callable[[bytes, int, int, bool], bool] | None = None
         self.end = handle.tell()  # offset just after the last complete line (set when the lines run out)
+        # Inside an oversized line already counted: skip to its newline (also across scans).
+        self.dropping = dropping
 
     def _keep(self, buf: bytes, start: int, stop: int) -> bool:
         wanted = self.wanted
@@ -164,7 +166,7 @@ class _Lines:
         pos = end = self.handle.tell()  # file offset of the next chunk; just after the last complete line
         pieces: list[bytes] = []  # an unfinished line, kept as pieces so only it is ever joined
         held = lines = 0
-        dropping = False
+        dropping = self.dropping
         read = self.handle.read
         while True:
             data = read(CHUNK)
@@ -212,6 +214,11 @@ class _Lines:
                     pieces, held = [], 0
                     dropping = True
         tail = b"".join(pieces)
+        if dropping:
+            # The oversized line has no end yet: resume past what was read, still dropping, so it
+            # is neither read nor counted again.
+            end = pos
+        self.dropping = dropping
         if tail.strip() and not dropping:
             # No newline yet: a complete JSON object is a finished last line, anything else is half-written.
             try:
@@ -276,7 +283,7 @@ def scan_file(
             stream.want = detector.wants_result
         found: list[Candidate] = []
         parse = _parse
-        reader = _Lines(handle, stats, detector)
+        reader = _Lines(handle, stats, detector, dropping=bool(entry.get("dropping")))
         if stream is not None:
             reader.wanted = stream.wanted
         for buf, start, stop in reader:
@@ -318,6 +325,7 @@ def scan_file(
         if on_bytes is not None:
             on_bytes(max(0, st.st_size - offset))
         entry["offset"] = end
+        entry["dropping"] = reader.dropping
         entry["size"] = st.st_size
         entry["mtime_ns"] = st.st_mtime_ns
         entry["inode"] = st.st_ino
