@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import date
@@ -10,9 +11,25 @@ from typing import Any
 
 from lessonbank import gates, words
 from lessonbank import lesson as lesson_mod
-from lessonbank.errors import GateRefusal
+from lessonbank.errors import BankError, GateRefusal
 from lessonbank.redaction import Redaction, describe
 from lessonbank.store import Bank, write_atomic
+
+# Words that name a tool (-> tool:<word> tag and a command trigger) or a language (-> lang:<word>).
+KNOWN_TOOLS = (
+    "pytest", "tox", "nox", "pip", "uv", "poetry", "ruff", "mypy", "jest", "vitest", "npm", "pnpm",
+    "yarn", "bun", "node", "tsc", "eslint", "cargo", "go", "make", "cmake", "git", "docker",
+    "gradle", "mvn", "pre-commit", "alembic", "django", "terraform", "kubectl",
+)  # fmt: skip
+KNOWN_LANGS = ("python", "typescript", "javascript", "rust", "golang", "java", "ruby", "bash", "sql")
+SEVERITY_WORDS = {
+    "hang": "hang",
+    "hangs": "hang",
+    "hung": "hang",
+    "timeout": "hang",
+    "data-loss": "data-loss",
+}
+
 
 BLOCK_FIELDS = ("tool", "trigger", "mistake", "fix", "tags", "promote-to")
 # A block may start after other text on its line ("All fixed. #lesson"), as agents write it.
@@ -265,7 +282,6 @@ def take_pending(bank: Bank) -> list[Draft]:
 
     The file is renamed before it is read, so a hook appending meanwhile starts a new one.
     """
-    import json
     import os
 
     path = bank.state_dir / PENDING
@@ -297,3 +313,90 @@ def take_pending(bank: Bank) -> list[Draft]:
 def drop_taken(bank: Bank) -> None:
     """Forget the pending blocks once every one went through the gates."""
     (bank.state_dir / (PENDING + ".taking")).unlink(missing_ok=True)
+
+
+def derive_tags(text: str) -> list[str]:
+    """Tags read off a lesson's words: tools, languages and hangs."""
+    seen = words.tokens(text.replace("pre-commit", "precommit"))
+    tags = []
+    for word in seen:
+        name = "pre-commit" if word == "precommit" else word
+        if name in KNOWN_TOOLS and f"tool:{name}" not in tags:
+            tags.append(f"tool:{name}")
+        elif word in KNOWN_LANGS and f"lang:{word}" not in tags:
+            tags.append(f"lang:{word}")
+        elif word in SEVERITY_WORDS and f"severity:{SEVERITY_WORDS[word]}" not in tags:
+            tags.append(f"severity:{SEVERITY_WORDS[word]}")
+    return tags
+
+
+_JSON_TEXT = ("when", "do", "promote-to", "title", "type", "session", "source", "body")
+_JSON_LISTS = ("tools", "commands", "paths", "keywords", "tags")
+
+
+def draft_from_json(text: str, session: str | None) -> Draft:
+    """One JSON lesson object, checked field by field so a wrong type gets a one-line error."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BankError(f"stdin is not JSON: {exc.msg} at line {exc.lineno}") from None
+    if not isinstance(data, dict):
+        raise BankError("stdin must hold one JSON object")
+    if "promote_to" in data:
+        if "promote-to" in data:
+            raise BankError("JSON lesson: give promote-to once (not also promote_to)")
+        data["promote-to"] = data.pop("promote_to")
+    triggers = data.pop("triggers", {})
+    if not isinstance(triggers, dict):
+        raise BankError("JSON lesson: triggers must be an object of tools, commands, paths, keywords")
+    for key, value in triggers.items():
+        if key not in _JSON_LISTS[:4]:
+            raise BankError(f"JSON lesson: unknown trigger {key!r}; known: tools, commands, paths, keywords")
+        data[key] = value
+    known = (*_JSON_TEXT, *_JSON_LISTS, "priority", "confidence", "verify")
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise BankError(f"JSON lesson: unknown field {unknown[0]!r}; known: {', '.join(known)}")
+    args: dict[str, Any] = {}
+    for key in _JSON_TEXT:
+        if key in data:
+            if not isinstance(data[key], str):
+                raise BankError(f"JSON lesson: {key} must be a string")
+            args[key.replace("-", "_")] = data[key]
+    for key in _JSON_LISTS:
+        value = data.get(key)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            # Tags and keywords may be one comma-separated string; a lone regex or glob stays whole.
+            value = split_list(value) if key in ("tags", "keywords") else [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise BankError(f"JSON lesson: {key} must be a list of strings")
+        args[key] = value
+    for key, kind, low, high in (("priority", int, 1, 10), ("confidence", float, 0, 1)):
+        value = data.get(key)
+        if value is None:
+            continue
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or (kind is int and value != int(value))
+        ):
+            raise BankError(f"JSON lesson: {key} must be a number from {low} to {high}")
+        if not low <= value <= high:
+            raise BankError(f"JSON lesson: {key} must be a number from {low} to {high}")
+        args[key] = kind(value)
+    if "verify" in data:
+        if not isinstance(data["verify"], dict):
+            raise BankError("JSON lesson: verify must be an object")
+        args["verify"] = data["verify"]
+    for key in ("when", "do"):
+        if key not in args:
+            raise BankError(f"JSON lesson: missing field {key!r}")
+    if args.get("type", "gotcha") not in lesson_mod.TYPES:
+        raise BankError(f"JSON lesson: type must be one of {', '.join(lesson_mod.TYPES)}")
+    if args.get("source", "typed") not in lesson_mod.SOURCES:
+        raise BankError(f"JSON lesson: source must be one of {', '.join(lesson_mod.SOURCES)}")
+    if session:
+        args["session"] = session
+    return Draft(**args)

@@ -18,21 +18,6 @@ from lessonbank.cli.output import emit_json, table
 from lessonbank.errors import BankError, GateRefusal
 from lessonbank.store import Bank
 
-# Words that name a tool (-> tool:<word> tag and a command trigger) or a language (-> lang:<word>).
-KNOWN_TOOLS = (
-    "pytest", "tox", "nox", "pip", "uv", "poetry", "ruff", "mypy", "jest", "vitest", "npm", "pnpm",
-    "yarn", "bun", "node", "tsc", "eslint", "cargo", "go", "make", "cmake", "git", "docker",
-    "gradle", "mvn", "pre-commit", "alembic", "django", "terraform", "kubectl",
-)  # fmt: skip
-KNOWN_LANGS = ("python", "typescript", "javascript", "rust", "golang", "java", "ruby", "bash", "sql")
-SEVERITY_WORDS = {
-    "hang": "hang",
-    "hangs": "hang",
-    "hung": "hang",
-    "timeout": "hang",
-    "data-loss": "data-loss",
-}
-
 
 def _bank(ctx: click.Context) -> Bank:
     bank: Bank = get_bank(ctx)
@@ -61,23 +46,6 @@ def init(path: Path | None, ci: bool, dry_run: bool) -> None:
     click.echo(f"bank ready at {root}" + (" (dry run: nothing written)" if dry_run else ""))
 
 
-def derive_tags(text: str) -> list[str]:
-    """Tags read off a lesson's words: tools, languages and hangs."""
-    from lessonbank.words import tokens
-
-    seen = tokens(text.replace("pre-commit", "precommit"))
-    tags = []
-    for word in seen:
-        name = "pre-commit" if word == "precommit" else word
-        if name in KNOWN_TOOLS and f"tool:{name}" not in tags:
-            tags.append(f"tool:{name}")
-        elif word in KNOWN_LANGS and f"lang:{word}" not in tags:
-            tags.append(f"lang:{word}")
-        elif word in SEVERITY_WORDS and f"severity:{SEVERITY_WORDS[word]}" not in tags:
-            tags.append(f"severity:{SEVERITY_WORDS[word]}")
-    return tags
-
-
 def _print_outcome(outcome: capture_mod.Outcome) -> None:
     for line in outcome.lines():
         click.echo(line)
@@ -96,7 +64,7 @@ def add(ctx: click.Context, text: str, promote_to: str, session: str | None, pri
     when, sep, do = text.partition("=>")
     if not sep or not when.strip() or not do.strip():
         raise click.UsageError('write the lesson as "<situation> => <what to do>"')
-    tags = derive_tags(text)
+    tags = capture_mod.derive_tags(text)
     tools = [t.partition(":")[2] for t in tags if t.startswith("tool:")]
     draft = capture_mod.Draft(
         when=when.strip(), do=do.strip(), promote_to=promote_to, tags=tags, session=session,
@@ -167,7 +135,10 @@ def capture(
             raise click.ClickException("\n".join(refused))
         return
     if as_json:
-        drafts = [_draft_from_json(sys.stdin.read(), fields["session"])]
+        try:
+            drafts = [capture_mod.draft_from_json(sys.stdin.read(), fields["session"])]
+        except BankError as err:
+            raise _fail(err) from None
     elif blocks:
         drafts = capture_mod.parse_lesson_blocks(sys.stdin.read())
         if not drafts:
@@ -189,82 +160,6 @@ def capture(
             )
         ]  # fmt: skip
     _run_capture(bank, drafts, dry_run)
-
-
-_JSON_TEXT = ("when", "do", "promote-to", "title", "type", "session", "source", "body")
-_JSON_LISTS = ("tools", "commands", "paths", "keywords", "tags")
-
-
-def _draft_from_json(text: str, session: str | None) -> capture_mod.Draft:
-    """One JSON lesson object, checked field by field so a wrong type gets a one-line error."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise click.ClickException(f"stdin is not JSON: {exc.msg} at line {exc.lineno}") from None
-    if not isinstance(data, dict):
-        raise click.ClickException("stdin must hold one JSON object")
-    if "promote_to" in data:
-        if "promote-to" in data:
-            raise click.ClickException("JSON lesson: give promote-to once (not also promote_to)")
-        data["promote-to"] = data.pop("promote_to")
-    triggers = data.pop("triggers", {})
-    if not isinstance(triggers, dict):
-        raise click.ClickException(
-            "JSON lesson: triggers must be an object of tools, commands, paths, keywords"
-        )
-    for key, value in triggers.items():
-        if key not in _JSON_LISTS[:4]:
-            raise click.ClickException(
-                f"JSON lesson: unknown trigger {key!r}; known: tools, commands, paths, keywords"
-            )
-        data[key] = value
-    known = (*_JSON_TEXT, *_JSON_LISTS, "priority", "confidence", "verify")
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        raise click.ClickException(f"JSON lesson: unknown field {unknown[0]!r}; known: {', '.join(known)}")
-    args: dict[str, Any] = {}
-    for key in _JSON_TEXT:
-        if key in data:
-            if not isinstance(data[key], str):
-                raise click.ClickException(f"JSON lesson: {key} must be a string")
-            args[key.replace("-", "_")] = data[key]
-    for key in _JSON_LISTS:
-        value = data.get(key)
-        if value is None:
-            continue
-        if isinstance(value, str):
-            # Tags and keywords may be one comma-separated string; a lone regex or glob stays whole.
-            value = capture_mod.split_list(value) if key in ("tags", "keywords") else [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise click.ClickException(f"JSON lesson: {key} must be a list of strings")
-        args[key] = value
-    for key, kind, low, high in (("priority", int, 1, 10), ("confidence", float, 0, 1)):
-        value = data.get(key)
-        if value is None:
-            continue
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or (kind is int and value != int(value))
-        ):
-            raise click.ClickException(f"JSON lesson: {key} must be a number from {low} to {high}")
-        if not low <= value <= high:
-            raise click.ClickException(f"JSON lesson: {key} must be a number from {low} to {high}")
-        args[key] = kind(value)
-    if "verify" in data:
-        if not isinstance(data["verify"], dict):
-            raise click.ClickException("JSON lesson: verify must be an object")
-        args["verify"] = data["verify"]
-    for key in ("when", "do"):
-        if key not in args:
-            raise click.ClickException(f"JSON lesson: missing field {key!r}")
-    if args.get("type", "gotcha") not in lesson_mod.TYPES:
-        raise click.ClickException(f"JSON lesson: type must be one of {', '.join(lesson_mod.TYPES)}")
-    if args.get("source", "typed") not in lesson_mod.SOURCES:
-        raise click.ClickException(f"JSON lesson: source must be one of {', '.join(lesson_mod.SOURCES)}")
-    if session:
-        args["session"] = session
-    return capture_mod.Draft(**args)
 
 
 @main.command("list")
