@@ -201,14 +201,18 @@ def test_demo_step_scans_the_bundled_transcript(bank: Path) -> None:
     ]
 
 
-def test_scoring_weights_come_from_the_config_when_it_names_them(bank: Path) -> None:
+def test_scoring_weights_come_from_bank_toml(bank: Path) -> None:
+    from dataclasses import fields
+
     from lessonbank.candidates import weights
+    from lessonbank.config import DEFAULTS
     from lessonbank.episodes import Weights
 
+    # One set of documented defaults: the config's and the scorer's must not drift apart.
+    assert {f.name: DEFAULTS["scan"][f.name][0] for f in fields(Weights)} == Weights().__dict__
+    assert weights(Bank.find(root=bank)) == Weights()
+    (bank / "bank.toml").write_text("[scan]\nfix_confirmed = 0.3\npriority_hang = 3\n", encoding="utf-8")
     opened = Bank.find(root=bank)
-    assert weights(opened) == Weights()  # no scan.<weight> keys: the documented defaults
-    opened.config.values["scan"]["fix_confirmed"] = 0.3
-    opened.config.values["scan"]["priority_hang"] = 3
     assert (weights(opened).fix_confirmed, weights(opened).priority_hang, weights(opened).base) == (
         0.3,
         3,

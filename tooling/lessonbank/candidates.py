@@ -28,14 +28,8 @@ def short_id(key: str) -> str:
 
 
 def weights(bank: Bank) -> Weights:
-    """The scoring weights: defaults, overridden by any `scan.<name>` the bank's config knows."""
-    values: dict[str, Any] = {}
-    for item in fields(Weights):
-        try:
-            values[item.name] = bank.config.get(f"scan.{item.name}")
-        except KeyError:
-            continue
-    return Weights(**values)
+    """The scoring weights as the bank's config sets them (`[scan]` in bank.toml)."""
+    return Weights(**{item.name: bank.config.get(f"scan.{item.name}") for item in fields(Weights)})
 
 
 def _read_json(path: Path, default: Any) -> Any:
