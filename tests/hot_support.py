@@ -57,13 +57,17 @@ def bash(root: Path | str, command: str, **changes: Any) -> dict[str, Any]:
     return payload("PreToolUse", root, tool_input={"command": command, "description": "x"}, **changes)
 
 
-def run(data: dict[str, Any] | str | bytes) -> subprocess.CompletedProcess[bytes]:
-    """Run the hook as installed, in its own process, with `data` on stdin."""
+def run(data: dict[str, Any] | str | bytes, cwd: Path | str = "/") -> subprocess.CompletedProcess[bytes]:
+    """Run the hook as installed, in its own process, with `data` on stdin.
+
+    It runs in `cwd`, by default a folder with no bank above it: a payload without a usable cwd
+    must never reach the bank of whatever folder the tests were started in.
+    """
     if isinstance(data, dict):
         data = json.dumps(data)
     if isinstance(data, str):
         data = data.encode("utf-8")
-    return subprocess.run(HOOK, input=data, capture_output=True, timeout=60)
+    return subprocess.run(HOOK, input=data, capture_output=True, timeout=60, cwd=cwd)
 
 
 def context(done: subprocess.CompletedProcess[bytes]) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hot_support import bash, lesson, make_bank, payload, run
+from hot_support import bash, context, lesson, make_bank, payload, run
 from lessonbank import install
 
 HEAVY = ("click", "yaml", "jinja2", "frontmatter", "markdown_it", "git")
@@ -43,20 +43,26 @@ def test_garbage_in_nothing_out(stdin: bytes) -> None:
 
 
 @pytest.mark.parametrize(
-    "changes",
+    ("changes", "answers"),
     [
-        {"hook_event_name": "NoSuchEvent"},
-        {"tool_name": None},
-        {"tool_input": "not a dict"},
-        {"tool_input": {"command": 42}},
-        {"session_id": None},
-        {"cwd": 7},
+        ({"hook_event_name": "NoSuchEvent"}, False),
+        ({"tool_name": None}, False),
+        ({"tool_input": "not a dict"}, False),
+        ({"tool_input": {"command": 42}}, False),
+        ({"session_id": None}, True),  # no session: still answered, nothing claimed for later
     ],
 )
-def test_odd_payloads_fail_open(root: Path, changes: dict) -> None:
-    data = {**bash(root, "pytest"), **changes}
-    done = run(data)
+def test_odd_payloads_fail_open(root: Path, changes: dict, answers: bool) -> None:
+    done = run({**bash(root, "pytest"), **changes})
     assert done.returncode == 0 and done.stderr == b""
+    assert bool(done.stdout) is answers
+    assert not (root / ".lessonbank" / "hook.log").exists()  # odd, not broken: nothing to log
+
+
+def test_a_payload_without_a_cwd_uses_the_process_folder(root: Path, tmp_path: Path) -> None:
+    data = {**bash(root, "pytest"), "cwd": 7}
+    assert run(data, cwd=tmp_path).stdout == b""  # no bank above the folder: silent
+    assert "pytest" in context(run(data, cwd=root))
 
 
 def test_internal_errors_are_logged_not_shown(root: Path) -> None:
