@@ -141,7 +141,10 @@ def test_trial_turns_join_assignments_checks_and_ledger(root: Path) -> None:
     }
     report = cli(root, "trial", "report")
     assert "  pytest-needs-no-randomly: with 5 turns 2.00, without 5 turns 0.00  FLAG" in report
-    assert "1 lesson(s) flagged (flags need 5+ turns in each arm and 20% more failed checks per turn with the lesson)." in report
+    assert (
+        "1 lesson(s) flagged (flags need 5+ turns in each arm and 20% more failed checks per turn with the lesson)."
+        in report
+    )
 
 
 def test_modes_and_a_running_trial_keeps_its_seed(root: Path) -> None:
@@ -210,3 +213,12 @@ def test_groom_reports_the_lessons_the_ledger_flags(root: Path) -> None:
         "flagged: pytest-needs-no-randomly: the check it is about still failed after it in 2 of the 2 "
         "turns it was injected in\n"
     ) in out
+
+
+@pytest.mark.parametrize(
+    ("text", "mode"), [("test\n", "test"), ("Test", "test"), (" OFF ", "off"), ("maybe", "on")]
+)
+def test_the_cli_reads_the_mode_as_the_hooks_do(root: Path, text: str, mode: str) -> None:
+    (root / ".lessonbank").mkdir(exist_ok=True)
+    (root / ".lessonbank" / "mode").write_text(text, encoding="utf-8")
+    assert ledger.read_mode(Bank.open(root)) == hot_state.mode(str(root / ".lessonbank")) == mode

@@ -17,7 +17,7 @@ from lessonbank.hot import state as hot_state
 from lessonbank.hot import trial as hot_trial
 from lessonbank.store import Bank, write_atomic
 
-MODES = ("on", "off", "test")
+MODES = hot_state.MODES
 MODE_FILE = "mode"
 LEDGER_FILE = "ledger.jsonl"
 SESSIONS_DIR = "sessions"
@@ -118,12 +118,8 @@ def mode_path(bank: Bank) -> Path:
 
 
 def read_mode(bank: Bank) -> str:
-    """The bank's mode: on, off or test (absent or unreadable means on, as the hooks read it)."""
-    try:
-        text = mode_path(bank).read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return "on"
-    return text if text in MODES else "on"
+    """The bank's mode: on, off or test, read exactly as the hooks read it."""
+    return hot_state.mode(str(bank.state_dir))
 
 
 def trial_dir(bank: Bank) -> Path:
