@@ -55,3 +55,31 @@ from lessonbank.hot import checks
 )
 def test_check_name(command: str, name: str) -> None:
     assert checks.check_name(command) == name
+
+
+@pytest.mark.parametrize(
+    ("command", "is_check"),
+    [
+        ("pytest -q", True),
+        ("make", True),
+        ("make test", True),
+        ("make -C build test", True),
+        ("make clean", False),
+        ("make dev", False),
+        ("make install", False),
+        ("pnpm --filter web test", True),
+        ("pnpm -F api lint", True),
+        ("npm run build", True),
+        ("npm install", False),
+        ("cargo test", True),
+        ("go vet ./...", True),
+        ("git status", False),
+        ("ls -la", False),
+    ],
+)
+def test_the_hooks_and_the_scan_agree_on_what_a_check_is(command: str, is_check: bool) -> None:
+    """The trial's ledger (hooks) and `bank scan` must count the same commands as checks."""
+    from lessonbank import mining
+
+    assert bool(checks.check_name(command)) is is_check
+    assert (mining.check_of(command) is not None) is is_check

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from lessonbank.hot.checks import NOT_BUILD_TARGETS, PM_FLAGS_WITH_VALUE
+
 # Category of a check -> the rule a lesson about it is proposed to graduate to.
 DESTINATIONS = {"test": "rule:testing", "build": "rule:build", "lint": "rule:lint"}
 
@@ -67,9 +69,6 @@ _SCRIPT_CATEGORIES = (
     ("lint", "lint"), ("type-check", "lint"), ("typecheck", "lint"), ("tsc", "lint"),
     ("check", "lint"), ("format:check", "lint"), ("build", "build"), ("compile", "build"),
 )  # fmt: skip
-_NOT_BUILD_TARGETS = {"clean", "distclean", "install", "uninstall", "help", "run", "dev", "serve",
-                      "start", "deps", "format", "fmt", "setup", "init", "bench", "benchmark"}  # fmt: skip
-_PM_FLAGS_WITH_VALUE = {"--filter", "-F", "-C", "--dir", "-w", "--workspace", "--prefix", "--cwd"}
 _SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".m", ".java", ".rs", ".tex", ".swift")
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"^(?:python[0-9.]*|py|python\.exe)$")
@@ -158,7 +157,7 @@ def _classify(words: list[str]) -> tuple[str, str, str] | None:
             if skip:
                 skip = False
                 continue
-            if arg in _PM_FLAGS_WITH_VALUE:
+            if arg in PM_FLAGS_WITH_VALUE:
                 skip = True
                 continue
             if arg.startswith("-"):
@@ -187,7 +186,7 @@ def _classify(words: list[str]) -> tuple[str, str, str] | None:
         targets = [w for w in words[1:] if not w.startswith("-") and "=" not in w and not w.isdigit()]
         # `-C dir`: the folder is part of the identity of the check
         folder = words[words.index("-C") + 1] if "-C" in words[:-1] else ""
-        if targets and targets[0] in _NOT_BUILD_TARGETS:
+        if targets and targets[0] in NOT_BUILD_TARGETS:
             return None
         target = targets[0] if targets else ""
         key = " ".join(x for x in (base, f"-C {folder}" if folder else "", target) if x)

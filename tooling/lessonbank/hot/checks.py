@@ -34,6 +34,13 @@ SUBCOMMANDS = {
     "isort": ("--check", "--check-only", "-c"),
 }
 PACKAGE_MANAGERS = ("npm", "pnpm", "yarn", "bun")
+# Package-manager flags that take a value (`pnpm --filter web test`: the script is `test`).
+PM_FLAGS_WITH_VALUE = frozenset({"--filter", "-F", "-C", "--dir", "-w", "--workspace", "--prefix", "--cwd"})
+# make targets that build or check nothing: a failing `make dev` then a passing one is no recovery.
+NOT_BUILD_TARGETS = frozenset(
+    {"clean", "distclean", "install", "uninstall", "help", "run", "dev", "serve", "start", "deps",
+     "format", "fmt", "setup", "init", "bench", "benchmark"}
+)  # fmt: skip
 SCRIPT_WORDS = ("test", "tests", "lint", "build", "typecheck", "type-check", "types", "tsc", "check", "e2e", "verify", "ci")  # fmt: skip
 RUNNERS = {
     "uv": ("run",), "poetry": ("run",), "pipenv": ("run",), "pdm": ("run",), "hatch": ("run",),
@@ -91,6 +98,20 @@ def _unwrap(words: list[str]) -> list[str]:
     return words
 
 
+def _without_flag_values(words: list[str]) -> list[str]:
+    """The positional words, skipping flags and the values of the flags that take one."""
+    out: list[str] = []
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+        elif w in PM_FLAGS_WITH_VALUE:
+            skip = True
+        elif not w.startswith("-"):
+            out.append(w)
+    return out
+
+
 def segment_check(words: list[str]) -> str:
     """The check one simple command runs, or ""."""
     words = _unwrap(list(words))
@@ -106,6 +127,7 @@ def segment_check(words: list[str]) -> str:
             return name if any(w in wanted for w in words[1:]) else ""
         return f"{name} {args[0]}" if args and args[0] in wanted else ""
     if name in PACKAGE_MANAGERS:
+        args = _without_flag_values(words[1:])
         if not args:
             return ""
         script = args[1] if args[0] in ("run", "run-script") and len(args) > 1 else args[0]
@@ -128,7 +150,7 @@ def segment_check(words: list[str]) -> str:
                 target = w
                 break
             i += 1
-        return f"make {target}".strip()
+        return "" if target in NOT_BUILD_TARGETS else f"make {target}".strip()
     if name in ("mvn", "mvnw", "gradle", "gradlew"):
         tool = "mvn" if name.startswith("mvn") else "gradle"
         return f"{tool} {args[0]}" if args else tool
