@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from lessonbank import ledger, simulate
 from lessonbank import verdict as v
 from lessonbank.cli import main
-from lessonbank.hot import trial
+from lessonbank.hot import state, trial
 from lessonbank.store import Bank
 
 # (slug, capture flags); the trigger of the turn that fits each, and the check that turn runs.
@@ -357,7 +357,7 @@ def test_block_size_is_even(given: int, used: int) -> None:
     ],
 )
 def test_safe_name(value: str, name: str) -> None:
-    assert trial.safe_name(value) == name
+    assert state.safe_name(value) == name
 
 
 def test_assign_records_once_and_survives_a_lost_count(tmp_path: Path) -> None:

@@ -117,8 +117,8 @@ def arm_of(state_dir: Path, session: str, turn: str) -> str:
         state_dir
         / hot_trial.TRIAL_DIR
         / hot_trial.ARMS
-        / hot_trial.safe_name(session)
-        / hot_trial.safe_name(turn)
+        / hot_state.safe_name(session)
+        / hot_state.safe_name(turn)
     )
     try:
         return path.read_text(encoding="utf-8").strip()

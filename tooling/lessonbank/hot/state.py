@@ -68,10 +68,14 @@ def mode(state_dir: str) -> str:
     return value if value in MODES else "on"
 
 
-def safe_name(value: str, limit: int = 128) -> str:
-    """A string made safe as one file name."""
-    name = "".join(c if c in _SAFE else "_" for c in value[:limit]).strip(".")
-    return name or "_"
+def safe_name(value: str) -> str:
+    """A file name for any id: unsafe characters become %XX, so distinct ids never collide (up to 200)."""
+    out = "".join(c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode()) for c in value)
+    if not out:
+        return "%00"
+    if out[0] == ".":
+        out = "%2E" + out[1:]
+    return out[:200]
 
 
 def makedirs(path: str) -> None:

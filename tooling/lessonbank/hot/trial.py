@@ -29,17 +29,6 @@ LOG = "assignments.tsv"
 COUNT = "count"
 ARMS = "arms"
 _MASK = (1 << 64) - 1
-_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
-
-
-def safe_name(value: str) -> str:
-    """A file name for any id: unsafe characters become %XX, so distinct ids never collide (up to 200)."""
-    out = "".join(c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode()) for c in value)
-    if not out:
-        return "%00"
-    if out[0] == ".":
-        out = "%2E" + out[1:]
-    return out[:200]
 
 
 def log_field(value: str) -> str:
@@ -109,8 +98,8 @@ def _count(trial_dir: str) -> int:
 def assign(state_dir: str, session_id: str, turn: str) -> str:
     """The arm ("with" or "without") of this turn; the first caller decides, every later caller agrees."""
     trial_dir = state_dir + "/" + TRIAL_DIR
-    turn_dir = trial_dir + "/" + ARMS + "/" + safe_name(session_id)
-    turn_file = turn_dir + "/" + safe_name(turn)
+    turn_dir = trial_dir + "/" + ARMS + "/" + state.safe_name(session_id)
+    turn_file = turn_dir + "/" + state.safe_name(turn)
     known = (state.read_text(turn_file) or "").strip()
     if known in (WITH, WITHOUT):
         return known
