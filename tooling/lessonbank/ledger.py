@@ -15,7 +15,7 @@ from lessonbank import verdict as verdict_mod
 from lessonbank.errors import BankError
 from lessonbank.hot import state as hot_state
 from lessonbank.hot import trial as hot_trial
-from lessonbank.store import Bank, write_atomic
+from lessonbank.store import Bank, Loaded, write_atomic
 
 MODES = hot_state.MODES
 MODE_FILE = "mode"
@@ -295,10 +295,10 @@ def judge(
 # --- the ledger summary ---
 
 
-def _patterns(bank: Bank) -> dict[str, list[re.Pattern[str]]]:
+def _patterns(loaded: list[Loaded]) -> dict[str, list[re.Pattern[str]]]:
     """Each lesson's command triggers, compiled (bad patterns are skipped, `bank check` reports them)."""
     out: dict[str, list[re.Pattern[str]]] = {}
-    for item in bank.load():
+    for item in loaded:
         compiled = []
         for pattern in item.lesson.commands:
             try:
@@ -338,7 +338,7 @@ def summarise(bank: Bank) -> Summary:
     checks, skipped_checks = read_checks(bank)
     loaded = bank.load()
     active = sorted(item.lesson.slug for item in loaded if item.lesson.status == "active")
-    repeated = same_failures(rows, checks, _patterns(bank))
+    repeated = same_failures(rows, checks, _patterns(loaded))
     lessons: dict[str, LessonUse] = {}
     sessions: dict[str, SessionUse] = {}
     lesson_sessions: dict[str, set[str]] = defaultdict(set)
@@ -372,6 +372,8 @@ def summarise(bank: Bank) -> Summary:
 
 def flagged_lessons(bank: Bank) -> dict[str, str]:
     """Lessons groom should report: the with-arm did worse in the trial, or the same failure kept following."""
+    if not (bank.state_dir / LEDGER_FILE).exists():
+        return {}  # nothing was ever injected or logged: nothing to flag, and no need to read the bank
     flags: dict[str, str] = {}
     for item in verdict_mod.attribute(trial_turns(bank)):
         if item.flag:
