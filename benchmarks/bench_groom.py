@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from lessonbank import ledger, promote, scaffold, verdicts
 from lessonbank import lesson as lesson_mod
-from lessonbank import promote, scaffold, verdicts
 from lessonbank.gitrepo import GitRepo
 from lessonbank.store import Bank
 
@@ -35,7 +35,9 @@ WORDS = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega".spl
 
 
 def git(root: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-c", "gc.auto=0", *args], cwd=root, env=ENV, capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "-c", "gc.auto=0", *args], cwd=root, env=ENV, capture_output=True, text=True
+    )
     if done.returncode != 0:
         raise SystemExit(f"git {' '.join(args)} failed: {done.stderr.strip()}")
     return done.stdout
@@ -84,7 +86,11 @@ def build(root: Path, n_files: int, n_lessons: int) -> dict[str, int]:
         elif kind == 8:
             verify = {"paths": [path], "match": [r"total = \d+\n\s+total \+= \w+"]}
         kinds[str(kind)] = kinds.get(str(kind), 0) + 1
-        dest = f"rule:topic-{k % 20}" if k % 4 else (f"skill:tool-{k % 3}" if k % 8 else f"doc:docs/notes-{k % 5}.md")
+        dest = (
+            f"rule:topic-{k % 20}"
+            if k % 4
+            else (f"skill:tool-{k % 3}" if k % 8 else f"doc:docs/notes-{k % 5}.md")
+        )
         lesson = lesson_mod.Lesson(
             id=lesson_mod.new_id(now_ms=1_700_000_000_000 + k, rand=k.to_bytes(10, "big")),
             slug=f"lesson-{k:04d}",
@@ -120,21 +126,6 @@ def timed(fn):  # type: ignore[no-untyped-def]
     return time.perf_counter() - start, value
 
 
-def libyaml_load_time(bank: Bank) -> float | None:
-    """bank.load() with PyYAML's C loader swapped in for this measurement only, or None without it."""
-    import yaml
-
-    if not getattr(yaml, "__with_libyaml__", False):
-        return None
-    original = yaml.safe_load
-    yaml.safe_load = lambda text: yaml.load(text, Loader=yaml.CSafeLoader)  # noqa: S506 - a safe loader
-    try:
-        seconds, _ = timed(bank.load)
-    finally:
-        yaml.safe_load = original
-    return seconds
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=5000)
@@ -147,7 +138,9 @@ def main() -> int:
     try:
         setup, _ = timed(lambda: build(root, args.files, args.lessons))
         tracked = len(git(root, "ls-files").splitlines())
-        print(f"repository: {tracked} tracked files, {args.lessons} eligible lessons (built in {setup:.1f} s)")
+        print(
+            f"repository: {tracked} tracked files, {args.lessons} eligible lessons (built in {setup:.1f} s)"
+        )
         ref_ls, _ = timed(lambda: git(root, "ls-files"))
         ref_grep, _ = timed(lambda: subprocess.run(
             ["git", "grep", "-c", "-E", r"def func_1_1\(", "HEAD"], cwd=root, env=ENV, capture_output=True
@@ -156,7 +149,6 @@ def main() -> int:
         # Where a plan's time goes, measured piece by piece before the real run.
         bank = Bank.open(root)
         t_load, loaded = timed(bank.load)
-        t_libyaml = libyaml_load_time(bank)
         probe = GitRepo(root)
         snap = promote.snapshot(bank, probe)
         t_read, _ = timed(lambda: probe.read_head(snap.tracked))
@@ -167,18 +159,20 @@ def main() -> int:
         probe.close()
         repo = GitRepo(root)
         t_plan, plan = timed(lambda: promote.plan_groom(bank, repo))
+        t_flags, _ = timed(lambda: ledger.flagged_lessons(bank))  # `bank groom` prints these too
         t_apply, results = timed(lambda: promote.apply_plan(bank, plan))
         t_commit, sha = timed(lambda: promote.commit_plan(bank, repo, plan, results))
         repo.close()
         counts = ", ".join(f"{o} {plan.count(o)}" for o in ("promote", "delete", "needs-review", "wait"))
         written = sum(1 for _, action in results if action != "unchanged")
         print(f"decisions: {counts}; {written} files written or deleted; commit {sha[:7]}")
-        total = t_plan + t_apply + t_commit
+        total = t_plan + t_flags + t_apply + t_commit
         print(f"groom total:      {total:6.2f} s   (target < 10 s)")
-        print(f"  plan:           {t_plan:6.2f} s  (measured apart: parse lessons {t_load:.2f} s, "
-              f"read files at HEAD {t_read:.2f} s, verdicts incl. reading {t_decide:.2f} s)")
-        if t_libyaml is not None:
-            print(f"  what if lesson.parse used libyaml (yaml.CSafeLoader): parse lessons {t_libyaml:.2f} s")
+        print(
+            f"  plan:           {t_plan:6.2f} s  (measured apart: parse lessons {t_load:.2f} s, "
+            f"read files at HEAD {t_read:.2f} s, verdicts incl. reading {t_decide:.2f} s)"
+        )
+        print(f"  trial flags:    {t_flags:6.2f} s")
         print(f"  apply (write):  {t_apply:6.2f} s")
         print(f"  commit:         {t_commit:6.2f} s")
         print(f"reference git ls-files:          {ref_ls * 1000:7.1f} ms")

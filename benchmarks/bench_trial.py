@@ -3,7 +3,7 @@
 Uses bench_hook's bank of synthetic lessons and its interleaved measurement (hook spawned exactly as
 installed, `python3 -I -S -c pass` spawned the same way in the same run). The `inject` case starts a
 new session every call, so in `test` mode every call also assigns a new turn: the flock, the log
-append with its fsync and two small renames. Then `trial.assign` in process, for a new and a known turn.
+append (no fsync: see hot/trial.py) and two small renames. Then `trial.assign` in process, for a new and a known turn.
 
 Usage: python benchmarks/bench_trial.py [--runs 200] [--lessons 1000]
 """
@@ -60,10 +60,8 @@ def main() -> None:
             print(
                 f"{mode:>5} {bp50:>9.1f} {bp99:>9.1f} {hp50:>9.1f} {hp99:>9.1f} {hp50 / bp50:>6.2f} {hp99 / bp99:>6.2f}"
             )
-        turns = len(ledger.assignments(bank))
-        print(
-            f"(test mode assigned {turns} turns: {sum(a == 'with' for _, _, a in ledger.assignments(bank))} with)"
-        )
+        assigned = ledger.assignments(bank)
+        print(f"(test mode assigned {len(assigned)} turns: {sum(a == 'with' for _, _, a in assigned)} with)")
         new, known = in_process(str(Path(tmp) / "assign"), args.runs)
         print(
             f"trial.assign in process: new turn p50 {percentile(new, 0.5) * 1000:.3f} ms, "
