@@ -711,3 +711,20 @@ def test_an_unreadable_rule_file_stops_the_groom_before_any_write(bank: Path) ->
         "Error: rules/testing.md cannot be read as UTF-8 text (UnicodeDecodeError)",
     )
     assert files_of(bank) == before
+
+
+@pytest.mark.parametrize(
+    ("body", "by", "shifted"),
+    [
+        ("# A\ntext\n## B", 1, "## A\ntext\n### B"),
+        ("###### six", 1, "###### six"),
+        ("~~~\n```\n# not a heading\n~~~\n## B", 1, "~~~\n```\n# not a heading\n~~~\n### B"),
+        ("```py\n# comment\n```\n# H", 2, "```py\n# comment\n```\n### H"),
+        ("#hashtag is text", 1, "#hashtag is text"),
+        ("# A", 0, "# A"),
+    ],
+)
+def test_shift_headings_leaves_code_fences_alone(body: str, by: int, shifted: str) -> None:
+    from lessonbank.promote import shift_headings
+
+    assert shift_headings(body, by) == shifted

@@ -103,9 +103,8 @@ def merge(existing: str | None, rendered: str, ids: Sequence[str], where: str) -
     return text
 
 
-def _demote(body: str, top: int) -> str:
-    """Markdown headings shifted so the highest sits at level `top`, code fences left alone."""
-    lines = body.splitlines()
+def _heading_levels(lines: list[str]) -> list[int | None]:
+    """The heading level of each line (None for text and for anything inside a code fence)."""
     levels: list[int | None] = []
     fence: str | None = None
     for line in lines:
@@ -117,14 +116,25 @@ def _demote(body: str, top: int) -> str:
         elif fence is None and re.match(r"#{1,6}\s", line):
             level = len(line) - len(line.lstrip("#"))
         levels.append(level)
-    found = [lv for lv in levels if lv is not None]
-    if not found or min(found) >= top:
+    return levels
+
+
+def shift_headings(body: str, by: int) -> str:
+    """Markdown headings moved `by` levels deeper (at most level 6), code fences left alone."""
+    lines = body.splitlines()
+    levels = _heading_levels(lines)
+    if by <= 0 or all(lv is None for lv in levels):
         return body
-    shift = top - min(found)
     out = [
-        ln if lv is None else "#" * min(6, lv + shift) + ln[lv:] for ln, lv in zip(lines, levels, strict=True)
+        ln if lv is None else "#" * min(6, lv + by) + ln[lv:] for ln, lv in zip(lines, levels, strict=True)
     ]
     return "\n".join(out)
+
+
+def _demote(body: str, top: int) -> str:
+    """Markdown headings shifted so the highest sits at level `top`, code fences left alone."""
+    found = [lv for lv in _heading_levels(body.splitlines()) if lv is not None]
+    return shift_headings(body, top - min(found)) if found else body
 
 
 def _extra_body(lesson: lesson_mod.Lesson) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from lessonbank import generate
 from lessonbank.errors import BankError
-from lessonbank.promote import MARK_RE, neutralise
+from lessonbank.promote import MARK_RE, neutralise, shift_headings
 from lessonbank.store import Bank, remove, write_atomic
 
 BLOCK_BEGIN = "<!-- lessonbank:rules:begin -->"
@@ -31,7 +31,9 @@ def _read(bank: Bank, path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise BankError(f"{bank.relative(path)} cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
+        raise BankError(
+            f"{bank.relative(path)} cannot be read as UTF-8 text ({exc.__class__.__name__})"
+        ) from None
 
 
 def rule_files(bank: Bank) -> list[Path]:
@@ -63,17 +65,6 @@ def strip_sections(text: str) -> str:
     return "\n".join(lines).strip("\n")
 
 
-def _demote_once(text: str) -> str:
-    out, fence = [], False
-    for line in text.splitlines():
-        if line.lstrip().startswith(("```", "~~~")):
-            fence = not fence
-        elif not fence and re.match(r"#{1,5}\s", line):
-            line = "#" + line
-        out.append(line)
-    return "\n".join(out)
-
-
 def claude_block(rels: list[str], imports_agents: bool) -> str:
     """The inside of CLAUDE.md's block: one import line per rule file."""
     head = "<!-- Managed by `bank rules` from rules/*.md: edit those files, not this block. -->"
@@ -94,7 +85,7 @@ def agents_block(bank: Bank, files: list[Path]) -> str:
     if not files:
         parts.append("<!-- No rules yet: `bank groom` promotes lessons seen in two sessions. -->")
     for path in files:
-        body = neutralise(_demote_once(strip_sections(_read(bank, path))))
+        body = neutralise(shift_headings(strip_sections(_read(bank, path)), 1))
         parts.append(f"<!-- from {bank.relative(path)} -->\n{body}")
     return "\n\n".join(parts)
 
@@ -182,10 +173,7 @@ def crontab_line(root: Path, python: str | None = None) -> str:
     where = shlex.quote(str(root))
     # cron treats a bare % as a newline: each one is escaped.
     branch = '"bank-groom/$(date +\\%Y-\\%m-\\%d)"'
-    return (
-        f"{CRON} cd {where} && {exe} -m lessonbank groom --branch {branch} "
-        ">> .lessonbank/groom.log 2>&1"
-    )
+    return f"{CRON} cd {where} && {exe} -m lessonbank groom --branch {branch} >> .lessonbank/groom.log 2>&1"
 
 
 def demo_step(bank: Bank) -> list[str]:
@@ -213,7 +201,9 @@ def demo_step(bank: Bank) -> list[str]:
         for rel in sorted(set(plan.targets.values())):
             text = (bank.root / rel).read_text(encoding="utf-8")
             lines.append(f"{rel} now holds:")
-            lines += [f"  {ln}" for ln in strip_sections(text).splitlines() if ln.startswith(("## ", "**When**"))]
+            lines += [
+                f"  {ln}" for ln in strip_sections(text).splitlines() if ln.startswith(("## ", "**When**"))
+            ]
         claude = bank.root / "CLAUDE.md"
         if claude.is_file():
             imports = [ln for ln in claude.read_text(encoding="utf-8").splitlines() if ln.startswith("@")]
