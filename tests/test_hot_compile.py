@@ -47,3 +47,17 @@ def test_a_broken_bank_toml_falls_back_to_defaults(tmp_path: Path) -> None:
     (bank.root / "bank.toml").write_text("[recall\n", encoding="utf-8")
     index = compiled.load(str(bank.root), str(bank.state_dir))
     assert index.settings["max_lessons"] == 3
+
+
+def test_the_same_tables_give_the_same_bytes_whatever_the_process_holds() -> None:
+    """Interning and sharing must not leak into the file, or `bank index` rewrites unchanged files."""
+    import sys
+
+    from lessonbank.hot import build
+
+    def tables(name: str) -> dict:
+        return build.from_texts(None, None) | {"lessons": [(name, 5, 0.7, name + " text", name)]}
+
+    fresh = "".join(["ma", "ke"])  # equal to "make", but neither interned nor shared
+    assert fresh is not sys.intern("make")
+    assert build.serialize(tables(fresh), ("k",)) == build.serialize(tables(sys.intern("make")), ("k",))

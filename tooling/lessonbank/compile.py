@@ -32,10 +32,9 @@ def render(bank: Bank, lessons: list[Lesson], dry_run: bool = False) -> bytes:
             key = None
         index_text = expected
     try:
-        rows = index_mod.parse(index_text) if index_text is not None else []
+        data = build.from_texts(index_text, toml_text)
     except index_mod.IndexFormatError as exc:
         raise BankError(f"INDEX.md: {exc}") from None
-    data = build.tables(rows, build.settings_from_toml(toml_text))
     return build.serialize(data, key if key is not None else ("pending",))
 
 

@@ -33,27 +33,30 @@ from lessonbank.hot.compiled import (
 )
 
 GRAM = 4
-DEFAULTS = {"max_lessons": 3, "max_bytes": 4096, "prompt_max_lessons": 3, "compact_priority": 7}
+# marshal from version 3 on marks strings interned and objects shared by their refcount, which
+# depends on what else the process holds: the same tables could give different bytes, and
+# `bank index` would rewrite an unchanged file. Version 2 writes values only.
+MARSHAL_VERSION = 2
 
 
 def settings_from_toml(text: str | None) -> dict:
-    """The recall settings from bank.toml's text (defaults when absent or invalid)."""
-    settings = dict(DEFAULTS)
-    if text is None:
-        return settings
-    try:
-        from lessonbank import config as config_mod
+    """The [recall] settings from bank.toml's text, through the one config parser (defaults if broken)."""
+    from lessonbank import config as config_mod
+    from lessonbank.errors import BankError
 
-        config = config_mod.parse(text)
-    except Exception:  # a broken bank.toml must not switch the hooks off; `bank check` reports it
-        return settings
-    for key in settings:
-        try:
-            value = int(config.get("recall." + key))
-        except (KeyError, TypeError, ValueError):
-            continue
-        settings[key] = value
-    return settings
+    try:
+        config = config_mod.parse(text or "")
+    except BankError:  # a broken bank.toml must not switch the hooks off; `bank check` reports it
+        config = config_mod.Config()
+    return {key: config.get("recall." + key) for key in config_mod.DEFAULTS["recall"]}
+
+
+def from_texts(index_text: str | None, toml_text: str | None) -> dict:
+    """The tables for INDEX.md's and bank.toml's texts (IndexFormatError for a broken INDEX.md)."""
+    from lessonbank import index as index_mod
+
+    rows = index_mod.parse(index_text) if index_text is not None else []
+    return tables(rows, settings_from_toml(toml_text))
 
 
 def tables(rows: list, settings: dict) -> dict:
@@ -134,7 +137,7 @@ def serialize(data: dict, key: tuple) -> bytes:
         table, payload = _hashed(data[name])
         add(name + ".table", table)
         add(name + ".data", payload)
-    table, payload = _array([marshal.dumps(record) for record in data["lessons"]])
+    table, payload = _array([marshal.dumps(record, MARSHAL_VERSION) for record in data["lessons"]])
     add("lessons.table", table)
     add("lessons.data", payload)
     meta = marshal.dumps(
@@ -145,7 +148,8 @@ def serialize(data: dict, key: tuple) -> bytes:
             "gram_lengths": data["gram_lengths"],
             "sections": sections,
             "count": len(data["lessons"]),
-        }
+        },
+        MARSHAL_VERSION,
     )
     head = MAGIC + FORMAT.to_bytes(4, "little") + len(meta).to_bytes(4, "little")
     body = b"".join(blobs)
@@ -157,7 +161,7 @@ def _hashed(mapping: dict) -> tuple[bytes, bytes]:
     buckets: list[dict] = [{} for _ in range(size)]
     for key in sorted(mapping):
         buckets[bucket(key, size)][key] = mapping[key]
-    return _array([marshal.dumps(b) if b else b"" for b in buckets])
+    return _array([marshal.dumps(b, MARSHAL_VERSION) if b else b"" for b in buckets])
 
 
 def _array(blobs: list[bytes]) -> tuple[bytes, bytes]:

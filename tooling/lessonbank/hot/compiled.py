@@ -169,12 +169,10 @@ def read_sources(root: str) -> "tuple[str | None, str | None, tuple | None]":
 
 def rebuild(root: str, state_dir: str, write: bool = True) -> MemIndex:
     """Build the tables from INDEX.md (and bank.toml) and, when asked, rewrite the compiled file."""
-    from lessonbank import index as index_mod
     from lessonbank.hot import build
 
     index_text, toml_text, key = read_sources(root)
-    rows = index_mod.parse(index_text) if index_text is not None else []
-    data = build.tables(rows, build.settings_from_toml(toml_text))
+    data = build.from_texts(index_text, toml_text)
     if write and key is not None:
         try:
             state.write_atomic(state_dir + "/" + NAME, build.serialize(data, key))
