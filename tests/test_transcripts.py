@@ -38,10 +38,14 @@ def bash(call: str, command: str, output: str, is_error: bool, session: str = "s
     return use + res
 
 
-def edit(call: str, path: str, session: str = "s1") -> str:
-    return record(
-        "assistant", [{"type": "tool_use", "id": call, "name": "Edit", "input": {"file_path": path}}], session
-    )
+def edit(call: str, path: str, session: str = "s1", result: str = "", is_error: bool = False) -> str:
+    """An Edit call and its result (by default: applied)."""
+    use = record("assistant", [{"type": "tool_use", "id": call, "name": "Edit", "input": {"file_path": path}}],
+                 session)  # fmt: skip
+    text = result or f"The file {path} has been updated."
+    res = record("user", [{"tool_use_id": call, "type": "tool_result", "content": text, "is_error": is_error}],
+                 session)  # fmt: skip
+    return use + res
 
 
 FAIL = bash("t1", "pytest -q", "Exit code 1\nFAILED tests/test_a.py::test_x - assert 1 == 2", True)
@@ -366,3 +370,22 @@ def test_an_unfinished_overlong_line_is_counted_once_and_not_read_again(
         handle.write("\n" + FIX)  # it ends, and the session goes on
     found, third = scan(path, state=state)
     assert third.malformed == 0 and [c.kind for c in found] == ["fix"]
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        "<tool_use_error>String to replace not found in file.</tool_use_error>",
+        "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+    ],
+)
+def test_an_edit_that_did_not_apply_is_no_evidence(tmp_path: Path, result: str) -> None:
+    """Fail, an edit that was refused, then a pass: a flaky rerun, not a fix."""
+    path = tmp_path / "s.jsonl"
+    rerun = bash("t3", "pytest -q", "3 passed", False)
+    path.write_text(FAIL + edit("t2", "/p/src/a.py", result=result, is_error=True) + rerun)
+    found, stats = scan(path)
+    assert [c.kind for c in found] == []
+    assert sum(stats.skipped.values()) == 1  # counted as the non-mistake it is
+    path.write_text(FAIL + edit("t2", "/p/src/a.py") + rerun)
+    assert [c.kind for c in scan(path)[0]] == ["fix"]

@@ -29,7 +29,9 @@ _NON_MISTAKE_PHRASES = (
 if not all(piece in phrase for phrase, piece in _NON_MISTAKE_PHRASES):
     raise AssertionError("each piece must be part of its phrase, or the pieces would miss a phrase")
 _NON_MISTAKE_HINT = re.compile("|".join(re.escape(p) for p, _ in _NON_MISTAKE_PHRASES).encode())
-_NON_MISTAKE_PIECE = re.compile("|".join(dict.fromkeys(re.escape(p) for _, p in _NON_MISTAKE_PHRASES)).encode())
+_NON_MISTAKE_PIECE = re.compile(
+    "|".join(dict.fromkeys(re.escape(p) for _, p in _NON_MISTAKE_PHRASES)).encode()
+)
 _BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
 LONG_USER_LINE = 16384  # a user message line this long (without images) holds no short correction
 
@@ -59,6 +61,7 @@ def _bound(pending: dict[str, Any]) -> None:
 _SHELL_TOOLS = {"Bash", "bash", "shell", "PowerShell", "exec_command", "local_shell", "container.exec",
                 "shell_command"}  # fmt: skip
 _EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
+_EDIT_MARK = "\x00edit:"  # marks an edit among the pending shell calls (its value is tool\tpath)
 _SHELL_NAMES = frozenset(name.encode() for name in _SHELL_TOOLS)
 _EDIT_NAMES = frozenset(name.encode() for name in _EDIT_TOOLS)
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
@@ -178,6 +181,12 @@ class ClaudeStream:
                 if command is None:
                     continue
                 text = _result_text(block.get("content"))
+                if command.startswith(_EDIT_MARK):
+                    tool, _, path = command[len(_EDIT_MARK) :].partition("\t")
+                    status = mining.result_status(text, bool(block.get("is_error")))[0]
+                    if status != "fail":  # applied (ok), or a non-mistake the scan counts
+                        out.append(Event("tool", time, tool=tool, paths=(path,), status=status))
+                    continue
                 status, code, timed_out = mining.result_status(text, bool(block.get("is_error")))
                 extra = record.get("toolUseResult")
                 if isinstance(extra, dict):
@@ -214,7 +223,10 @@ class ClaudeStream:
                 elif name in _EDIT_TOOLS:
                     path = args.get("file_path") or args.get("notebook_path")
                     if isinstance(path, str):
-                        out.append(Event("tool", time, tool=name, paths=(path,)))
+                        # The edit counts once its result says it applied: a rejected or failed
+                        # edit changed nothing, so it is no evidence for a fix.
+                        self.pending[str(block.get("id", ""))] = f"{_EDIT_MARK}{name}\t{path}"
+                        _bound(self.pending)
         return out
 
 
