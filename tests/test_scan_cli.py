@@ -48,7 +48,7 @@ def test_scan_prints_a_summary_and_stores_candidates(bank: Path) -> None:
     assert result.exit_code == 0
     assert result.output.splitlines() == [*SCAN_DEMO, "3 candidates wait for review: `bank review`"]
     assert sorted(p.name for p in (bank / ".lessonbank" / "scan").iterdir()) == [
-        "candidates.jsonl", "files.json", "rejected.json",
+        "candidates.jsonl", "files.json", "lock", "rejected.json",
     ]  # fmt: skip
     again = run(bank, "scan", "--path", str(DEMO))
     assert again.output.splitlines() == [
@@ -218,3 +218,31 @@ def test_scoring_weights_come_from_bank_toml(bank: Path) -> None:
         3,
         0.4,
     )
+
+
+def test_a_review_decision_made_during_a_scan_is_kept(bank: Path) -> None:
+    """A scan holds the store from load to save; a review decision waits, then lands on top."""
+    import threading
+    import time
+
+    from lessonbank.candidates import Store
+
+    run(bank, "scan", "--path", str(DEMO))
+    opened = Bank.find(root=bank)
+    first = Store(opened).load().pending()[0]
+    scanning = threading.Event()
+
+    def slow_scan() -> None:
+        with Store(opened).locked() as store:
+            store.load()
+            scanning.set()
+            time.sleep(0.3)  # a long scan: the review below decides meanwhile
+            store.save()
+
+    worker = threading.Thread(target=slow_scan)
+    worker.start()
+    scanning.wait()
+    Store(opened).record(first, rejected=True)
+    worker.join()
+    after = Store(opened).load()
+    assert first.key in after.rejected and first.key not in after.candidates

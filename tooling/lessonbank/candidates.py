@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -86,19 +88,41 @@ class Store:
             out.append((path, write_atomic(path, text, dry_run=dry_run)))
         return out
 
+    @contextlib.contextmanager
+    def locked(self, dry_run: bool = False) -> Iterator[Store]:
+        """Hold the scan store's lock from load to save, so a scan and a review lose nothing.
+
+        Not the bank's own lock: accepting a candidate captures, and capture takes that one.
+        A dry run writes nothing, so it needs no lock (and leaves no lock file).
+        """
+        if dry_run:
+            yield self
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with open(self.dir / "lock", "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield self
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def record(self, cand: Candidate, rejected: bool = False, dry_run: bool = False) -> None:
+        """Write one review decision onto the store as it is on disk now (another scan may have saved)."""
+        with self.locked():
+            self.load()
+            if rejected:
+                self.candidates.setdefault(cand.key, cand)
+                self.reject(self.candidates[cand.key])
+            else:
+                self.candidates[cand.key] = cand
+            self.save(dry_run=dry_run)
+
     def pending(self) -> list[Candidate]:
         """Candidates waiting for review, best first."""
         waiting = [c for c in self.candidates.values() if c.status == "pending"]
         return sorted(waiting, key=lambda c: (-c.confidence, -c.priority, c.key))
 
-    def find(self, handle: str) -> Candidate:
-        for cand in self.candidates.values():
-            if handle in (cand.key, short_id(cand.key)):
-                return cand
-        raise BankError(f"no candidate {handle!r}: `bank review --list` shows them")
-
     def reject(self, cand: Candidate) -> None:
-        cand.status = "rejected"
         self.rejected[cand.key] = cand.when[:120]
         del self.candidates[cand.key]
 

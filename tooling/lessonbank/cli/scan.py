@@ -131,15 +131,16 @@ def scan(
 
     bank = get_bank(ctx)
     try:
-        store = Store(bank).load()
-        cache = store.state.setdefault("codex_cwd", {})
-        files = transcripts.locate(bank.root, all_projects, paths, cache)
-        total = transcripts.pending_bytes(files, store.state)
-        if total > PROGRESS_BYTES and sys.stderr.isatty() and not as_json:
-            with click.progressbar(length=total, label="scanning", file=sys.stderr) as bar:
-                report = run_scan(bank, files, store, accept_above, dry_run, bar.update)
-        else:
-            report = run_scan(bank, files, store, accept_above, dry_run)
+        with Store(bank).locked(dry_run) as store:
+            store.load()
+            cache = store.state.setdefault("codex_cwd", {})
+            files = transcripts.locate(bank.root, all_projects, paths, cache)
+            total = transcripts.pending_bytes(files, store.state)
+            if total > PROGRESS_BYTES and sys.stderr.isatty() and not as_json:
+                with click.progressbar(length=total, label="scanning", file=sys.stderr) as bar:
+                    report = run_scan(bank, files, store, accept_above, dry_run, bar.update)
+            else:
+                report = run_scan(bank, files, store, accept_above, dry_run)
     except BankError as err:
         raise click.ClickException(str(err)) from None
     if as_json:
@@ -246,13 +247,12 @@ def _review_one(
                     click.echo(line)
             counts["accepted"] += 1
         elif choice == "r":
-            store.reject(cand)
             click.echo(f"rejected {short_id(cand.key)}: it will not be proposed again")
             counts["rejected"] += 1
         elif choice == "s":
             counts["skipped"] += 1
-        if choice != "q" and not dry_run:
-            store.save()
+        if choice in "ar" and not dry_run:
+            store.record(cand, rejected=choice == "r")
         return "quit" if choice == "q" else "next"
 
 
