@@ -380,3 +380,21 @@ def test_merge_counts_sessions_once_and_is_idempotent() -> None:
     assert (conf, prio) == (0.75, 6)
     assert why == ["base 0.40", "fix confirmed +0.20", "seen in 2 sessions +0.10", "2 projects +0.05"]
     assert Candidate.from_dict(json.loads(json.dumps(cand.to_dict()))) == cand
+
+
+@pytest.mark.parametrize(
+    ("text", "blocks"),
+    [
+        ("#lesson\nmistake: a\nfix: b\n#/lesson", 1),
+        ("#lesson #/lesson", 0),  # says nothing: no candidate that capture would refuse forever
+        ("#lesson\ntool: Bash\n#/lesson", 0),
+        ("First. #lesson\nmistake: a\nfix: b\n#/lesson and again #lesson\nwhen: c\ndo: d\n#/lesson", 2),
+        ("> #lesson\n> Mistake: quoted\n> Fix: still read\n> #/lesson", 1),
+    ],
+)
+def test_scan_reads_blocks_as_capture_does(text: str, blocks: int) -> None:
+    from lessonbank.capture import parse_lesson_blocks
+    from lessonbank.episodes import lesson_blocks
+
+    assert len(lesson_blocks(text)) == blocks
+    assert len([d for d in parse_lesson_blocks(text) if d.when and d.do]) == blocks

@@ -31,9 +31,7 @@ SEVERITY_WORDS = {
 }
 
 
-BLOCK_FIELDS = ("tool", "trigger", "mistake", "fix", "tags", "promote-to")
-# A block may start after other text on its line ("All fixed. #lesson"), as agents write it.
-_BLOCK_RE = re.compile(r"(?ms)#lesson\b[^\n]*\n(.*?)^[ \t>]*#/lesson\b")
+BLOCK_FIELDS = lesson_mod.BLOCK_FIELDS
 _PATH_TOOLS = {"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob"}
 
 
@@ -83,28 +81,7 @@ def split_list(value: str) -> list[str]:
 
 def parse_lesson_blocks(text: str) -> list[Draft]:
     """Every `#lesson … #/lesson` block in `text`, as drafts (fields tool, trigger, mistake, fix, …)."""
-    drafts = []
-    for match in _BLOCK_RE.finditer(text):
-        fields: dict[str, str] = {}
-        key = None
-        for raw in match.group(1).splitlines():
-            line = raw.lstrip(" \t>")
-            m = re.match(r"^([A-Za-z][A-Za-z_-]*)\s*:\s?(.*)$", line)
-            if m and m.group(1).lower() in (
-                *BLOCK_FIELDS,
-                "title",
-                "keywords",
-                "priority",
-                "when",
-                "do",
-                "path",
-            ):
-                key = m.group(1).lower()
-                fields[key] = m.group(2).strip()
-            elif key and line.strip():
-                fields[key] = (fields[key] + " " + line.strip()).strip()
-        drafts.append(draft_from_block(fields))
-    return drafts
+    return [draft_from_block(fields) for _, fields in lesson_mod.lesson_blocks(text)]
 
 
 def draft_from_block(fields: dict[str, str]) -> Draft:

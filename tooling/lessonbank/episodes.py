@@ -6,6 +6,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from lessonbank import lesson as lesson_mod
 from lessonbank import mining, words
 from lessonbank.redaction import redact
 
@@ -156,8 +157,6 @@ def merge(store: dict[str, Candidate], found: list[Candidate], w: Weights) -> li
 
 # ---- detection ---------------------------------------------------------------------------
 
-_BLOCK = re.compile(r"(?ms)^[ \t>]*#lesson\b[^\n]*\n.*?^[ \t>]*#/lesson\b")
-_INLINE_BLOCK = re.compile(r"(?s)#lesson\b.*?#/lesson\b")
 _CORRECTION = re.compile(
     r"(?ix)^\W*(?:no\b(?![,\s]+(?:problem|worries|thanks|rush|need|hurry))|nope\b|wrong\b|stop\b"
     r"|don'?t\b|do\s+not\b|never\b|not\s+that\b|that'?s\s+not\b"
@@ -195,9 +194,12 @@ def _regex_for(key: str) -> str:
 
 
 def lesson_blocks(text: str) -> list[str]:
-    """The raw `#lesson … #/lesson` blocks in an assistant message."""
-    found = _BLOCK.findall(text)
-    return found or _INLINE_BLOCK.findall(text)
+    """The raw `#lesson … #/lesson` blocks in an assistant message that say a situation and a fix."""
+    return [
+        raw
+        for raw, fields in lesson_mod.lesson_blocks(text)
+        if (fields.get("mistake") or fields.get("when")) and (fields.get("fix") or fields.get("do"))
+    ]
 
 
 def is_correction(text: str) -> bool:
@@ -335,7 +337,10 @@ class Detector:
                     if path not in ep["edits"] and len(ep["edits"]) < MAX_EDITS:
                         ep["edits"].append(path)
             if ev.paths:
-                self._action, self._running = f"editing {ev.paths[0].replace(chr(92), '/').rsplit('/', 1)[-1]}", None
+                self._action, self._running = (
+                    f"editing {ev.paths[0].replace(chr(92), '/').rsplit('/', 1)[-1]}",
+                    None,
+                )
             return out
         if not ev.command:
             return out
