@@ -11,8 +11,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from lessonbank import lesson as lesson_mod
-from lessonbank import mining, transcripts
+from lessonbank import blocks, mining, transcripts
 from lessonbank.capture import Draft, Outcome, capture, parse_lesson_blocks
 from lessonbank.episodes import Candidate, Weights, merge, score
 from lessonbank.errors import BankError, GateRefusal
@@ -149,7 +148,7 @@ def complete(cand: Candidate) -> Candidate:
     cand.when, cand.do = draft.when, draft.do
     cand.tools, cand.commands, cand.tags = draft.tools, draft.commands, draft.tags
     tool_tag = next((t.partition(":")[2] for t in draft.tags if t.startswith("tool:")), "")
-    trigger = lesson_mod.lesson_blocks(cand.block)[0][1].get("trigger", "")
+    trigger = blocks.lesson_blocks(cand.block)[0][1].get("trigger", "")
     cand.promote_to = draft.promote_to or _destination_for(tool_tag, trigger)
     return cand
 

@@ -9,7 +9,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from lessonbank import gates, words
+from lessonbank import blocks, gates, words
 from lessonbank import lesson as lesson_mod
 from lessonbank.errors import BankError, GateRefusal
 from lessonbank.redaction import Redaction, describe
@@ -31,7 +31,7 @@ SEVERITY_WORDS = {
 }
 
 
-BLOCK_FIELDS = lesson_mod.BLOCK_FIELDS
+BLOCK_FIELDS = blocks.BLOCK_FIELDS
 _PATH_TOOLS = {"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob"}
 
 
@@ -81,7 +81,7 @@ def split_list(value: str) -> list[str]:
 
 def parse_lesson_blocks(text: str) -> list[Draft]:
     """Every `#lesson … #/lesson` block in `text`, as drafts (fields tool, trigger, mistake, fix, …)."""
-    return [draft_from_block(fields) for _, fields in lesson_mod.lesson_blocks(text)]
+    return [draft_from_block(fields) for _, fields in blocks.lesson_blocks(text)]
 
 
 def draft_from_block(fields: dict[str, str]) -> Draft:

@@ -6,8 +6,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from lessonbank import lesson as lesson_mod
-from lessonbank import mining, words
+from lessonbank import blocks, mining, words
 from lessonbank.redaction import redact
 
 MAX_EVIDENCE = 5
@@ -197,7 +196,7 @@ def lesson_blocks(text: str) -> list[str]:
     """The raw `#lesson … #/lesson` blocks in an assistant message that say a situation and a fix."""
     return [
         raw
-        for raw, fields in lesson_mod.lesson_blocks(text)
+        for raw, fields in blocks.lesson_blocks(text)
         if (fields.get("mistake") or fields.get("when")) and (fields.get("fix") or fields.get("do"))
     ]
 
