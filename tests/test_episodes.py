@@ -279,13 +279,17 @@ def test_a_failing_cd_never_reached_the_check() -> None:
     ],
 )
 def test_non_mistakes_yield_nothing(status: str, text: str) -> None:
-    events = [run("pytest", status, text) for _ in range(100)] + [run("pytest", "ok")]
-    assert feed(events) == []
+    # Where a failure would open an episode that the edit and the pass then close as a fix.
+    assert feed([run("pytest -q", "fail", "FAILED a"), edit("a.py"), run("pytest -q", "ok")]) != []
+    assert feed([run("pytest -q", status, text), edit("a.py"), run("pytest -q", "ok")]) == []
 
 
-def test_a_denied_fix_attempt_is_not_evidence() -> None:
-    # the install was denied, nothing else changed: the later pass is flaky, not a fix
-    assert feed([run("pytest", "fail", "FAILED a"), run("pip install x", "denied", "requires approval"),
+@pytest.mark.parametrize("status", ["denied", "rejected", "invalid"])
+def test_a_fix_attempt_that_did_not_run_is_not_evidence(status: str) -> None:
+    # the install never ran, nothing else changed: the later pass is flaky, not a fix
+    ran = feed([run("pytest", "fail", "FAILED a"), run("pip install x", "ok"), run("pytest", "ok")])
+    assert [c.kind for c in ran] == ["fix"]
+    assert feed([run("pytest", "fail", "FAILED a"), run("pip install x", status, "requires approval"),
                  run("pytest", "ok")]) == []  # fmt: skip
 
 
