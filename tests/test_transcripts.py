@@ -390,3 +390,12 @@ def test_an_edit_that_did_not_apply_is_no_evidence(tmp_path: Path, result: str) 
     assert sum(stats.skipped.values()) == 1  # counted as the non-mistake it is
     path.write_text(FAIL + edit("t2", "/p/src/a.py") + rerun)
     assert [c.kind for c in scan(path)[0]] == ["fix"]
+
+
+def test_the_cheap_look_covers_every_non_mistake_phrase_mining_knows() -> None:
+    """Results skipped unparsed are counted by a window check: it must know every phrase mining does."""
+    from lessonbank import mining, records
+
+    hints = [p.lower() for p, _ in records._NON_MISTAKE_PHRASES]
+    phrases = (*mining._DENIED, *mining._REJECTED, *mining._INTERRUPTED, *mining._INVALID)
+    assert [p for p in phrases if not any(h in p for h in hints)] == []

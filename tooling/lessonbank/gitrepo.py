@@ -62,13 +62,6 @@ class GitRepo:
         except ValueError:
             return None
 
-    def branch(self) -> str | None:
-        """The checked-out branch name, or None when HEAD is detached."""
-        try:
-            return str(self.repo.active_branch.name)
-        except TypeError:
-            return None
-
     def rel(self, path: Path) -> str:
         """A path as git names it: relative to the top of the working tree, with '/'."""
         return Path(path).resolve().relative_to(self.top).as_posix()

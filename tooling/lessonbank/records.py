@@ -24,7 +24,7 @@ _NON_MISTAKE_PHRASES = (
     ("nterrupted by user", "y user"), ("borted by user", "y user"), ("tool_use_error", "_use_error"),
     ("nputValidationError", "Validation"), ("ibling tool call", "g tool call"), ("andbox denied", "denied"),
     ("by sandbox", "y sandbox"), ("user denied", "denied"), ("has been denied", "denied"),
-    ("pproval policy", "val policy"),
+    ("pproval policy", "val policy"), ("user rejected", "jected"), ("write_stdin failed", "stdin failed"),
 )  # fmt: skip
 if not all(piece in phrase for phrase, piece in _NON_MISTAKE_PHRASES):
     raise AssertionError("each piece must be part of its phrase, or the pieces would miss a phrase")
