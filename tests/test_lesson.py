@@ -161,3 +161,21 @@ def test_ids_sort_by_time_and_do_not_collide() -> None:
 )
 def test_slugify(title: str, slug: str) -> None:
     assert L.slugify(title) == slug
+
+
+@pytest.mark.parametrize(
+    ("glob", "ok"),
+    [
+        ("src/**/*.py", True),
+        ("a\\[b", True),
+        ("[]]x", True),
+        ("x[!a-z]", True),
+        ("a[b", False),
+        ("", False),
+        ("/abs/*.py", False),
+        ("../up/*.py", False),
+    ],
+)
+def test_glob_problems_agree_with_the_hooks_matcher(glob: str, ok: bool) -> None:
+    """`bank check` calls a glob broken exactly when the hooks could not read it as written."""
+    assert (L.glob_problem(glob) == "") is ok

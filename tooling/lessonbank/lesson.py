@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from lessonbank.errors import LessonFormatError
+from lessonbank.hot import globs
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -365,14 +366,8 @@ def glob_problem(glob: str) -> str:
     """Why a path glob is invalid, or '' when it is fine."""
     if not glob:
         return "empty glob"
-    depth = 0
-    for ch in glob:
-        if ch == "[":
-            depth += 1
-        elif ch == "]" and depth:
-            depth -= 1
-    if depth:
-        return "unclosed '[' in glob"
+    if globs.unclosed_class(glob):  # the hooks' own parser decides, so the two never disagree
+        return "unclosed '[' in glob (write \\[ for a literal '[')"
     if glob.startswith("/") or ".." in glob.split("/"):
         return "globs are relative to the repository (no leading '/', no '..')"
     return ""

@@ -26,6 +26,22 @@ def compile_glob(glob: str) -> tuple[bool, tuple[tuple, ...]]:
     return name_only, tuple(_tokens(alt) for alt in _expand(glob))
 
 
+def unclosed_class(glob: str) -> bool:
+    """Does the glob open a `[` class that never closes (the matcher then reads a literal '[')?"""
+    i, n = 0, len(glob)
+    while i < n:
+        if glob[i] == "\\":
+            i += 2
+        elif glob[i] == "[":
+            cls, j = _class(glob, i + 1)
+            if cls is None:
+                return True
+            i = j
+        else:
+            i += 1
+    return False
+
+
 def literals(tokens: tuple) -> list[str]:
     """The literal runs every path matching these tokens contains."""
     return [t[1] for t in tokens if t[0] == LIT]
