@@ -14,6 +14,7 @@ from lessonbank.verdict import (
     WITHOUT,
     Point,
     Verdict,
+    fmt_num,
 )
 
 WIDTH, HEIGHT = 760, 460
@@ -106,7 +107,7 @@ def svg(verdict: Verdict, points: Sequence[Point]) -> str:
     out.append(_text((LEFT + RIGHT) / 2, BOTTOM + 32, "trial turn (assignment order)", 11, "middle"))
     out.append(
         f'<text x="18" y="{_f((TOP + BOTTOM) / 2)}" font-size="11" text-anchor="middle" '
-        f'transform="rotate(-90 18 {_f((TOP + BOTTOM) / 2)})">failed checks per turn (running, 95% band)</text>'
+        f'transform="rotate(-90 18 {_f((TOP + BOTTOM) / 2)})">failed checks per turn (running, {CONFIDENCE:.0%} band)</text>'
     )
     if not points:
         out.append(_text((LEFT + RIGHT) / 2, (TOP + BOTTOM) / 2, "no trial turns yet", 14, "middle", "#888"))
@@ -156,8 +157,6 @@ def _ratio_strip(verdict: Verdict) -> list[str]:
             out.append(_line(rx(high), mid - 6, rx(high), mid + 6, "#222"))
     if rr.estimate is not None and not math.isinf(rr.estimate):
         out.append(f'<circle cx="{_f(rx(rr.estimate))}" cy="{_f(mid)}" r="4" fill="#222"/>')
-    label = "n/a" if rr.estimate is None else ("inf" if math.isinf(rr.estimate) else f"{rr.estimate:.2f}")
-    low = "n/a" if rr.low is None else f"{rr.low:.2f}"
-    high_text = "n/a" if rr.high is None else ("inf" if math.isinf(rr.high) else f"{rr.high:.2f}")
-    out.append(_text(LEFT, RR_BOTTOM + 40, f"rate ratio {label} ({low} to {high_text})", 11))
+    label = f"rate ratio {fmt_num(rr.estimate)} ({fmt_num(rr.low)} to {fmt_num(rr.high)})"
+    out.append(_text(LEFT, RR_BOTTOM + 40, label, 11))
     return out

@@ -380,7 +380,8 @@ def running(turns: Sequence[Turn]) -> list[Point]:
 # --- text ---
 
 
-def _num(value: float | None, digits: int = 2) -> str:
+def fmt_num(value: float | None, digits: int = 2) -> str:
+    """A figure for a report: n/a for none, inf for infinity, else fixed digits."""
     if value is None:
         return "n/a"
     if math.isinf(value):
@@ -392,13 +393,13 @@ def _p(value: float | None) -> str:
     """A p-value as text: never "0.000", since the smallest a permutation test gives is 1/(shuffles+1)."""
     if value is not None and value < 0.001:
         return "p < 0.001"
-    return f"p = {_num(value, 3)}"
+    return f"p = {fmt_num(value, 3)}"
 
 
 def _arm_line(name: str, arm: Arm) -> str:
     return (
         f"  {name:<8} {arm.turns:>5} turns  {arm.checks:>5} checks  {arm.failed:>5} failed  "
-        f"{_num(arm.rate):>5} failed/turn  {arm.recovered:>4} recovered"
+        f"{fmt_num(arm.rate):>5} failed/turn  {arm.recovered:>4} recovered"
     )
 
 
@@ -411,8 +412,8 @@ def report_lines(verdict: Verdict, attribution: bool = True) -> list[str]:
         f"Verdict: {verdict.decision.upper()} ({verdict.reason}).",
         _arm_line(WITH, verdict.with_arm),
         _arm_line(WITHOUT, verdict.without_arm),
-        f"Rate ratio with/without: {_num(rr.estimate)} "
-        f"({CONFIDENCE:.0%} exact conditional interval {_num(rr.low)} to {_num(rr.high)}); "
+        f"Rate ratio with/without: {fmt_num(rr.estimate)} "
+        f"({CONFIDENCE:.0%} exact conditional interval {fmt_num(rr.low)} to {fmt_num(rr.high)}); "
         f"permutation test {_p(verdict.p_value)} ({PERMUTATIONS} shuffles).",
     ]
     if verdict.decision == NO_EFFECT:
@@ -424,8 +425,8 @@ def report_lines(verdict: Verdict, attribution: bool = True) -> list[str]:
         for item in verdict.attributions:
             mark = "  FLAG" if item.flag else ""
             lines.append(
-                f"  {item.slug}: with {item.with_arm.turns} turns {_num(item.with_arm.rate)}, "
-                f"without {item.without_arm.turns} turns {_num(item.without_arm.rate)}{mark}"
+                f"  {item.slug}: with {item.with_arm.turns} turns {fmt_num(item.with_arm.rate)}, "
+                f"without {item.without_arm.turns} turns {fmt_num(item.without_arm.rate)}{mark}"
             )
         flagged = [a for a in verdict.attributions if a.flag]
         lines.append(
