@@ -567,7 +567,7 @@ def test_ci_workflow(tmp_path: Path) -> None:
 
 def test_demo_step_graduates_a_lesson_into_a_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from lessonbank.cli import demo
-    from lessonbank.rulesync import demo_step
+    from lessonbank.grooming import demo_step
 
     # The demo's capture step, then this one (the other features' steps are theirs to test).
     monkeypatch.setattr(demo, "STEPS", [demo.STEPS[0], ("Groom", demo_step)])

@@ -137,9 +137,9 @@ def step_scan(bank: Bank) -> list[str]:
 
 
 def step_groom(bank: Bank) -> list[str]:
-    from lessonbank import rulesync
+    from lessonbank import grooming
 
-    return rulesync.demo_step(bank)
+    return grooming.demo_step(bank)
 
 
 def step_trial(bank: Bank) -> list[str]:

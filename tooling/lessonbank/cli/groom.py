@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from lessonbank import ledger, promote, rulesync, verdicts
+from lessonbank import grooming, ledger, promote, rulesync, verdicts
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json, table
 from lessonbank.errors import BankError
@@ -25,13 +25,6 @@ def _rows(plan: promote.Plan) -> list[list[str]]:
 
 def _summary(plan: promote.Plan) -> str:
     return ", ".join(f"{outcome} {plan.count(outcome)}" for outcome in verdicts.OUTCOMES)
-
-
-def _watched(bank: Bank, repo: GitRepo, plan: promote.Plan) -> list[str]:
-    """The bank's files and the doc destinations in the plan, as git names them."""
-    files, dirs = promote.bank_paths(bank, repo)
-    docs = [repo.rel(bank.root / rel) for rel in plan.writes]
-    return sorted({*files, *(d.rstrip("/") for d in dirs), *docs})
 
 
 @main.command()
@@ -74,13 +67,7 @@ def _groom(
             f"warning: skipped {bank.relative(problem.path)}:{problem.line}: {problem.message}", err=True
         )
     if not dry_run and not allow_dirty:
-        dirty = repo.dirty(_watched(bank, repo, plan))
-        if dirty:
-            shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
-            raise BankError(
-                f"refused: the bank's files have uncommitted changes ({shown}); "
-                "commit them first, or pass --allow-dirty"
-            )
+        grooming.refuse_if_dirty(bank, repo, plan)
     if as_json:
         emit_json([
             {"lesson": d.slug, "id": d.lesson_id, "decision": d.outcome, "reason": d.reason,
@@ -102,19 +89,16 @@ def _groom(
     if dry_run:
         _echo_dry(plan, say)
         return
-    if not plan.changes and all(a == "unchanged" for _, a in rulesync.sync(bank, dry_run=True)):
+    applied = grooming.carry_out(bank, repo, plan, branch=branch, commit=do_commit)
+    if applied.nothing:
         say("nothing to change" + ("; no branch created" if branch else ""))
         return
-    if branch:
-        repo.create_branch(branch)
-    results = promote.apply_plan(bank, plan)
-    for rel, action in results:
+    for rel, action in applied.results:
         if action != "unchanged":
             say(f"{action:9} {rel}")
-    if do_commit or branch:
-        sha = promote.commit_plan(bank, repo, plan, results)
+    if applied.sha:
         where = f" on branch {branch}" if branch else ""
-        say(f"committed {sha[:7]}{where}: {promote.commit_message(plan).splitlines()[0]}")
+        say(f"committed {applied.sha[:7]}{where}: {promote.commit_message(plan).splitlines()[0]}")
 
 
 def _echo_dry(plan: promote.Plan, say: Callable[[str], None]) -> None:
