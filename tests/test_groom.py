@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
-from conftest import git
+from conftest import git, run
 from lessonbank import lesson as lesson_mod
 from lessonbank.cli import main
 from lessonbank.errors import BankError
@@ -73,10 +73,6 @@ verify:
 
 The incident: a forked worker inherited the pool and both wrote to one socket.
 """
-
-
-def run(root: Path, *args: str) -> Result:
-    return CliRunner().invoke(main, ["--root", str(root), *args], catch_exceptions=False)
 
 
 def golden(name: str, text: str) -> None:

@@ -46,7 +46,7 @@ def cli(root: Path, *args: str, code: int = 0) -> str:
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     path = tmp_path / "project"
-    CliRunner().invoke(main, ["init", str(path)], catch_exceptions=False)
+    assert CliRunner().invoke(main, ["init", str(path)], catch_exceptions=False).exit_code == 0
     for flags in (PYTEST, RUFF, DOCKER, HELM):
         cli(path, "capture", *flags)
     helm = path / "lessons/helm-chart-version-bump.md"
