@@ -17,10 +17,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from lessonbank import ledger, promote, scaffold, verdicts
-from lessonbank import lesson as lesson_mod
-from lessonbank.gitrepo import GitRepo
-from lessonbank.store import Bank
+from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank import scaffold
+from lessonbank.bank.git import GitRepo
+from lessonbank.bank.store import Bank
+from lessonbank.groom import decide as verdicts
+from lessonbank.groom import promote
+from lessonbank.trial import ledger
 
 ENV = {
     **os.environ,

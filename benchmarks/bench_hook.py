@@ -29,9 +29,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tooling"))
 
-from lessonbank import generate, install  # noqa: E402
-from lessonbank import lesson as lesson_mod  # noqa: E402
-from lessonbank.store import Bank  # noqa: E402
+from lessonbank.bank import lesson as lesson_mod  # noqa: E402
+from lessonbank.bank import render as generate  # noqa: E402
+from lessonbank.bank.store import Bank  # noqa: E402
+from lessonbank.install import claude as install  # noqa: E402
 
 FIXTURE = REPO / "tests" / "fixtures" / "claude-code-2.1.197" / "PreToolUse.json"
 TOOLS = (

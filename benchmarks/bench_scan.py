@@ -24,9 +24,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from lessonbank import mining, scaffold, transcripts
-from lessonbank.candidates import Store, run_scan
-from lessonbank.store import Bank
+from lessonbank.bank import scaffold
+from lessonbank.bank.store import Bank
+from lessonbank.scan import outcomes as mining
+from lessonbank.scan import sources as transcripts
+from lessonbank.scan.candidates import Store, run_scan
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "transcripts"
 
@@ -77,7 +79,7 @@ def peak_rss_kb(paths: list[Path]) -> int:
     code = (
         "import resource, sys\n"
         "from pathlib import Path\n"
-        "from lessonbank import transcripts\n"
+        "from lessonbank.scan import sources as transcripts\n"
         "transcripts.scan_files([Path(p) for p in sys.argv[1:]], {})\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
     )

@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_hook import make_bank, measure, percentile  # noqa: E402
 
-from lessonbank import ledger  # noqa: E402
-from lessonbank.hot import trial  # noqa: E402
+from lessonbank.kernel import arms as trial  # noqa: E402
+from lessonbank.trial import ledger  # noqa: E402
 
 
 def in_process(state_dir: str, runs: int) -> tuple[list[float], list[float]]:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import random
 
-from lessonbank import verdict as v
-from lessonbank.hot import trial
+from lessonbank.kernel import arms as trial
+from lessonbank.trial import stats as v
 
 TURNS, CHECKS, LESSONS, FAIL_WITHOUT = 80, 3, 4, 0.9
 

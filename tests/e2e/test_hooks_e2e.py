@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.lesson import parse
+from lessonbank.bank.lesson import parse
 
 from .claude_harness import REPO, ClaudeRun, Runner
 from .model_server import Bash, Text

@@ -12,7 +12,7 @@ from lessonbank import __version__
 from lessonbank.errors import BankError, NoBankError
 
 if TYPE_CHECKING:
-    from lessonbank.store import Bank
+    from lessonbank.bank.store import Bank
 
 
 # Each command and the module that defines it: a module is imported only when one of its
@@ -59,7 +59,7 @@ def main(ctx: click.Context, root: Path | None) -> None:
 
 def get_bank(ctx: click.Context) -> Bank:
     """The bank for this invocation, or a click error that says what to do next."""
-    from lessonbank.store import Bank
+    from lessonbank.bank.store import Bank
 
     obj = ctx.find_root().obj or {}
     try:

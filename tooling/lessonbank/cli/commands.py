@@ -10,13 +10,13 @@ from typing import Any
 
 import click
 
-from lessonbank import capture as capture_mod
-from lessonbank import generate
-from lessonbank import lesson as lesson_mod
+from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank import render as generate
+from lessonbank.bank.store import Bank
+from lessonbank.capture import pipeline as capture_mod
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json, table
 from lessonbank.errors import BankError, GateRefusal
-from lessonbank.store import Bank
 
 
 def _bank(ctx: click.Context) -> Bank:
@@ -34,7 +34,7 @@ def _fail(err: BankError) -> click.ClickException:
 @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
 def init(path: Path | None, ci: bool, dry_run: bool) -> None:
     """Set up a bank in PATH (default: here); never overwrites an existing file."""
-    from lessonbank import scaffold
+    from lessonbank.bank import scaffold
 
     root = (path or Path.cwd()).resolve()
     try:
@@ -221,7 +221,7 @@ def show(ctx: click.Context, key: str, as_json: bool) -> None:
 @click.pass_context
 def forget(ctx: click.Context, key: str, dry_run: bool) -> None:
     """Delete a lesson by slug or id (git keeps its history) and regenerate the index."""
-    from lessonbank.store import remove
+    from lessonbank.bank.store import remove
 
     bank = _bank(ctx)
     try:
@@ -239,7 +239,7 @@ def forget(ctx: click.Context, key: str, dry_run: bool) -> None:
 @click.pass_context
 def check(ctx: click.Context) -> None:
     """Validate every lesson; print each problem as path:line: message and exit 1 if any."""
-    from lessonbank.checks import check_bank
+    from lessonbank.bank.lint import check_bank
 
     bank = _bank(ctx)
     problems, count = check_bank(bank)

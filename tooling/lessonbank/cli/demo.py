@@ -11,11 +11,12 @@ from pathlib import Path
 
 import click
 
-from lessonbank import gitrepo, scaffold
-from lessonbank.capture import Draft, capture
+from lessonbank.bank import git as gitrepo
+from lessonbank.bank import scaffold
+from lessonbank.bank.store import Bank
+from lessonbank.capture.pipeline import Draft, capture
 from lessonbank.cli import main
 from lessonbank.errors import BankError, GateRefusal
-from lessonbank.store import Bank
 
 EXAMPLES = [
     Draft(
@@ -114,7 +115,7 @@ def step_bank(bank: Bank) -> Iterator[str]:
         promote_to="doc:docs/billing.md",
     )
     yield from capture(bank, secret).lines()
-    from lessonbank import generate
+    from lessonbank.bank import render as generate
 
     stale = generate.stale(bank)
     yield "bank index --check: " + (
@@ -125,7 +126,7 @@ def step_bank(bank: Bank) -> Iterator[str]:
 
 
 def step_hooks(bank: Bank) -> list[str]:
-    from lessonbank import install
+    from lessonbank.install import claude as install
 
     return install.demo_step(bank)
 
@@ -137,13 +138,13 @@ def step_scan(bank: Bank) -> list[str]:
 
 
 def step_groom(bank: Bank) -> list[str]:
-    from lessonbank import grooming
+    from lessonbank.groom import apply as grooming
 
     return grooming.demo_step(bank)
 
 
 def step_trial(bank: Bank) -> list[str]:
-    from lessonbank import simulate
+    from lessonbank.trial import simulate
 
     return simulate.demo_step(bank)
 

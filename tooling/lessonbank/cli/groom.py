@@ -8,12 +8,15 @@ from typing import Any
 
 import click
 
-from lessonbank import grooming, ledger, promote, rulesync, verdicts
+from lessonbank.bank.git import GitRepo
+from lessonbank.bank.store import Bank
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json, table
 from lessonbank.errors import BankError
-from lessonbank.gitrepo import GitRepo
-from lessonbank.store import Bank
+from lessonbank.groom import apply as grooming
+from lessonbank.groom import decide as verdicts
+from lessonbank.groom import promote, rulesync
+from lessonbank.trial import ledger
 
 _ORDER = {outcome: i for i, outcome in enumerate(verdicts.OUTCOMES)}
 

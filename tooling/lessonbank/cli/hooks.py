@@ -8,9 +8,9 @@ from typing import Any
 
 import click
 
-from lessonbank import install as install_mod
 from lessonbank.cli import get_bank, main
 from lessonbank.errors import BankError
+from lessonbank.install import claude as install_mod
 
 
 @main.group()
@@ -71,8 +71,8 @@ def hook(
     """Run one hook event here and print its answer; a dry run unless --record (errors are shown)."""
     import json
 
-    from lessonbank.hot import main as hot_main
-    from lessonbank.hot import state as hot_state
+    from lessonbank.hooks import dispatch as hot_main
+    from lessonbank.kernel import statedir as hot_state
 
     bank = get_bank(ctx)
     if from_stdin:

@@ -13,9 +13,9 @@ from lessonbank.cli.output import emit_json, table
 from lessonbank.errors import BankError, GateRefusal
 
 if TYPE_CHECKING:  # the scanner is imported when a scan command runs, not with every `bank` command
-    from lessonbank.candidates import Report, Store
-    from lessonbank.episodes import Candidate
-    from lessonbank.store import Bank
+    from lessonbank.bank.store import Bank
+    from lessonbank.scan.candidates import Report, Store
+    from lessonbank.scan.detect import Candidate
 
 PROGRESS_BYTES = 32 << 20  # show a progress bar when a scan has more than this to read
 DEMO_TRANSCRIPTS = Path(__file__).resolve().parents[1] / "demo" / "transcripts"
@@ -38,7 +38,7 @@ def _size(n: int) -> str:
 
 def summary(report: Report, store: Store, dry_run: bool = False) -> list[str]:
     """The lines `bank scan` prints."""
-    from lessonbank.candidates import short_id
+    from lessonbank.scan.candidates import short_id
 
     st = report.stats
     tiers = {1: 0, 2: 0}
@@ -76,7 +76,7 @@ def summary(report: Report, store: Store, dry_run: bool = False) -> list[str]:
 
 
 def _report_json(report: Report, store: Store, dry_run: bool) -> dict[str, Any]:
-    from lessonbank.candidates import short_id
+    from lessonbank.scan.candidates import short_id
 
     st = report.stats
     return {
@@ -100,7 +100,7 @@ def _report_json(report: Report, store: Store, dry_run: bool) -> dict[str, Any]:
 
 
 def _cand_json(cand: Candidate) -> dict[str, Any]:
-    from lessonbank.candidates import short_id
+    from lessonbank.scan.candidates import short_id
 
     data = cand.to_dict()
     data["id"] = short_id(cand.key)
@@ -126,8 +126,8 @@ def scan(
     dry_run: bool,
 ) -> None:
     """Mine agent transcripts (Claude Code, Codex) for mistakes that were fixed; keep them for review."""
-    from lessonbank import transcripts
-    from lessonbank.candidates import Store, run_scan
+    from lessonbank.scan import sources as transcripts
+    from lessonbank.scan.candidates import Store, run_scan
 
     bank = get_bank(ctx)
     try:
@@ -154,7 +154,7 @@ def scan(
 
 def describe(cand: Candidate, bank: Bank) -> list[str]:
     """A candidate as the reviewer sees it."""
-    from lessonbank.candidates import explain, short_id, weights
+    from lessonbank.scan.candidates import explain, short_id, weights
 
     lines = [
         f"{short_id(cand.key)}  {cand.kind}, tier {cand.tier}, seen in {len(cand.sessions)} session(s), "
@@ -188,7 +188,7 @@ def _edit(cand: Candidate) -> None:
 @click.pass_context
 def review(ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool) -> None:
     """Walk the scan's candidates one by one: accept (through the capture gates), edit, reject or skip."""
-    from lessonbank.candidates import Store, short_id
+    from lessonbank.scan.candidates import Store, short_id
 
     bank = get_bank(ctx)
     try:
@@ -220,7 +220,7 @@ def review(ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool) ->
 def _review_one(
     bank: Bank, store: Store, cand: Candidate, label: str, dry_run: bool, counts: dict[str, int]
 ) -> str:
-    from lessonbank.candidates import accept, short_id
+    from lessonbank.scan.candidates import accept, short_id
 
     lines = describe(cand, bank)
     click.echo(f"{label} {lines[0]}")
@@ -258,7 +258,7 @@ def _review_one(
 
 def demo_step(bank: Bank) -> list[str]:
     """`bank demo`: scan the bundled transcript into `bank`, accept the self-reported lesson."""
-    from lessonbank.candidates import Store, run_scan, short_id
+    from lessonbank.scan.candidates import Store, run_scan, short_id
 
     files = sorted(DEMO_TRANSCRIPTS.glob("*.jsonl"))
     store = Store(bank).load()

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import click
 
-from lessonbank import chart, ledger
-from lessonbank import verdict as verdict_mod
+from lessonbank.bank.store import write_atomic
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json
 from lessonbank.errors import BankError
-from lessonbank.hot import trial as hot_trial
-from lessonbank.store import write_atomic
+from lessonbank.kernel import arms as hot_trial
+from lessonbank.trial import chart, ledger
+from lessonbank.trial import stats as verdict_mod
 
 MEANING = {
     "on": "lessons are learned and injected (the default)",

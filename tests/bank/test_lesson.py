@@ -1,0 +1,181 @@
+"""Lesson files: parsing, rendering, validation and edits that keep a person's text."""
+
+from __future__ import annotations
+
+import pytest
+
+from lessonbank.bank import lesson as L
+from lessonbank.errors import LessonFormatError
+
+HAND_EDITED = """\
+---
+# A person wrote this file by hand; the tool must keep every byte it does not own.
+id: 01JBQX0000000000000000000A
+slug: stash-drops-untracked
+title: git stash leaves untracked files behind
+type: gotcha
+when: stashing work before switching branches
+do: use `git stash -u` so untracked files are stashed too
+promote-to: rule:git   # graduates into the git rule
+owner: platform-team    # unknown key, kept
+triggers:
+  tools: [Bash]
+  commands:
+    - '\\bgit\\s+stash\\b(?!.*\\s-u\\b)'   # quiet once -u is used
+  paths: []
+  keywords: [stash, untracked]
+tags: [tool:git]
+seen: 1
+sessions:
+  - sess-a   # first sighting
+priority: 6
+confidence: 0.9
+source: typed
+status: active
+created: 2026-10-01
+updated: 2026-10-01
+---
+
+The story: we lost a new migration file to `git stash`.
+"""
+
+
+def test_parse_reads_every_field_and_keeps_unknown_keys() -> None:
+    lesson = L.parse(HAND_EDITED)
+    assert lesson.slug == "stash-drops-untracked"
+    assert lesson.promote_to == "rule:git"
+    assert lesson.commands == ["\\bgit\\s+stash\\b(?!.*\\s-u\\b)"]
+    assert lesson.sessions == ["sess-a"]
+    assert lesson.created == "2026-10-01"
+    assert lesson.extra == {"owner": "platform-team"}
+    assert lesson.body.strip() == "The story: we lost a new migration file to `git stash`."
+
+
+def test_bump_changes_only_the_seen_sessions_and_updated_lines() -> None:
+    text, counted = L.bump_text(HAND_EDITED, "sess-b", "2026-11-29")
+    assert counted
+    before, after = HAND_EDITED.splitlines(), text.splitlines()
+    changed = [(b, a) for b, a in zip(before, after, strict=False) if b != a]
+    assert ("seen: 1", "seen: 2") in changed
+    assert "  - sess-b" in after and "  - sess-a   # first sighting" in after
+    assert "updated: '2026-11-29'" in after
+    # Everything else is byte-for-byte the same, comments and unknown key included.
+    untouched = [ln for ln in before if not ln.startswith(("seen:", "updated:"))]
+    assert [ln for ln in after if ln not in ("seen: 2", "updated: '2026-11-29'", "  - sess-b")] == untouched
+    assert text.endswith("\n")
+    assert L.parse(text).seen == 2
+
+
+def test_bump_from_the_same_session_counts_once() -> None:
+    text, counted = L.bump_text(HAND_EDITED, "sess-a", "2026-11-29")
+    assert not counted and text == HAND_EDITED
+
+
+def test_sessions_are_bounded_but_seen_keeps_counting() -> None:
+    lesson = L.parse(HAND_EDITED)
+    for n in range(30):
+        lesson, _ = L.record_session(lesson, f"s{n}", "2026-11-29")
+    assert lesson.seen == 31
+    assert len(lesson.sessions) == L.MAX_SESSIONS and lesson.sessions[-1] == "s29"
+
+
+def test_render_has_stable_key_order_and_a_final_newline() -> None:
+    lesson = L.parse(HAND_EDITED)
+    text = L.render(lesson)
+    front = L.split_frontmatter(text)[0]
+    keys = [ln.split(":")[0] for ln in front.splitlines() if ln and not ln.startswith((" ", "-"))]
+    assert keys == [k for k in L.KEY_ORDER if k not in ("verified", "verify")] + ["owner"]
+    assert text.endswith("\n") and not text.endswith("\n\n")
+    assert L.parse(text) == lesson
+    assert L.render(L.parse(text)) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line"),
+    [
+        ("no frontmatter\n", "no frontmatter", 1),
+        ("---\nid: x\n", "not closed", 2),
+        ("---\nid: [unclosed\n---\n", "not valid YAML", 3),
+        ("---\n- a list\n---\n", "must be a mapping", 2),
+        ("---\nid: x\nslug: y\n---\n", "missing required field(s): when, do", 1),
+        ("---\nid: x\nslug: y\nwhen: a\ndo: b\ntriggers: [a]\n---\n", "triggers must be a mapping", 1),
+    ],
+)
+def test_malformed_files_raise_with_a_line(text: str, message: str, line: int) -> None:
+    with pytest.raises(LessonFormatError) as info:
+        L.parse(text)
+    assert message in str(info.value)
+    assert info.value.line == line
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("rule:testing", True),
+        ("skill:pytest-tips", True),
+        ("doc:docs/testing.md", True),
+        ("", False),
+        ("testing", False),
+        ("wiki:testing", False),
+        ("rule:Bad Name", False),
+        ("doc:../outside.md", False),
+        ("doc:/etc/passwd.md", False),
+        ("doc:docs/../../x.md", False),
+        ("doc:notes.txt", False),
+        ("skill:pdf--tools", False),
+        ("rule:-lead", False),
+        ("doc:INDEX.md", False),
+        ("doc:BANK.md", False),
+        ("doc:lessons/other.md", False),
+        ("doc:docs/lessons.md", True),
+    ],
+)
+def test_destinations(value: str, ok: bool) -> None:
+    if ok:
+        assert str(L.parse_destination(value)) == value
+    else:
+        with pytest.raises(ValueError):
+            L.parse_destination(value)
+
+
+def test_validate_reports_bad_values() -> None:
+    lesson = L.parse(HAND_EDITED)
+    lesson.commands = ["pytest(", "ok"]
+    lesson.paths = ["src/[abc"]
+    lesson.priority = 11
+    lesson.tags = ["notag"]
+    fields = {f for f, _ in L.validate(lesson)}
+    assert fields == {"commands", "paths", "priority", "tags"}
+
+
+def test_ids_sort_by_time_and_do_not_collide() -> None:
+    a = L.new_id(now_ms=1_700_000_000_000, rand=b"\x00" * 10)
+    b = L.new_id(now_ms=1_700_000_000_001, rand=b"\x00" * 10)
+    assert len(a) == 26 and a < b
+    assert len({L.new_id() for _ in range(2000)}) == 2000
+
+
+@pytest.mark.parametrize(
+    ("title", "slug"),
+    [("Pytest hangs on a TTY!", "pytest-hangs-on-a-tty"), ("", "lesson"), ("a" * 80, "a" * 60)],
+)
+def test_slugify(title: str, slug: str) -> None:
+    assert L.slugify(title) == slug
+
+
+@pytest.mark.parametrize(
+    ("glob", "ok"),
+    [
+        ("src/**/*.py", True),
+        ("a\\[b", True),
+        ("[]]x", True),
+        ("x[!a-z]", True),
+        ("a[b", False),
+        ("", False),
+        ("/abs/*.py", False),
+        ("../up/*.py", False),
+    ],
+)
+def test_glob_problems_agree_with_the_hooks_matcher(glob: str, ok: bool) -> None:
+    """`bank check` calls a glob broken exactly when the hooks could not read it as written."""
+    assert (L.glob_problem(glob) == "") is ok

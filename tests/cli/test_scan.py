@@ -1,0 +1,248 @@
+"""`bank scan` and `bank review` through click's CliRunner, on banks made with `bank init` in real git repos."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from lessonbank.bank.store import Bank
+from lessonbank.cli.scan import DEMO_TRANSCRIPTS, demo_step
+from lessonbank.scan import sources as transcripts
+from tests.conftest import run
+
+DEMO = DEMO_TRANSCRIPTS / "shop-session.jsonl"
+SESSION = "5e551011-de30-4c1a-9d2e-000000000001"
+SECRET = "hunter2secret"
+LESSON_SLUG = "after-moving-the-package-under-src-pytest-fails-with"
+SCAN_DEMO = [
+    "scanned 1 transcript: 1 with new lines, 12.3 kB read",
+    "found 3 new candidates, 0 seen again: 1 self-reported (tier 1), 2 heuristic (tier 2)",
+    "skipped 2 non-mistakes: 1 permission denial, 1 masked exit status",
+]
+LIST_DEMO = (
+    "id        conf  prio  tier  kind        seen  when\n"
+    "712ae1be  0.90  5     1     lesson      1     after moving the package under src/, pytest fails with ModuleNotFoundEr…\n"
+    "d701b691  0.60  5     2     fix         1     `pytest` fails with: ImportError while loading conftest '/home/user/sho…\n"
+    "ef88908f  0.50  6     2     correction  1     editing conftest.py (the user had to correct this)\n"
+)
+
+
+def copy_session(tmp_path: Path, name: str, session: str) -> Path:
+    """The demo transcript as another session (another id), in its own folder."""
+    folder = tmp_path / name
+    folder.mkdir()
+    path = folder / f"{session}.jsonl"
+    path.write_text(DEMO.read_text(encoding="utf-8").replace(SESSION, session), encoding="utf-8")
+    return path
+
+
+def all_text(root: Path) -> str:
+    return "\n".join(
+        p.read_text(errors="replace") for p in root.rglob("*") if p.is_file() and ".git/" not in str(p)
+    )
+
+
+def test_scan_prints_a_summary_and_stores_candidates(bank: Path) -> None:
+    result = run(bank, "scan", "--path", str(DEMO))
+    assert result.exit_code == 0
+    assert result.output.splitlines() == [*SCAN_DEMO, "3 candidates wait for review: `bank review`"]
+    assert sorted(p.name for p in (bank / ".lessonbank" / "scan").iterdir()) == [
+        "candidates.jsonl", "files.json", "lock", "rejected.json",
+    ]  # fmt: skip
+    again = run(bank, "scan", "--path", str(DEMO))
+    assert again.output.splitlines() == [
+        "scanned 1 transcript: 0 with new lines, 0.0 kB read",
+        "found 0 new candidates, 0 seen again: 0 self-reported (tier 1), 0 heuristic (tier 2)",
+        "3 candidates wait for review: `bank review`",
+    ]
+
+
+def test_review_list_and_json(bank: Path) -> None:
+    run(bank, "scan", "--path", str(DEMO))
+    assert run(bank, "review", "--list").output == LIST_DEMO
+    data = json.loads(run(bank, "review", "--list", "--json").output)
+    assert [(c["id"], c["kind"], c["tier"], c["seen"], c["promote_to"]) for c in data] == [
+        ("712ae1be", "lesson", 1, 1, "rule:testing"),
+        ("d701b691", "fix", 2, 1, "rule:testing"),
+        ("ef88908f", "correction", 2, 1, "rule:conventions"),
+    ]
+
+
+def test_scan_json_for_scripts(bank: Path) -> None:
+    data = json.loads(run(bank, "scan", "--path", str(DEMO), "--json").output)
+    assert (data["files"], data["files_read"], data["new"], data["skipped"], data["dry_run"]) == (
+        1, 1, ["712ae1be", "d701b691", "ef88908f"], {"denied": 1, "masked": 1}, False,
+    )  # fmt: skip
+    assert [c["id"] for c in data["pending"]] == ["712ae1be", "d701b691", "ef88908f"]
+
+
+def test_dry_run_writes_nothing(bank: Path) -> None:
+    result = run(bank, "scan", "--path", str(DEMO), "--accept-above", "0.85", "--dry-run")
+    assert result.output.splitlines() == [
+        *SCAN_DEMO,
+        f"accepted 712ae1be: would create lessons/{LESSON_SLUG}.md",
+        "3 candidates wait for review: `bank review`",
+        "dry run: nothing was written",
+    ]
+    assert not (bank / ".lessonbank" / "scan").exists()
+    assert not (bank / "lessons" / f"{LESSON_SLUG}.md").exists()
+
+
+def test_accept_above_captures_through_the_gates(bank: Path) -> None:
+    result = run(bank, "scan", "--path", str(DEMO), "--accept-above", "0.85")
+    assert result.output.splitlines() == [
+        *SCAN_DEMO,
+        f"accepted 712ae1be: created lessons/{LESSON_SLUG}.md",
+        "2 candidates wait for review: `bank review`",
+    ]
+    lesson = Bank.find(root=bank).find_lesson(LESSON_SLUG).lesson
+    assert (lesson.source, lesson.promote_to, lesson.sessions, lesson.confidence) == (
+        "scanned", "rule:testing", [SESSION], 0.9,
+    )  # fmt: skip
+    assert lesson.do.startswith('set pythonpath = ["src"]')
+    assert LESSON_SLUG in (bank / "INDEX.md").read_text()
+
+
+def test_seen_counts_each_session_once(bank: Path, tmp_path: Path) -> None:
+    one = copy_session(tmp_path, "a", "session-one")
+    two = copy_session(tmp_path, "b", "session-two")
+    out = run(bank, "scan", "--path", str(one), "--path", str(two), "--accept-above", "0.85").output
+    assert f"accepted 712ae1be: created lessons/{LESSON_SLUG}.md; repeat of {LESSON_SLUG}" in out
+    assert run(bank, "review", "--list").output.splitlines()[1].split()[5] == "2"  # seen in both sessions
+    lesson = Bank.find(root=bank).find_lesson(LESSON_SLUG).lesson
+    assert (lesson.seen, lesson.sessions) == (2, ["session-one", "session-two"])
+    # a later session with the same lesson counts on the accepted lesson, once
+    three = copy_session(tmp_path, "c", "session-three")
+    out = run(bank, "scan", "--path", str(three)).output
+    assert f"accepted 712ae1be: repeat of {LESSON_SLUG} (lessons/{LESSON_SLUG}.md): bumped seen 2 -> 3" in out
+    assert "accepted" not in run(bank, "scan", "--path", str(three)).output
+    assert Bank.find(root=bank).find_lesson(LESSON_SLUG).lesson.seen == 3
+
+
+def test_review_accept_edit_reject(bank: Path) -> None:
+    run(bank, "scan", "--path", str(DEMO))
+    answers = "a\ne\nset pythonpath in pyproject.toml before running pytest on a src/ layout\nkeep conftest.py free of sys.path hacks\nrule:testing\na\nr\n"  # noqa: E501
+    result = run(bank, "review", input=answers)
+    assert result.exit_code == 0
+    out = result.output
+    assert out.startswith(
+        "[1/3] 712ae1be  lesson, tier 1, seen in 1 session(s), confidence 0.90 (base 0.40, self-reported +0.50), "
+        "priority 5\n"
+        "  when: after moving the package under src/, pytest fails with ModuleNotFoundError while loading conftest.py\n"
+    )
+    assert f"created lessons/{LESSON_SLUG}.md\n" in out
+    assert "created lessons/set-pythonpath-in-pyproject-toml-before-running-pytest-on-a.md\n" in out
+    assert "rejected ef88908f: it will not be proposed again\n" in out
+    assert out.endswith("2 accepted, 1 rejected, 0 skipped\n")
+    assert run(bank, "review", "--list").output == "id  conf  prio  tier  kind  seen  when\n(none)\n"
+    assert run(bank, "review").output == "nothing waits for review (run `bank scan` first)\n"
+
+
+def test_rejected_candidates_never_come_back(bank: Path, tmp_path: Path) -> None:
+    run(bank, "scan", "--path", str(DEMO))
+    run(bank, "review", input="s\ns\nr\n")
+    again = copy_session(tmp_path, "later", "session-later")
+    out = run(bank, "scan", "--path", str(again)).output
+    assert "ignored 1 candidate rejected before\n" in out
+    assert "ef88908f" not in run(bank, "review", "--list").output
+
+
+def test_a_gate_refusal_keeps_the_candidate(bank: Path) -> None:
+    run(bank, "scan", "--path", str(DEMO))
+    result = run(bank, "review", input="e\n\n\nnowhere\na\nq\n")
+    assert "refused: promote-to 'nowhere' has an unknown kind; use one of:" in result.output
+    assert result.output.endswith("0 accepted, 0 rejected, 0 skipped\n")
+    assert not list((bank / "lessons").glob("*.md"))
+    assert "712ae1be" in run(bank, "review", "--list").output
+
+
+def test_secrets_in_transcripts_are_never_stored(bank: Path) -> None:
+    assert SECRET in DEMO.read_text()
+    run(bank, "scan", "--path", str(DEMO), "--accept-above", "0.5")
+    text = all_text(bank)
+    assert SECRET not in text
+    assert "postgres://[REDACTED:password in url]@localhost/shop pytest -q" in text
+
+
+def test_default_sources_are_this_projects_claude_and_codex_sessions(
+    bank: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    folder = transcripts.claude_project_dir(bank.resolve())
+    folder.mkdir(parents=True)
+    shutil.copy(DEMO, folder / f"{SESSION}.jsonl")
+    day = isolated_home / ".codex" / "sessions" / "2026" / "02" / "26"
+    day.mkdir(parents=True)
+    meta = {
+        "timestamp": "t",
+        "type": "session_meta",
+        "payload": {"id": "x", "cwd": str(tmp_path / "elsewhere")},
+    }
+    (day / "rollout-2026-02-26T10-00-00-x.jsonl").write_text(json.dumps(meta) + "\n")
+    out = run(bank, "scan").output
+    assert out.startswith("scanned 1 transcript: 1 with new lines")
+    assert run(bank, "scan", "--all-projects").output.startswith("scanned 2 transcripts: 1 with new lines")
+
+
+def test_no_transcripts_says_where_it_looked(bank: Path) -> None:
+    assert run(bank, "scan").output.splitlines()[0] == (
+        f"no transcripts found for {bank.resolve()} (try --all-projects or --path)"
+    )
+
+
+def test_demo_step_scans_the_bundled_transcript(bank: Path) -> None:
+    lines = demo_step(Bank.find(root=bank))
+    assert lines[0] == "$ bank scan --path transcripts/ --accept-above 0.85"
+    assert f"accepted 712ae1be: created lessons/{LESSON_SLUG}.md" in lines
+    assert lines[-3:] == [
+        "id        conf  kind        when",
+        "d701b691  0.60  fix         `pytest` fails with: ImportError while loading conftest '/home/user/sho…",
+        "ef88908f  0.50  correction  editing conftest.py (the user had to correct this)",
+    ]
+
+
+def test_scoring_weights_come_from_bank_toml(bank: Path) -> None:
+    from dataclasses import fields
+
+    from lessonbank.config import DEFAULTS
+    from lessonbank.scan.candidates import weights
+    from lessonbank.scan.detect import Weights
+
+    # One set of documented defaults: the config's and the scorer's must not drift apart.
+    assert {f.name: DEFAULTS["scan"][f.name][0] for f in fields(Weights)} == Weights().__dict__
+    assert weights(Bank.find(root=bank)) == Weights()
+    (bank / "bank.toml").write_text("[scan]\nfix_confirmed = 0.3\npriority_hang = 3\n", encoding="utf-8")
+    opened = Bank.find(root=bank)
+    assert (weights(opened).fix_confirmed, weights(opened).priority_hang, weights(opened).base) == (
+        0.3,
+        3,
+        0.4,
+    )
+
+
+def test_a_review_decision_made_during_a_scan_is_kept(bank: Path) -> None:
+    """A scan holds the store from load to save; a review decision waits, then lands on top."""
+    import threading
+    import time
+
+    from lessonbank.scan.candidates import Store
+
+    run(bank, "scan", "--path", str(DEMO))
+    opened = Bank.find(root=bank)
+    first = Store(opened).load().pending()[0]
+    scanning = threading.Event()
+
+    def slow_scan() -> None:
+        with Store(opened).locked() as store:
+            store.load()
+            scanning.set()
+            time.sleep(0.3)  # a long scan: the review below decides meanwhile
+            store.save()
+
+    worker = threading.Thread(target=slow_scan)
+    worker.start()
+    scanning.wait()
+    Store(opened).record(first, rejected=True)
+    worker.join()
+    after = Store(opened).load()
+    assert first.key in after.rejected and first.key not in after.candidates

@@ -1,0 +1,84 @@
+"""Helpers for the hook tests: banks in tmp_path, real Claude Code payloads, hook processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank import render as generate
+from lessonbank.bank.store import Bank
+from lessonbank.install import claude as install
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude-code-2.1.197"
+HOOK = [sys.executable, "-I", "-S", str(install.hook_script())]
+
+
+def lesson(slug: str, **fields: Any) -> lesson_mod.Lesson:
+    """A valid lesson with sensible defaults; `fields` override any attribute."""
+    values: dict[str, Any] = {
+        "id": "01TEST" + slug.upper().replace("-", "")[:20].ljust(20, "0"),
+        "slug": slug,
+        "title": slug.replace("-", " "),
+        "when": f"working on {slug.replace('-', ' ')}",
+        "do": f"remember {slug}",
+        "promote_to": "rule:testing",
+        "created": "2026-11-29",
+        "updated": "2026-11-29",
+    }
+    values.update(fields)
+    return lesson_mod.Lesson(**values)
+
+
+def make_bank(root: Path, lessons: list[lesson_mod.Lesson], toml: str = "") -> Bank:
+    """A bank at `root` holding `lessons`, with INDEX.md and the compiled index generated."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "bank.toml").write_text(toml, encoding="utf-8")
+    (root / "lessons").mkdir(exist_ok=True)
+    for item in lessons:
+        (root / "lessons" / f"{item.slug}.md").write_text(lesson_mod.render(item), encoding="utf-8")
+    bank = Bank.open(root)
+    generate.regenerate(bank)
+    return bank
+
+
+def payload(name: str, root: Path | str, **changes: Any) -> dict[str, Any]:
+    """A real Claude Code 2.1.197 payload (tests/fixtures) moved to `root`, with `changes`."""
+    data: dict[str, Any] = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+    data["cwd"] = str(root)
+    data.update(changes)
+    return data
+
+
+def bash(root: Path | str, command: str, **changes: Any) -> dict[str, Any]:
+    """A PreToolUse payload for a Bash call."""
+    return payload("PreToolUse", root, tool_input={"command": command, "description": "x"}, **changes)
+
+
+def run(data: dict[str, Any] | str | bytes, cwd: Path | str = "/") -> subprocess.CompletedProcess[bytes]:
+    """Run the hook as installed, in its own process, with `data` on stdin.
+
+    It runs in `cwd`, by default a folder with no bank above it: a payload without a usable cwd
+    must never reach the bank of whatever folder the tests were started in.
+    """
+    if isinstance(data, dict):
+        data = json.dumps(data)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return subprocess.run(HOOK, input=data, capture_output=True, timeout=60, cwd=cwd)
+
+
+def context(done: subprocess.CompletedProcess[bytes]) -> str:
+    """The additionalContext of a hook's answer ("" when it printed nothing)."""
+    assert done.returncode == 0, done.stderr
+    if not done.stdout.strip():
+        return ""
+    return str(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"])
+
+
+def slugs(text: str) -> list[str]:
+    """The lesson slugs named in an injected context, in order."""
+    return [line[3 : line.index("]")] for line in text.splitlines() if line.startswith("- [")]

@@ -1,0 +1,191 @@
+"""`bank install claude`, the plugin layout, and the demo step."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from lessonbank.cli import main
+from lessonbank.install import claude as install
+from tests.hook_support import bash, lesson, make_bank
+
+REPO = Path(__file__).resolve().parents[2]
+USER_SETTINGS = {
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}],
+        "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}],
+    },
+}
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    make_bank(tmp_path / "proj", [lesson("pytest-lesson", commands=[r"\bpytest\b"])])
+    return tmp_path / "proj"
+
+
+def settings(root: Path) -> dict:
+    return json.loads((root / ".claude" / "settings.json").read_text(encoding="utf-8"))
+
+
+def ours(data: dict) -> dict[str, list[dict]]:
+    return {
+        event: [g for g in groups if any(install.is_ours(h) for h in g["hooks"])]
+        for event, groups in data.get("hooks", {}).items()
+        if any(install.is_ours(h) for g in groups for h in g["hooks"])
+    }
+
+
+def test_install_merges_and_keeps_the_users_hooks(root: Path) -> None:
+    (root / ".claude").mkdir()
+    (root / ".claude" / "settings.json").write_text(json.dumps(USER_SETTINGS), encoding="utf-8")
+    result = install.install(root)
+    assert result.action == "update"
+    data = settings(root)
+    assert data["permissions"] == USER_SETTINGS["permissions"]
+    assert data["hooks"]["Notification"] == USER_SETTINGS["hooks"]["Notification"]
+    assert data["hooks"]["PreToolUse"][0] == USER_SETTINGS["hooks"]["PreToolUse"][0]
+    command = install.hook_command()
+    assert ours(data) == {
+        event: [{**({"matcher": matcher} if matcher else {}), "hooks": [{"type": "command", "command": command, "timeout": timeout}]}]
+        for event, matcher, timeout in install.EVENTS
+    }  # fmt: skip
+    assert command.startswith(f"{sys.executable} -I -S ")
+
+
+def test_install_is_idempotent(root: Path) -> None:
+    assert install.install(root).action == "create"
+    before = (root / ".claude" / "settings.json").read_bytes()
+    assert install.install(root).action == "unchanged"
+    assert (root / ".claude" / "settings.json").read_bytes() == before
+
+
+def test_reinstall_replaces_an_old_command_of_ours(root: Path) -> None:
+    install.install(root, python="/old/python3")
+    assert install.install(root).action == "update"
+    commands = [h["command"] for gs in settings(root)["hooks"].values() for g in gs for h in g["hooks"]]
+    assert commands == [install.hook_command()] * len(install.EVENTS)
+
+
+def test_uninstall_removes_only_ours(root: Path) -> None:
+    (root / ".claude").mkdir()
+    (root / ".claude" / "settings.json").write_text(json.dumps(USER_SETTINGS), encoding="utf-8")
+    install.install(root)
+    assert install.install(root, uninstall=True).action == "update"
+    assert settings(root) == USER_SETTINGS
+    assert install.install(root, uninstall=True).action == "unchanged"
+
+
+def test_uninstall_of_a_fresh_install_leaves_an_empty_object(root: Path) -> None:
+    install.install(root)
+    install.install(root, uninstall=True)
+    assert settings(root) == {}
+
+
+def test_dry_run_writes_nothing(root: Path) -> None:
+    assert install.install(root, dry_run=True).action == "create"
+    assert not (root / ".claude").exists()
+
+
+def test_cli_output(root: Path) -> None:
+    runner = CliRunner()
+    first = runner.invoke(main, ["--root", str(root), "install", "claude", "--dry-run"])
+    assert first.exit_code == 0, first.output
+    assert first.output.splitlines()[0] == "would create .claude/settings.json"
+    done = runner.invoke(main, ["--root", str(root), "install", "claude"])
+    assert done.output == (
+        "create    .claude/settings.json\n"
+        "hooks: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, Stop\n"
+        f"command: {install.hook_command()}\n"
+    )
+    again = runner.invoke(main, ["--root", str(root), "install", "claude"])
+    assert again.output.splitlines()[0] == "unchanged .claude/settings.json"
+    gone = runner.invoke(main, ["--root", str(root), "install", "claude", "--uninstall"])
+    assert gone.output == "update    .claude/settings.json\nlessonbank hooks removed\n"
+
+
+def test_cli_refuses_a_broken_settings_file(root: Path) -> None:
+    (root / ".claude").mkdir()
+    (root / ".claude" / "settings.json").write_text("{not json", encoding="utf-8")
+    done = CliRunner().invoke(main, ["--root", str(root), "install", "claude"])
+    assert done.exit_code == 1
+    assert "is not valid JSON" in done.output and "fix it, then run again" in done.output
+    assert (root / ".claude" / "settings.json").read_text(encoding="utf-8") == "{not json"
+
+
+def test_cli_hook_debug_command(root: Path) -> None:
+    done = CliRunner().invoke(main, ["--root", str(root), "hook", "PreToolUse", "--command", "pytest -x"])
+    assert done.exit_code == 0
+    assert json.loads(done.output)["hookSpecificOutput"]["additionalContext"].endswith(
+        "remember pytest-lesson"
+    )
+    quiet = CliRunner().invoke(main, ["--root", str(root), "hook", "PreToolUse", "--command", "ls"])
+    assert quiet.output == "(no output)\n"
+
+
+def test_paths_with_spaces_work(root: Path, tmp_path: Path) -> None:
+    spaced = tmp_path / "with space"
+    shutil.copytree(REPO / "tooling" / "lessonbank", spaced / "tooling" / "lessonbank",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    python = spaced / "bin dir" / "python3"
+    python.parent.mkdir()
+    python.symlink_to(sys.executable)
+    result = install.install(root, python=str(python))
+    command = install.hook_command(str(python), spaced / "tooling" / "lessonbank" / "hooks" / "entry.py")
+    assert result.command.startswith("'") and "with space" in command
+    code, out = install.run_hook(command, bash(root, "pytest"), root)
+    assert code == 0 and "pytest-lesson" in out
+
+
+def test_plugin_hooks_match_the_installed_ones() -> None:
+    data = json.loads((REPO / "hooks" / "hooks.json").read_text(encoding="utf-8"))
+    command = 'python3 -I -S "${CLAUDE_PLUGIN_ROOT}/hooks/bank-hook"'
+    assert data["hooks"] == {
+        event: [{**({"matcher": matcher} if matcher else {}), "hooks": [{"type": "command", "command": command, "timeout": timeout}]}]
+        for event, matcher, timeout in install.EVENTS
+    }  # fmt: skip
+    assert install.is_ours(data["hooks"]["Stop"][0]["hooks"][0])
+    manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
+    assert manifest["name"] == "lessonbank"
+
+
+def test_plugin_hook_runs_from_the_plugin_folder_without_install(root: Path, tmp_path: Path) -> None:
+    data = json.loads((REPO / "hooks" / "hooks.json").read_text(encoding="utf-8"))
+    command = data["hooks"]["PreToolUse"][0]["hooks"][0]["command"].replace(
+        "python3", shlex.quote(sys.executable), 1
+    )
+    env = {"PATH": os.environ.get("PATH", ""), "CLAUDE_PLUGIN_ROOT": str(REPO), "HOME": str(tmp_path)}
+    done = subprocess.run(
+        ["/bin/sh", "-c", command], input=json.dumps(bash(root, "pytest")), capture_output=True,
+        text=True, cwd=tmp_path, env=env, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0 and "pytest-lesson" in done.stdout
+
+
+def test_demo_step(root: Path) -> None:
+    from lessonbank.bank.store import Bank
+
+    lines = install.demo_step(Bank.open(root), command="pytest -x")
+    assert lines[0] == "$ bank install claude  ->  create .claude/settings.json"
+    assert lines[1] == "PreToolUse Bash `pytest -x` (first call): exit 0"
+    assert (
+        lines[3] == "  - [pytest-lesson] pytest lesson. When working on pytest lesson: remember pytest-lesson"
+    )
+    assert lines[4:] == [
+        "PreToolUse Bash `pytest -x` (same call again, same session): exit 0",
+        "  (nothing handed over)",
+        'PreToolUse Bash `git commit -m "fix pytest hang"` (a commit message that only mentions it): exit 0',
+        "  (nothing handed over)",
+    ]
+    assert install.demo_step(Bank.open(root), command="pytest -x")[0].endswith(
+        "unchanged .claude/settings.json"
+    )

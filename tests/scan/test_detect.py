@@ -1,0 +1,404 @@
+"""Detection core: checks, results, error lines, and the episodes that make candidates (pure, no I/O)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lessonbank.scan import outcomes as mining
+from lessonbank.scan.detect import Candidate, Detector, Event, Weights, is_correction, merge, score
+
+
+def run(command: str, status: str = "ok", text: str = "", code: int | None = None, **kw: object) -> Event:
+    if code is None:
+        code = 0 if status == "ok" else 1 if status == "fail" else None
+    return Event("tool", kw.pop("time", "t"), text, "Bash", command, (), status, code, **kw)  # type: ignore[arg-type]
+
+
+def edit(path: str) -> Event:
+    return Event("tool", "t", tool="Edit", paths=(path,))
+
+
+def feed(events: list[Event], session: str = "s1", project: str = "/p") -> list[Candidate]:
+    det = Detector("f.jsonl")
+    det.session, det.project = session, project
+    out: list[Candidate] = []
+    for ev in events:
+        out.extend(det.feed(ev))
+    return out
+
+
+# ---- which command is a check ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "key", "category", "masked", "targets"),
+    [
+        ("pytest", "pytest", "test", False, ()),
+        ("python -m pytest tests/ -v --tb=short", "pytest", "test", False, ("tests",)),
+        ('cd "C:\\x" && python -m pytest tests/test_a.py -k slow', "pytest", "test", False,
+         ("-k slow", "tests/test_a.py")),
+        ("timeout 60 uv run pytest -x", "pytest", "test", False, ()),
+        ("pnpm test", "pnpm test", "test", False, ()),
+        ("pnpm --filter web test", "pnpm test", "test", False, ()),
+        ("pnpm --filter web test -- __tests__/x.test.ts", "pnpm test", "test", False, ("__tests__/x.test.ts",)),
+        ("pnpm vitest run a.test.ts --reporter=verbose", "vitest", "test", False, ("a.test.ts",)),
+        ("npm run build &> out.log", "npm build", "build", False, ()),
+        ("npm run lint", "npm lint", "lint", False, ()),
+        ("make -j8 2>&1 | head -100", "make", "build", True, ()),
+        ("make test", "make test", "test", False, ()),
+        ("make > build.log 2>&1", "make", "build", False, ()),
+        ("set -o pipefail; make | tee log", "make", "build", False, ()),
+        ("pytest -q || true", "pytest", "test", True, ()),
+        ("pytest -q; echo done", "pytest", "test", True, ()),
+        ("make &", "make", "build", True, ()),
+        ("(cd sub && make)", "make", "build", False, ()),
+        ("cargo test --lib", "cargo test", "test", False, ()),
+        ("go vet ./...", "go vet", "lint", False, ("./...",)),
+        ("gcc -I include test_a.c lib.a -o t && ./t", "gcc test_a.c", "build", False, ()),
+        ("ruff check tooling", "ruff check", "lint", False, ("tooling",)),
+        ("mypy", "mypy", "lint", False, ()),
+        ("tsc --noEmit", "tsc", "lint", False, ()),
+    ],
+)  # fmt: skip
+def test_check_of(command: str, key: str, category: str, masked: bool, targets: tuple[str, ...]) -> None:
+    check = mining.check_of(command)
+    assert check is not None
+    assert (check.key, check.category, check.masked, check.targets) == (key, category, masked, targets)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["ls -la", "git status", "cat pytest.ini", "make clean", "ruff format .", "black src", "pip install pytest",
+     "echo 'make test'", "npm install", "python3 -c 'import sys; sys.exit(1)'", ""],
+)  # fmt: skip
+def test_not_a_check(command: str) -> None:
+    assert mining.check_of(command) is None
+
+
+@pytest.mark.parametrize(
+    ("command", "fix"),
+    [("pip install -r requirements-dev.txt", True), ("export PATH=/opt/bin:$PATH", True), ("ls -la", False),
+     ("git status", False), ("git checkout -- a.py", True), ("sed -n 1,5p a", False), ("sed -i s/a/b/ f", True),
+     ("cat a > b", True), ("rg foo | head", False)],
+)  # fmt: skip
+def test_is_fix_action(command: str, fix: bool) -> None:
+    assert mining.is_fix_action(command) is fix
+
+
+@pytest.mark.parametrize(
+    ("text", "is_error", "expected"),
+    [
+        ("Exit code 1\nboom", True, ("fail", 1, False)),
+        ("Exit code 0", False, ("ok", 0, False)),
+        ("42", False, ("ok", 0, False)),
+        ("raw stderr", True, ("fail", 1, False)),
+        ("This command requires approval", True, ("denied", None, False)),
+        ("Claude requested permissions to write to /a, but you haven't granted it yet.", True,
+         ("denied", None, False)),
+        ("Permission to use Bash with command rm -rf / has been denied.", True, ("denied", None, False)),
+        ("Permission for this tool use was denied. The tool use was rejected (eg. if it was a file edit", True,
+         ("denied", None, False)),
+        ("The user doesn't want to proceed with this tool use. The tool use was rejected", True,
+         ("rejected", None, False)),
+        ("[Request interrupted by user for tool use]", True, ("interrupted", None, False)),
+        ("<tool_use_error>File has not been read yet.</tool_use_error>", True, ("invalid", None, False)),
+        ("Command timed out after 2m 0.0s", True, ("fail", None, True)),
+        ("Chunk ID: 1\nWall time: 1 seconds\nProcess exited with code 2\nOutput:\n", False, ("fail", 2, False)),
+        ("Process exited with code 0\nOutput:\nok", False, ("ok", 0, False)),
+    ],
+)  # fmt: skip
+def test_result_status(text: str, is_error: bool, expected: tuple[str, int | None, bool]) -> None:
+    assert mining.result_status(text, is_error) == expected
+
+
+def test_error_lines_prefer_the_failure_over_code_and_noise() -> None:
+    output = (
+        "web:test: /* assert on the output */\n"
+        "web:test:  ✓ __tests__/a.test.ts (3 tests)\n"
+        "web:test:  FAIL  __tests__/b.test.ts > b > loads\n"
+        "web:test: AssertionError: expected [] to have a length of 3\n"
+    )
+    assert mining.error_lines(output, limit=2) == [
+        "FAIL  __tests__/b.test.ts > b > loads",
+        "AssertionError: expected [] to have a length of 3",
+    ]
+    assert mining.error_lines("all\nquiet\nhere", limit=2) == ["quiet", "here"]
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("ok\n  ! missing peer dep\nterror: x", ["! missing peer dep", "terror: x"]),  # `^ *! `; `error:` mid-word
+        ("a × b\n × 2 tests failed", ["× 2 tests failed"]),  # a mark counts only at the start of a line
+        ("// Error in a comment\n\x1b[31mError\x1b[0m: real", ["Error: real"]),  # code skipped, ANSI dropped
+        ("first Error\nError again, same line kept once\nfirst Error", ["first Error", "Error again, same line kept once"]),
+        ("all good\nassert x == 1\nexpected 2", ["assert x == 1", "expected 2"]),  # no strong line: the weak ones
+    ],
+)  # fmt: skip
+def test_error_lines_table(output: str, expected: list[str]) -> None:
+    assert mining.error_lines(output) == expected
+
+
+def test_signature_flattens_paths_and_numbers() -> None:
+    a = mining.signature("/home/a/src/x.c:12:3: error: 'y' undeclared")
+    b = mining.signature("C:\\work\\src\\x.c:40:9: error: 'y' undeclared")
+    assert a == b == "x.c:N:N: error: 'y' undeclared"
+
+
+def test_display_drops_cd_prefixes() -> None:
+    assert mining.display('cd "C:\\a b" && cd sub && pytest -q') == "pytest -q"
+
+
+# ---- tier 1: self-reported blocks ----------------------------------------------------------
+
+
+def test_lesson_block_in_assistant_message_is_tier_one() -> None:
+    text = "Done.\n#lesson\ntool: Bash\ntrigger: pytest\nmistake: x hangs\nfix: use -p no:cacheprovider\n#/lesson"
+    [cand] = feed([Event("assistant", "t1", text)])
+    assert (cand.tier, cand.kind, cand.signals) == (1, "lesson", {"self_reported": 1})
+    assert cand.block.startswith("#lesson") and cand.block.endswith("#/lesson")
+    assert score(cand, Weights())[0] == 0.9
+
+
+def test_lesson_block_in_user_message_is_not_self_reported() -> None:
+    assert feed([Event("user", "t", "#lesson\nmistake: a\nfix: b\n#/lesson")]) == []
+
+
+# ---- tier 2: a check that failed, then passed -------------------------------------------
+
+
+def test_fail_edit_pass_is_a_fix_with_evidence() -> None:
+    [cand] = feed(
+        [
+            run(
+                "cd /p && python -m pytest tests/ -q",
+                "fail",
+                "E   AssertionError: 1 != 2\n1 failed",
+                time="t1",
+            ),
+            Event("assistant", "t2", "The fixture returns the wrong total."),
+            edit("/p/src/total.py"),
+            run("pip install -e .", "ok", time="t3"),
+            run("cd /p && python -m pytest tests/ -q", "ok", "3 passed", time="t4"),
+        ]
+    )
+    assert (cand.kind, cand.tier, cand.promote_to, cand.tags) == ("fix", 2, "rule:testing", ["tool:pytest"])
+    assert cand.when == "`pytest` fails with: E   AssertionError: 1 != 2"
+    assert (
+        cand.do
+        == "What fixed it: ran `pip install -e .`, changed total.py, then `python -m pytest tests/ -q` passed."
+    )
+    assert cand.commands == [r"\bpytest\b"]
+    assert cand.notes == "The fixture returns the wrong total."
+    [ev] = cand.evidence
+    assert ev["failing"] == ev["passing"] == "python -m pytest tests/ -q"
+    assert (ev["time"], ev["passed_at"], ev["edits"], ev["session"]) == (
+        "t1",
+        "t4",
+        ["/p/src/total.py"],
+        "s1",
+    )
+    assert cand.signals == {"attempts": 1, "fix_confirmed": 1}
+    assert score(cand, Weights())[:2] == (0.6, 5)
+
+
+def test_pass_with_nothing_changed_is_flaky_not_a_fix() -> None:
+    assert feed([run("pytest", "fail", "FAILED t::a"), run("pytest", "ok")]) == []
+
+
+def test_a_narrower_passing_run_does_not_confirm_the_fix() -> None:
+    events = [
+        run("pnpm test", "fail", "FAIL a.test.ts > x"),
+        edit("/p/a.ts"),
+        run("pnpm test -- b.test.ts", "ok"),
+    ]
+    assert feed(events) == []
+    [cand] = feed([*events, run("pnpm --filter web test", "ok")])
+    assert cand.evidence[0]["passing"] == "pnpm --filter web test"
+
+
+def test_masked_runs_are_neither_failures_nor_fixes() -> None:
+    # `make | head` exits 0 whatever make did: it must not close the episode as a fix.
+    events = [
+        run("make -j4", "fail", "src/a.c:3:1: error: expected ';'"),
+        run("make -j4 2>&1 | head -50", "ok", "src/a.c:3:1: error: expected ';'"),
+    ]
+    det = Detector()
+    assert [c for ev in events for c in det.feed(ev)] == []
+    assert det.masked == 1 and "make" in det.open
+    assert [c.kind for c in det.feed(edit("src/a.c")) + det.feed(run("make -j4", "ok"))] == ["fix"]
+    # a masked failure opens nothing either
+    assert feed([run("make 2>&1 | tail", "fail", "error: x"), edit("a.c"), run("make", "ok")]) == []
+
+
+def test_startup_error_fixed_by_an_install_is_unblocked() -> None:
+    [cand] = feed(
+        [
+            run("python -m pytest tests/ -v", "fail", "C:\\Python314\\python.exe: No module named pytest"),
+            run("python -m pip install -r requirements-dev.txt", "ok"),
+            run(
+                "python -m pytest tests/test_a.py -v",
+                "fail",
+                "FAILED tests/test_a.py::test_x - AssertionError",
+            ),
+        ]
+    )
+    assert (cand.kind, cand.key) == ("unblocked", "unblocked|pytest|python.exe: no module named pytest")
+    assert "fix_confirmed" not in cand.signals
+    assert cand.do.startswith("What fixed it: ran `python -m pip install -r requirements-dev.txt`")
+    assert (
+        "passing" not in cand.evidence[0]
+        and cand.evidence[0]["rerun"] == "python -m pytest tests/test_a.py -v"
+    )
+
+
+def test_timeout_raises_priority() -> None:
+    [cand] = feed([run("pytest", "fail", "Command timed out after 2m 0.0s", timed_out=True), edit("a.py"),
+                   run("pytest -p no:xdist", "ok")])  # fmt: skip
+    assert cand.signals["hang_or_timeout"] == 1 and "severity:hang" in cand.tags
+    assert score(cand, Weights())[:2] == (0.65, 7)
+
+
+def test_a_failing_cd_never_reached_the_check() -> None:
+    assert feed([run("cd bench && make", "fail", "/bin/bash: line 1: cd: bench: No such file or directory"),
+                 run("cd /p/bench && make", "ok")]) == []  # fmt: skip
+
+
+# ---- non-mistakes --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "text"),
+    [
+        ("denied", "This command requires approval"),
+        ("rejected", "The user doesn't want to proceed with this tool use."),
+        ("interrupted", "[Request interrupted by user for tool use]"),
+        ("invalid", "<tool_use_error>String to replace not found</tool_use_error>"),
+    ],
+)
+def test_non_mistakes_yield_nothing(status: str, text: str) -> None:
+    # Where a failure would open an episode that the edit and the pass then close as a fix.
+    assert feed([run("pytest -q", "fail", "FAILED a"), edit("a.py"), run("pytest -q", "ok")]) != []
+    assert feed([run("pytest -q", status, text), edit("a.py"), run("pytest -q", "ok")]) == []
+
+
+@pytest.mark.parametrize("status", ["denied", "rejected", "invalid"])
+def test_a_fix_attempt_that_did_not_run_is_not_evidence(status: str) -> None:
+    # the install never ran, nothing else changed: the later pass is flaky, not a fix
+    ran = feed([run("pytest", "fail", "FAILED a"), run("pip install x", "ok"), run("pytest", "ok")])
+    assert [c.kind for c in ran] == ["fix"]
+    assert feed([run("pytest", "fail", "FAILED a"), run("pip install x", status, "requires approval"),
+                 run("pytest", "ok")]) == []  # fmt: skip
+
+
+# ---- user corrections --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("no, use the staging database", True),
+        ("Don't commit the lock file", True),
+        ("never commit without signing. use ps GPG alt", True),
+        ("Section 9.4 is a halucination, we have not done that", True),
+        ("that's wrong, the port is 8080", True),
+        ("Thats not my email", True),
+        ("please add a README", False),
+        ("no problem, thanks", False),
+        ("[Request interrupted by user]", False),
+        ("<command-name>/exit</command-name>", False),
+        ("no " + "x" * 700, False),
+    ],
+)
+def test_is_correction(text: str, expected: bool) -> None:
+    assert is_correction(text) is expected
+
+
+def test_correction_followed_by_change_of_course() -> None:
+    [cand] = feed(
+        [
+            run("git commit -m wip --no-gpg-sign", "ok"),
+            Event("user", "t2", "never commit without signing"),
+            Event("assistant", "t3", "You're right, I'll sign it."),
+        ]
+    )
+    assert (cand.kind, cand.type, cand.promote_to) == ("correction", "convention", "rule:conventions")
+    assert cand.when == "running `git commit -m wip --no-gpg-sign` (the user had to correct this)"
+    assert cand.do == "never commit without signing"
+    assert score(cand, Weights())[:2] == (0.5, 6)
+    # an action (not only words) is a change of course too
+    assert [c.kind for c in feed([Event("user", "t", "no, use uv"), run("uv sync", "ok")])] == ["correction"]
+
+
+def test_correction_without_change_of_course_or_after_interrupt_only_yields_nothing() -> None:
+    assert feed([Event("user", "t", "no, use uv"), Event("user", "t", "anyway, carry on")]) == []
+    assert feed([Event("user", "t", "[Request interrupted by user]"), run("ls", "ok")]) == []
+    assert feed([Event("user", "t", "no, use uv"), run("uv sync", "rejected", "The user doesn't want")]) == []
+
+
+# ---- secrets, state, merging --------------------------------------------------------------
+
+
+def test_evidence_and_text_are_redacted() -> None:
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    [cand] = feed(
+        [
+            run(f"GITHUB_TOKEN={secret} pytest", "fail", f"E  401 for token {secret}\nFAILED a"),
+            edit("a.py"),
+            run(f"GITHUB_TOKEN={secret} pytest", "ok"),
+        ]
+    )
+    dumped = json.dumps(cand.to_dict())
+    assert secret not in dumped
+    assert "[REDACTED:github token]" in cand.evidence[0]["failing"]
+    # nor is it kept in the state carried between scans while an episode is open
+    det = Detector()
+    det.feed(run("pytest", "fail", "FAILED a"))
+    det.feed(Event("assistant", "t", f"retrying with token {secret}"))
+    det.feed(run(f"export GITHUB_TOKEN={secret}", "ok"))
+    assert secret not in json.dumps(det.state())
+
+
+def test_state_survives_a_json_round_trip_mid_episode() -> None:
+    first = Detector("f")
+    first.session = "s1"
+    assert first.feed(run("pytest", "fail", "FAILED a")) == []
+    assert first.feed(edit("a.py")) == []
+    second = Detector("f", json.loads(json.dumps(first.state())))
+    [cand] = second.feed(run("pytest", "ok"))
+    assert cand.sessions == ["s1"] and cand.evidence[0]["edits"] == ["a.py"]
+
+
+def test_merge_counts_sessions_once_and_is_idempotent() -> None:
+    w = Weights()
+    events = [run("make", "fail", "x.c:1:1: error: boom"), edit("x.c"), run("make", "ok")]
+    store: dict[str, Candidate] = {}
+    assert len(merge(store, feed(events, "s1", "/a"), w)) == 1
+    assert merge(store, feed(events, "s1", "/a"), w) == []  # the same session again changes nothing
+    merge(store, feed(events, "s2", "/b"), w)
+    [cand] = store.values()
+    assert cand.sessions == ["s1", "s2"] and cand.projects == ["/a", "/b"]
+    conf, prio, why = score(cand, w)
+    assert (conf, prio) == (0.75, 6)
+    assert why == ["base 0.40", "fix confirmed +0.20", "seen in 2 sessions +0.10", "2 projects +0.05"]
+    assert Candidate.from_dict(json.loads(json.dumps(cand.to_dict()))) == cand
+
+
+@pytest.mark.parametrize(
+    ("text", "blocks"),
+    [
+        ("#lesson\nmistake: a\nfix: b\n#/lesson", 1),
+        ("#lesson #/lesson", 0),  # says nothing: no candidate that capture would refuse forever
+        ("#lesson\ntool: Bash\n#/lesson", 0),
+        ("First. #lesson\nmistake: a\nfix: b\n#/lesson and again #lesson\nwhen: c\ndo: d\n#/lesson", 2),
+        ("> #lesson\n> Mistake: quoted\n> Fix: still read\n> #/lesson", 1),
+    ],
+)
+def test_scan_reads_blocks_as_capture_does(text: str, blocks: int) -> None:
+    from lessonbank.capture.pipeline import parse_lesson_blocks
+    from lessonbank.scan.detect import lesson_blocks
+
+    assert len(lesson_blocks(text)) == blocks
+    assert len([d for d in parse_lesson_blocks(text) if d.when and d.do]) == blocks

@@ -1,0 +1,48 @@
+"""`bank check`: every problem in every lesson file, with the line it is on."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank.store import Bank, Problem
+from lessonbank.errors import LessonFormatError
+
+
+def check_bank(bank: Bank) -> tuple[list[Problem], int]:
+    """All problems (parse errors, bad values, duplicate ids or slugs), sorted; and the file count."""
+    problems: list[Problem] = []
+    by_id: dict[str, list[Path]] = defaultdict(list)
+    by_slug: dict[str, list[Path]] = defaultdict(list)
+    paths = bank.lesson_paths()
+    for path in paths:
+        try:
+            item = bank.read(path)
+        except LessonFormatError as exc:
+            problems.append(Problem(path, exc.line, str(exc)))
+            continue
+        lesson = item.lesson
+        lines = lesson_mod.key_lines(item.text)
+        for key, message in lesson_mod.validate(lesson):
+            nested = f"triggers.{key}" if key in lesson_mod.TRIGGER_KEYS else key
+            line = lines.get(nested) or lines.get(key) or lines.get(nested.split(".")[0], 1)
+            problems.append(Problem(path, line, message))
+        if lesson.slug != path.stem:
+            problems.append(
+                Problem(
+                    path,
+                    lines.get("slug", 1),
+                    f"slug {lesson.slug!r} differs from the file name {path.stem!r}",
+                )
+            )
+        by_id[lesson.id].append(path)
+        by_slug[lesson.slug].append(path)
+    for kind, groups in (("id", by_id), ("slug", by_slug)):
+        for value, where in groups.items():
+            if len(where) > 1:
+                for path in where:
+                    others = ", ".join(p.name for p in where if p != path)
+                    problems.append(Problem(path, 2, f"duplicate {kind} {value!r} (also in {others})"))
+    problems.sort(key=lambda p: (str(p.path), p.line, p.message))
+    return problems, len(paths)

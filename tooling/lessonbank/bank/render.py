@@ -1,0 +1,95 @@
+"""Rendering INDEX.md and BANK.md from lessons through Jinja templates, deterministically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment
+
+from lessonbank.bank.lesson import STATUSES, Lesson
+from lessonbank.bank.store import Bank, write_atomic
+from lessonbank.errors import BankError
+from lessonbank.kernel import index_md as index_mod
+
+PACKAGE_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+GENERATED = ("INDEX.md", "BANK.md")
+
+
+def environment(bank_templates: Path | None = None) -> SandboxedEnvironment:
+    """A sandboxed Jinja environment: the bank's templates/ first, then the packaged defaults."""
+    search = [str(p) for p in (bank_templates, PACKAGE_TEMPLATES) if p is not None and p.is_dir()]
+    env = SandboxedEnvironment(
+        loader=jinja2.FileSystemLoader(search),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["cell"] = index_mod.escape
+    env.filters["cells"] = index_mod.cell_list
+    return env
+
+
+def render_template(env: SandboxedEnvironment, name: str, context: dict[str, Any]) -> str:
+    """Render one template, turning Jinja's errors into a BankError that names the template."""
+    try:
+        return env.get_template(name).render(**context)
+    except jinja2.TemplateError as exc:
+        where = f"{exc.filename}:{exc.lineno}" if isinstance(exc, jinja2.TemplateSyntaxError) else name
+        raise BankError(f"template {where}: {exc}") from None
+
+
+def context(lessons: list[Lesson]) -> dict[str, Any]:
+    """What the INDEX and BANK templates see."""
+    ordered = sorted(lessons, key=lambda x: x.slug)
+    rows = [index_mod.row_line(index_mod.row_cells(x)) for x in index_mod.index_lessons(ordered)]
+    return {
+        "columns": index_mod.COLUMNS,
+        "header": index_mod.row_line(list(index_mod.COLUMNS)),
+        "rule": index_mod.row_line(["---"] * len(index_mod.COLUMNS)),
+        "rows": rows,
+        "groups": [(s, [x for x in ordered if x.status == s]) for s in STATUSES],
+        "lessons": ordered,
+        "count": len(ordered),
+    }
+
+
+def render(bank: Bank, lessons: list[Lesson]) -> dict[str, str]:
+    """The text of each generated file."""
+    env = environment(bank.templates_dir)
+    ctx = context(lessons)
+    out = {}
+    for name in GENERATED:
+        text = render_template(env, name + ".j2", ctx)
+        out[name] = text.rstrip("\n") + "\n"
+    return out
+
+
+def regenerate(bank: Bank, dry_run: bool = False) -> list[tuple[str, str]]:
+    """Write INDEX.md, BANK.md and the compiled index; return (name, action) for each."""
+    lessons = [item.lesson for item in bank.load()]
+    results = []
+    for name, text in render(bank, lessons).items():
+        results.append((name, write_atomic(bank.root / name, text, dry_run=dry_run)))
+    # The hooks' compiled form; imported here so that rendering alone stays light.
+    from lessonbank.bank import compiled as compile_mod
+
+    results.append(("compiled index", compile_mod.write(bank, lessons, dry_run=dry_run)))
+    return results
+
+
+def stale(bank: Bank) -> list[str]:
+    """The generated files (by name) whose bytes differ from a fresh rendering."""
+    lessons = [item.lesson for item in bank.load()]
+    names = []
+    for name, text in render(bank, lessons).items():
+        try:
+            current = (bank.root / name).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            current = None
+        if current != text:
+            names.append(name)
+    return names

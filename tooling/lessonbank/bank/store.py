@@ -1,0 +1,208 @@
+"""The bank on disk: finding its root, reading lessons, atomic writes, the capture lock."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lessonbank import config as config_mod
+from lessonbank.bank import lesson as lesson_mod
+from lessonbank.errors import BankError, LessonFormatError, NoBankError, NotFoundError
+
+MARKER = "bank.toml"
+STATE_DIR = ".lessonbank"
+
+
+@dataclass
+class Loaded:
+    """A lesson read from disk, with the text it came from."""
+
+    path: Path
+    text: str
+    lesson: lesson_mod.Lesson
+
+
+@dataclass
+class Problem:
+    """A problem in a file, printed as `path:line: message`."""
+
+    path: Path
+    line: int
+    message: str
+
+
+def write_atomic(path: Path, text: str | bytes, dry_run: bool = False) -> str:
+    """Write `text` to `path` atomically when its bytes change; return create, update or unchanged."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    try:
+        old: bytes | None = path.read_bytes()
+    except FileNotFoundError:
+        old = None
+    except OSError as exc:
+        raise BankError(f"cannot read {path}: {exc.strerror}") from None
+    if old == data:
+        return "unchanged"
+    action = "create" if old is None else "update"
+    if dry_run:
+        return action
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            if old is not None:
+                os.chmod(tmp, path.stat().st_mode & 0o7777)
+            else:
+                os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise BankError(f"cannot write {path}: {exc.strerror}") from None
+    return action
+
+
+def remove(path: Path, dry_run: bool = False) -> str:
+    """Delete a file; return delete or unchanged (when it was not there)."""
+    if not path.exists():
+        return "unchanged"
+    if not dry_run:
+        path.unlink()
+    return "delete"
+
+
+@dataclass
+class Bank:
+    """A bank: the folder holding bank.toml, lessons/ and the generated files."""
+
+    root: Path
+    config: config_mod.Config = field(default_factory=config_mod.Config)
+    load_problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def lessons_dir(self) -> Path:
+        return self.root / "lessons"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def templates_dir(self) -> Path:
+        return self.root / "templates"
+
+    @classmethod
+    def find(cls, start: Path | None = None, root: Path | None = None) -> Bank:
+        """The bank at `root` (or $BANK_ROOT), else the nearest folder above `start` with bank.toml."""
+        if root is None and os.environ.get("BANK_ROOT"):
+            root = Path(os.environ["BANK_ROOT"])
+        if root is not None:
+            root = root.expanduser().resolve()
+            if not (root / MARKER).is_file():
+                raise NoBankError(f"No bank at {root}: run `bank init {root}`, or pass another --root")
+            return cls.open(root)
+        here = (start or Path.cwd()).resolve()
+        for folder in (here, *here.parents):
+            if (folder / MARKER).is_file():
+                return cls.open(folder)
+        raise NoBankError("No bank here: run `bank init`, or pass --root")
+
+    @classmethod
+    def open(cls, root: Path) -> Bank:
+        """Open the bank at `root`, reading its settings."""
+        try:
+            text = (root / MARKER).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise BankError(f"cannot read {root / MARKER}: {exc.strerror}") from None
+        return cls(root=root, config=config_mod.parse(text, str(root / MARKER)))
+
+    def lesson_paths(self) -> list[Path]:
+        """Every lessons/*.md file, sorted by name."""
+        if not self.lessons_dir.is_dir():
+            return []
+        return sorted(p for p in self.lessons_dir.glob("*.md") if p.is_file())
+
+    def read(self, path: Path) -> Loaded:
+        """Read and parse one lesson file; LessonFormatError (with a line) when it is malformed."""
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise LessonFormatError("not UTF-8 text", 1) from None
+        except OSError as exc:
+            raise BankError(f"cannot read {path}: {exc.strerror}") from None
+        return Loaded(path, text, lesson_mod.parse(text))
+
+    def load(self) -> list[Loaded]:
+        """All well-formed lessons; malformed files go to `load_problems` instead of raising."""
+        self.load_problems = []
+        loaded = []
+        for path in self.lesson_paths():
+            try:
+                loaded.append(self.read(path))
+            except LessonFormatError as exc:
+                self.load_problems.append(Problem(path, exc.line, str(exc)))
+        return loaded
+
+    def find_lesson(self, key: str) -> Loaded:
+        """The lesson whose slug or id is `key` (an id prefix of 6+ characters also works)."""
+        matches = []
+        for item in self.load():
+            lesson = item.lesson
+            if key in (lesson.slug, lesson.id) or (len(key) >= 6 and lesson.id.startswith(key.upper())):
+                matches.append(item)
+        if not matches:
+            broken = [p for p in self.load_problems if p.path.stem == key]
+            if broken:
+                p = broken[0]
+                raise NotFoundError(
+                    f"{self.relative(p.path)}:{p.line}: {p.message} (fix the file; `bank check` lists every problem)"
+                )
+            raise NotFoundError(f"No lesson {key!r}: `bank list` shows the slugs and ids")
+        if len(matches) > 1:
+            raise NotFoundError(f"{key!r} names {len(matches)} lessons; use the full id")
+        return matches[0]
+
+    def relative(self, path: Path) -> str:
+        """`path` relative to the bank root, with forward slashes, for messages."""
+        try:
+            return path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    def inside(self, relpath: str) -> Path:
+        """The absolute path of `relpath`, refusing anything that leaves the root (.., links)."""
+        candidate = (self.root / relpath).resolve()
+        if candidate != self.root and self.root not in candidate.parents:
+            raise BankError(f"{relpath} leads outside the repository ({self.root})")
+        return candidate
+
+    def destination_path(self, dest: lesson_mod.Destination) -> Path:
+        """The file a destination names: rules/<name>.md, <skills>/<name>/SKILL.md or the doc."""
+        if dest.kind == "rule":
+            rel = f"rules/{dest.name}.md"
+        elif dest.kind == "skill":
+            rel = f"{self.config.get('groom.skills_dir').strip('/')}/{dest.name}/SKILL.md"
+        else:
+            rel = dest.name
+        return self.inside(rel)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """An exclusive lock around read-modify-write of lessons (concurrent captures lose nothing)."""
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.state_dir / "lock", "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

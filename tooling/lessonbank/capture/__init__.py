@@ -1,0 +1,6 @@
+"""Capture: the one draft type, `#lesson` blocks, the gates and redaction, and saving a draft.
+
+Capture, the Stop hook (through `bank capture --blocks`) and scan all hand over a `Draft`; it goes
+through the gates (destination, duplicates, preferences, secrets) into lessons/ or onto a banked
+lesson's seen count. It may import `bank`, the kernel, `errors` and `config`.
+"""

@@ -1,0 +1,131 @@
+"""The capture gates, in order: destination, no duplicates, no preferences, no secrets. Pure."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from lessonbank.bank.lesson import DESTINATION_FORMS, Destination, parse_destination
+from lessonbank.capture.redaction import Redaction, redact
+from lessonbank.errors import GateRefusal
+from lessonbank.kernel import words
+
+if TYPE_CHECKING:
+    from lessonbank.bank.lesson import Lesson
+
+PREFERENCE_FILE = "your own memory file (~/.claude/CLAUDE.md, or CLAUDE.local.md for this project)"
+
+# First-person taste, and formatting wishes, are a person's preference rather than a project fact.
+_PREFERENCE = re.compile(
+    r"(?ix)"
+    r"\b(?:i|we)\s+(?:really\s+|much\s+|generally\s+|personally\s+)?"
+    r"(?:prefer|like|love|hate|dislike|enjoy|would\s+rather|'d\s+rather)\b"
+    r"|\b(?:i|we)'d\s+rather\b"
+    r"|\bmy\s+(?:own\s+)?(?:style|preference|preferences|taste|habit|liking|favou?rite)\b"
+    r"|\bpersonal(?:ly)?\s+(?:preference|taste|style)\b"
+    r"|\b(?:prefer|like)\s+(?:tabs|spaces|single\s+quotes|double\s+quotes|emojis?|dark\s+mode)\b"
+    r"|\b(?:(?:answer|respond|reply|talk|write)\s+(?:to\s+me\s+)?in\s+(?:a\s+)?(?:casual|formal|friendly|short|terse)"
+    r"|call\s+me\b)"
+)
+
+
+@dataclass
+class Candidate:
+    """A lesson on its way in: the fields the gates look at."""
+
+    when: str
+    do: str
+    promote_to: str
+    title: str = ""
+    extra_text: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        return " ".join([self.title, self.when, self.do, *self.extra_text])
+
+
+def destination(value: str) -> Destination:
+    """Gate 1: promote-to must name a valid target inside the repository."""
+    try:
+        return parse_destination(value)
+    except ValueError as exc:
+        raise GateRefusal("destination", f"refused: {exc}") from None
+
+
+def lesson_terms(when: str, do: str) -> set[str]:
+    """The words that say what a lesson says, for similarity."""
+    return words.terms(f"{when} {do}")
+
+
+def similarity(a_when: str, a_do: str, b_when: str, b_do: str) -> float:
+    """How alike two lessons are: Dice over the stemmed meaningful words of when+do."""
+    return words.dice(lesson_terms(a_when, a_do), lesson_terms(b_when, b_do))
+
+
+def find_duplicate(candidate: Candidate, lessons: list[Lesson], threshold: float) -> Lesson | None:
+    """Gate 2a: the most similar banked lesson at or above `threshold`, or None."""
+    mine = lesson_terms(candidate.when, candidate.do)
+    best: tuple[float, str] | None = None
+    found = None
+    for lesson in lessons:
+        score = words.dice(mine, lesson_terms(lesson.when, lesson.do))
+        if score >= threshold and (best is None or (score, lesson.slug) > best):
+            best = (score, lesson.slug)
+            found = lesson
+    return found
+
+
+def sections(markdown: str) -> list[str]:
+    """A markdown file cut into sections at headings and blank-line paragraphs."""
+    parts: list[str] = []
+    current: list[str] = []
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("#") and current:
+            parts.append("\n".join(current))
+            current = []
+        current.append(line)
+    if current:
+        parts.append("\n".join(current))
+    return parts
+
+
+def already_written(candidate: Candidate, destination_text: str, threshold: float) -> bool:
+    """Gate 2b: does one section of the destination already hold this lesson's words?"""
+    mine = lesson_terms(candidate.when, candidate.do)
+    if len(mine) < 3:
+        return False
+    return any(words.containment(mine, words.terms(s)) >= threshold for s in sections(destination_text))
+
+
+def preference(candidate: Candidate) -> None:
+    """Gate 3: refuse personal taste, pointing at the person's own memory file."""
+    match = _PREFERENCE.search(candidate.text())
+    if match:
+        raise GateRefusal(
+            "preference",
+            f"refused: {match.group(0).strip()!r} reads as a personal preference, not a project "
+            f"lesson; keep it in {PREFERENCE_FILE}",
+        )
+
+
+def scrub(texts: dict[str, str]) -> tuple[dict[str, str], list[Redaction]]:
+    """Gate 4: redact secrets from every text field; return the clean fields and what was found."""
+    clean: dict[str, str] = {}
+    totals: dict[str, int] = {}
+    for key, value in texts.items():
+        clean[key], found = redact(value)
+        for item in found:
+            totals[item.kind] = totals.get(item.kind, 0) + item.count
+    return clean, [Redaction(kind, n) for kind, n in sorted(totals.items())]
+
+
+__all__ = [
+    "DESTINATION_FORMS",
+    "Candidate",
+    "already_written",
+    "destination",
+    "find_duplicate",
+    "preference",
+    "scrub",
+    "similarity",
+]

@@ -1,0 +1,16 @@
+"""Run a lessonbank hook: `python3 -I -S <this file>` with the payload on stdin.
+
+`bank install claude` points the agent's settings at this file. It puts the folder that holds
+the `lessonbank` package on sys.path itself (`-I -S` leaves out site-packages and the script's
+folder), so nothing but the standard library and this package is ever imported.
+"""
+
+import sys
+
+# <tooling>/lessonbank/hooks/entry.py: two folders up from this file's folder, however it was named.
+sys.path.insert(0, (__file__.rpartition("/")[0] or ".") + "/../..")
+try:
+    from lessonbank.hooks.dispatch import main
+except BaseException:  # an interpreter too old for the package: do nothing rather than fail
+    sys.exit(0)
+main()

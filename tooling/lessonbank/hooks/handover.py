@@ -1,0 +1,69 @@
+"""Handing lessons over: the byte budget, the once-per-session claim, the trial arm, the ledger."""
+
+from lessonbank.kernel import jsonio
+from lessonbank.kernel import records as ledger
+from lessonbank.kernel import statedir as state
+
+
+def line(slug: str, text: str) -> str:
+    """One lesson as the agent sees it, named by its slug."""
+    return f"- [{slug}] {text}"
+
+
+def select(ranked: "list[tuple]", index, max_lessons: int, max_bytes: int) -> "list[tuple[str, int, str]]":
+    """(slug, priority, line) for the lessons that fit, best first.
+
+    `ranked` holds (lesson number, slug, priority) best first. The count stops at
+    `max_lessons`; the lines stay within `max_bytes`, a lesson whose full text does not fit
+    falls back to its one-line summary, and the first one is always handed over.
+    """
+    chosen: list[tuple[str, int, str]] = []
+    used = 0
+    for number, slug, priority in ranked:
+        if len(chosen) >= max_lessons:
+            break
+        record = index.lesson(number)
+        full, short = line(slug, record[3]), line(slug, record[4])
+        if used + len(full.encode("utf-8")) <= max_bytes:
+            text = full
+        elif used + len(short.encode("utf-8")) <= max_bytes or not chosen:
+            text = short
+        else:
+            continue
+        chosen.append((slug, priority, text))
+        used += len(text.encode("utf-8"))
+    return chosen
+
+
+def hand_over(
+    chosen: "list[tuple[str, int, str]]",
+    session: "state.Session",
+    turn: str,
+    event: str,
+    mode: str,
+    heading: str,
+    tool_use_id: str = "",
+) -> str:
+    """Claim, record and render the chosen lessons; the hook's stdout ("" when nothing goes out)."""
+    won = [item for item in chosen if session.claim(item[0], item[1])]
+    if not won:
+        return ""
+    arm = "on"
+    if mode == "test" and not state.READ_ONLY:  # a dry run (`bank hook`) must not assign a turn
+        from lessonbank.kernel import arms as trial
+
+        arm = trial.assign(session.state_dir, session.id, turn)
+    injected = arm != "without"
+    for slug, _, text in won:
+        size = len(text.encode("utf-8"))
+        ledger.record_injection(
+            session.state_dir, session.id, turn, slug, event, size, arm, injected, tool_use_id
+        )
+    if not injected:
+        return ""
+    return context(event, heading + "\n" + "\n".join(text for _, _, text in won))
+
+
+def context(event: str, text: str) -> str:
+    """The hook's JSON answer that adds `text` to the agent's context."""
+    return jsonio.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})

@@ -1,0 +1,26 @@
+"""PostToolUse and PostToolUseFailure: record each check a Bash call ran and whether it passed."""
+
+from lessonbank.kernel import check_commands as checks
+from lessonbank.kernel import records as ledger
+from lessonbank.kernel import statedir as state
+
+
+def post_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
+    """Append the check (if the command ran one) to the session's checks.jsonl; never any output."""
+    if payload.get("tool_name") != "Bash" or payload.get("is_interrupt"):
+        return ""
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if not isinstance(command, str):
+        return ""
+    response = payload.get("tool_response")
+    if isinstance(response, dict) and response.get("interrupted"):
+        return ""
+    name = checks.check_name(command)
+    if not name:
+        return ""
+    ok = payload.get("hook_event_name") == "PostToolUse"
+    session = state.Session(state_dir, str(payload.get("session_id") or ""))
+    turn = session.turn(payload.get("prompt_id"))
+    ledger.record_check(session, turn, command, name, ok, str(payload.get("tool_use_id") or ""))
+    return ""

@@ -1,0 +1,147 @@
+"""PreToolUse: the lessons whose command or path triggers match this tool call.
+
+Bash commands are matched by their executable parts only (see `shell`); file tools by their
+path relative to the bank root. The compiled index picks candidate triggers by short literals
+the call contains; claimed lessons are dropped before any regex runs, and most regexes run on
+the small `rx` matcher, so `re` is rarely imported.
+"""
+
+from lessonbank.kernel import compiled_read as compiled
+from lessonbank.kernel import shell
+from lessonbank.kernel import statedir as state
+
+# rx, globs and inject are imported only when a call gets that far: each module costs start-up time.
+
+PATH_KEYS = {
+    "Read": ("file_path",),
+    "Edit": ("file_path",),
+    "Write": ("file_path",),
+    "MultiEdit": ("file_path",),
+    "NotebookEdit": ("notebook_path",),
+    "Glob": ("path",),
+    "Grep": ("path",),
+}
+PATTERN_TOOLS = ("Glob", "Grep")
+
+
+def relative(path: str, root: str, cwd: str) -> str | None:
+    """`path` relative to the bank root with '.' and '..' resolved, or None when outside it."""
+    if not path.startswith("/"):
+        path = cwd.rstrip("/") + "/" + path
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+        else:
+            parts.append(part)
+    full = "/" + "/".join(parts)
+    prefix = root.rstrip("/") + "/"
+    if not full.startswith(prefix):
+        return None
+    return full[len(prefix) :]
+
+
+def subjects(tool: str, tool_input: dict, root: str, cwd: str) -> tuple[list[str], list[str]]:
+    """(command texts, relative paths) of a tool call."""
+    commands: list[str] = []
+    paths: list[str] = []
+    if tool == "Bash":
+        command = tool_input.get("command")
+        if isinstance(command, str):
+            commands = [" ".join(words) for words in shell.segments(command)]
+        return commands, paths
+    for key in PATH_KEYS.get(tool, ()):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            rel = relative(value, root, cwd)
+            if rel is not None:
+                paths.append(rel)
+    if tool in PATTERN_TOOLS:
+        pattern = tool_input.get("pattern")
+        extra = tool_input.get("glob") if tool == "Grep" else pattern
+        if isinstance(pattern, str) and pattern:
+            commands.append(pattern)
+        if isinstance(extra, str) and extra:
+            base = paths[0] if paths else ""
+            paths.append(f"{base}/{extra}" if base else extra)
+    return commands, paths
+
+
+def _applies(entry: tuple, tool: str) -> bool:
+    tools, kind = entry[4], entry[5]
+    if tools:
+        return tool in tools
+    if kind == "c":
+        return tool == "Bash"
+    return kind == "p"
+
+
+def _fires(entry: tuple, commands: list[str], paths: list[str]) -> bool:
+    kind, source, program = entry[5], entry[6], entry[7]
+    if kind == "c":
+        from lessonbank.kernel import regex_engine as rx
+
+        return any(rx.search(program, source, text) for text in commands)
+    if kind == "p":
+        from lessonbank.kernel import globs
+
+        return any(globs.match(program, path) for path in paths)
+    return True
+
+
+def matching(
+    index, tool: str, tool_input: dict, root: str, cwd: str, session: "state.Session"
+) -> list[tuple]:
+    """(lesson number, slug, priority) of unclaimed lessons triggered by this call, best first."""
+    commands, paths = subjects(tool, tool_input, root, cwd)
+    keys = compiled.grams(commands + paths, index.gram_lengths)
+    keys.add(compiled.TOOL + tool)
+    if commands:
+        keys.add(compiled.ALWAYS_COMMAND)
+    if paths:
+        keys.add(compiled.ALWAYS_PATH)
+    found = index.lookup("pre", keys)
+    hits: dict[int, tuple] = {}
+    claimed: dict[str, bool] = {}
+    for key in sorted(found):
+        for entry in found[key]:
+            number, slug = entry[0], entry[1]
+            if number in hits or not _applies(entry, tool):
+                continue
+            if slug not in claimed:
+                claimed[slug] = session.claimed(slug)
+            if claimed[slug] or not _fires(entry, commands, paths):
+                continue
+            hits[number] = entry
+    ranked = sorted(hits.values(), key=lambda e: (-e[2], -e[3], e[1]))
+    return [(e[0], e[1], e[2]) for e in ranked]
+
+
+def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
+    """The PreToolUse answer: the matching lessons' texts, or "" for none."""
+    tool = payload.get("tool_name")
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool, str) or not isinstance(tool_input, dict):
+        return ""
+    session = state.Session(state_dir, str(payload.get("session_id") or ""))
+    index = compiled.load(root, state_dir)
+    cwd = payload.get("cwd")
+    if not isinstance(cwd, str):
+        cwd = root
+    ranked = matching(index, tool, tool_input, root, cwd, session)
+    if not ranked:
+        return ""
+    from lessonbank.hooks import handover as inject
+
+    settings = index.settings
+    chosen = inject.select(ranked, index, settings["max_lessons"], settings["max_bytes"])
+    heading = (
+        f"lessonbank: lessons this project learned that may bear on this {tool} call. "
+        "Use one only where it fits what you are doing; ignore the rest."
+    )
+    turn = session.turn(payload.get("prompt_id"))
+    tool_use_id = str(payload.get("tool_use_id") or "")
+    return inject.hand_over(chosen, session, turn, "PreToolUse", mode, heading, tool_use_id)

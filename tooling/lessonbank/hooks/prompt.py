@@ -1,0 +1,66 @@
+"""UserPromptSubmit: deterministic recall of lessons by the words of the prompt.
+
+A lesson is handed over only if the prompt shares at least one of its keywords or tag values
+and at least one more meaningful word of the lesson (stop words dropped, light stemming, see
+`lessonbank.words`). Best first: more shared words, then more shared keywords, then priority,
+confidence and slug, so the same prompt always recalls the same lessons.
+"""
+
+from lessonbank.hooks import handover as inject
+from lessonbank.kernel import compiled_read as compiled
+from lessonbank.kernel import statedir as state
+from lessonbank.kernel import words
+
+
+def ranked(index, prompt: str, session: "state.Session | None", limit: int) -> list[tuple]:
+    """(lesson number, slug, priority) of unclaimed recalled lessons, best first (at least `limit`
+    of them when there are that many)."""
+    terms = sorted(words.terms(prompt))
+    found = index.lookup("recall", ["k:" + t for t in terms] + ["a:" + t for t in terms])
+    shared_keys: dict[int, int] = {}
+    shared_all: dict[int, int] = {}
+    for term in terms:
+        for number in found.get("k:" + term, ()):
+            shared_keys[number] = shared_keys.get(number, 0) + 1
+        for number in found.get("a:" + term, ()):
+            shared_all[number] = shared_all.get(number, 0) + 1
+    groups: dict[tuple[int, int], list[int]] = {}
+    for number, keys in shared_keys.items():
+        both = shared_all.get(number, 0)
+        if both >= 2:
+            groups.setdefault((both, keys), []).append(number)
+    out: list[tuple] = []
+    # Records are read a group at a time: a common keyword must not make us read every lesson.
+    for score in sorted(groups, reverse=True):
+        records = []
+        for number in groups[score]:
+            slug, priority, confidence = index.lesson(number)[:3]
+            if session is None or not session.claimed(slug):
+                records.append((-priority, -confidence, slug, number))
+        for priority, _, slug, number in sorted(records):
+            out.append((number, slug, -priority))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def user_prompt_submit(payload: dict, root: str, state_dir: str, mode: str) -> str:
+    """Advance the turn counter and answer with the recalled lessons, or ""."""
+    session = state.Session(state_dir, str(payload.get("session_id") or ""))
+    session.advance_turn()
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        return ""
+    index = compiled.load(root, state_dir)
+    settings = index.settings
+    limit = settings["prompt_max_lessons"]
+    found = ranked(index, prompt, session, limit * 3)
+    if not found:
+        return ""
+    chosen = inject.select(found, index, limit, settings["max_bytes"])
+    heading = (
+        "lessonbank: lessons this project learned that share words with this request. "
+        "Use one only where it fits; ignore the rest."
+    )
+    turn = session.turn(payload.get("prompt_id"))
+    return inject.hand_over(chosen, session, turn, "UserPromptSubmit", mode, heading)

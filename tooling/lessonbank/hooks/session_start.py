@@ -1,0 +1,32 @@
+"""SessionStart: the standing protocol for reporting lessons, and claims after /compact and /clear."""
+
+from lessonbank.hooks import handover as inject
+from lessonbank.kernel import statedir as state
+
+PROTOCOL = """\
+lessonbank: this project keeps a bank of lessons its coding agents learned (lessons/ in {root}).
+Lessons handed to you before a tool call come from earlier sessions here: use one only where it fits.
+When you fix a failed check for a reason that will bite again in this project, end your reply with one block:
+#lesson
+tool: <the tool, e.g. Bash>
+trigger: <the command or path where it bites, e.g. pytest>
+mistake: <what went wrong>
+fix: <what to do instead>
+tags: <category:value, e.g. tool:pytest>
+promote-to: <rule:<name> | skill:<name> | doc:<path.md>>
+#/lesson
+or run `bank capture --when "…" --do "…" --promote-to rule:<name>`. Most turns teach nothing durable: do not force a lesson."""
+
+
+def session_start(payload: dict, root: str, state_dir: str, mode: str) -> str:
+    """Reset claims as the source asks (compact: high-priority ones; clear: all); give the protocol."""
+    session = state.Session(state_dir, str(payload.get("session_id") or ""))
+    source = payload.get("source")
+    if source == "clear":
+        session.release()
+    elif source == "compact":
+        from lessonbank.kernel import compiled_read as compiled
+
+        threshold = compiled.load(root, state_dir).settings["compact_priority"]
+        session.release(min_priority=threshold)
+    return inject.context("SessionStart", PROTOCOL.format(root=root))

@@ -1,0 +1,134 @@
+"""Stop: capture `#lesson` blocks from the last message, and ask once for the lesson of a recovery.
+
+A recovery is a check that failed earlier in this turn and passed later (from checks.jsonl).
+Blocks go through the capture gates at once by running `bank capture --blocks`; a refusal
+blocks the stop once with the gate's reason so the agent can fix the block. A recovery with
+no block blocks the stop once with a request for the one durable lesson or a plain "one-off
+slip". Nothing blocks when `stop_hook_active` is set (the agent is already answering a block).
+"""
+
+from lessonbank.kernel import jsonio
+from lessonbank.kernel import records as ledger
+from lessonbank.kernel import statedir as state
+
+NUDGE = (
+    "lessonbank: {checks} failed earlier in this turn and passes now. If the fix taught something "
+    "durable about this project, record the one lesson before you stop: end your reply with a "
+    "#lesson block (tool, trigger, mistake, fix, tags, and promote-to naming where it belongs: "
+    'rule:<name>, skill:<name> or doc:<path.md>), or run `bank capture --when "…" --do "…" '
+    "--promote-to rule:<name>`; it is saved in {root}/lessons/. If it was a one-off slip, just "
+    'say "one-off slip".'
+)
+REFUSED = (
+    "lessonbank did not save your #lesson block: {reason}. Fix the block and end your reply "
+    "with it again, or drop it if there is no durable lesson."
+)
+PENDING_REASON = (
+    "lessonbank could not save your #lesson block here ({error}). Nothing is lost: the message is "
+    "kept in {path}, and `bank capture --pending` saves it through the gates once lessonbank is "
+    "installed (python3 -m pip install lessonbank). You need not repeat the block."
+)
+PENDING = "pending-lessons.jsonl"
+CAPTURE_TIMEOUT = 50
+
+
+def recovered(rows: list[dict], turn: str) -> list[str]:
+    """Check names that failed and later passed in `turn`, in the order they passed."""
+    failed: set[str] = set()
+    out: list[str] = []
+    for row in rows:
+        if row.get("turn") != turn:
+            continue
+        names = str(row.get("check") or "").split(" + ")
+        if row.get("ok") is False:
+            failed.update(names)
+        elif row.get("ok") is True:
+            out.extend(n for n in names if n in failed and n not in out)
+    return out
+
+
+def has_blocks(message: str) -> bool:
+    return "#lesson" in message and "#/lesson" in message
+
+
+def capture(root: str, session_id: str, message: str) -> str | None:
+    """Run `bank capture --blocks` on the message: None when saved, the refusal reason otherwise.
+
+    Any other failure (the package's dependencies missing, a crash) raises, to be logged.
+    """
+    import os
+    import subprocess
+    import sys
+
+    tooling = __file__.rsplit("/", 3)[0]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = tooling + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    command = [
+        sys.executable,
+        "-m",
+        "lessonbank",
+        "--root",
+        root,
+        "capture",
+        "--blocks",
+        "--session",
+        session_id,
+    ]
+    if state.READ_ONLY:
+        command.append("--dry-run")
+    done = subprocess.run(
+        command,
+        input=message.encode("utf-8"),
+        capture_output=True,
+        env=env,
+        cwd=root,
+        timeout=CAPTURE_TIMEOUT,
+    )
+    if done.returncode == 0:
+        return None
+    err = done.stderr.decode("utf-8", "replace").strip()
+    if done.returncode == 1 and err.startswith("Error: "):
+        return "; ".join(line.strip() for line in err[len("Error: ") :].splitlines() if line.strip())
+    raise RuntimeError(f"bank capture --blocks exited {done.returncode}: {err[-800:]}")
+
+
+def block(reason: str) -> str:
+    return jsonio.dumps({"decision": "block", "reason": reason})
+
+
+def stop(payload: dict, root: str, state_dir: str, mode: str) -> str:
+    """The Stop answer: a block with a reason, or "" to let the agent stop."""
+    session = state.Session(state_dir, str(payload.get("session_id") or ""))
+    turn = session.turn(payload.get("prompt_id"))
+    active = payload.get("stop_hook_active") is True
+    message = payload.get("last_assistant_message")
+    if isinstance(message, str) and has_blocks(message):
+        try:
+            reason = capture(root, session.id, message)
+        except Exception as exc:
+            return keep_pending(state_dir, session, turn, message, exc, active)
+        if reason is None or active or not session.claim_stop(turn):
+            return ""
+        return block(REFUSED.format(reason=reason.rstrip(".")))
+    if active:
+        return ""
+    fixed = recovered(ledger.read_checks(session), turn)
+    if not fixed or not session.claim_stop(turn):
+        return ""
+    return block(NUDGE.format(checks=" and ".join(fixed), root=root))
+
+
+def keep_pending(
+    state_dir: str, session: state.Session, turn: str, message: str, exc: Exception, active: bool
+) -> str:
+    """Capture could not run (e.g. the plugin's python lacks the package): keep the blocks, say so once."""
+    from lessonbank.hooks import dispatch as main
+
+    path = state_dir + "/" + PENDING
+    state.append_line(path, jsonio.dumps({"session": session.id, "turn": turn, "message": message}))
+    main.log(state_dir, "Stop", exc)
+    if active or not session.claim_stop(turn):
+        return ""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    error = lines[-1][:200] if lines else type(exc).__name__
+    return block(PENDING_REASON.format(error=error, path=path))

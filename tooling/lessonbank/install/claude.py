@@ -1,0 +1,203 @@
+"""`bank install claude`: merge the bank's hooks into a project's .claude/settings.json, or take them out.
+
+The merge is idempotent and keeps every hook the user wrote; our entries are recognised by the
+hook script in their command (`lessonbank/hooks/entry.py`, the plugin's `hooks/bank-hook`, or
+0.1.0's `lessonbank/hot/hook.py`, which a re-install replaces).
+Each command runs the script with an absolute interpreter path and `-I -S` (no site-packages
+scan, no version-manager shim), paths quoted for the shell so spaces work.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lessonbank.bank.store import Bank, write_atomic
+from lessonbank.errors import BankError
+
+TOOL_MATCHER = "Bash|Read|Edit|Write|MultiEdit|Glob|Grep|NotebookEdit"
+# (event, matcher or None, timeout in seconds): Stop may run `bank capture`, hence its longer timeout.
+EVENTS: tuple[tuple[str, str | None, int], ...] = (
+    ("SessionStart", None, 10),
+    ("UserPromptSubmit", None, 10),
+    ("PreToolUse", TOOL_MATCHER, 10),
+    ("PostToolUse", "Bash", 10),
+    ("PostToolUseFailure", "Bash", 10),
+    ("Stop", None, 60),
+)
+MARKERS = ("lessonbank/hooks/entry.py", "hooks/bank-hook", "lessonbank/hot/hook.py")
+SETTINGS = Path(".claude") / "settings.json"
+
+
+@dataclass
+class Result:
+    """What `install` did to one settings file."""
+
+    path: Path
+    action: str
+    command: str
+    events: list[str]
+
+
+def hook_script() -> Path:
+    """The hook entry script of this installation of the package."""
+    return Path(__file__).resolve().parents[1] / "hooks" / "entry.py"
+
+
+def hook_command(python: str | None = None, script: Path | None = None) -> str:
+    """The shell command the agent runs for every hook event."""
+    interpreter = python or sys.executable
+    return f"{shlex.quote(interpreter)} -I -S {shlex.quote(str(script or hook_script()))}"
+
+
+def is_ours(hook: Any) -> bool:
+    """Is this settings entry one of lessonbank's hooks?"""
+    if not isinstance(hook, dict):
+        return False
+    command = str(hook.get("command", "")).replace("\\", "/")
+    return any(marker in command for marker in MARKERS)
+
+
+def _without_ours(groups: list[Any]) -> list[Any]:
+    out = []
+    for group in groups:
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            kept = [h for h in group["hooks"] if not is_ours(h)]
+            if not kept and group["hooks"]:
+                continue  # the group held only our hooks
+            group = {**group, "hooks": kept}
+        out.append(group)
+    return out
+
+
+def _hooks_table(settings: dict[str, Any], path: Path) -> dict[str, Any]:
+    hooks = settings.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise BankError(f"{path}: `hooks` must be an object; fix it, then run again")
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            raise BankError(f"{path}: hooks.{event} must be a list; fix it, then run again")
+    return hooks
+
+
+def merged(settings: dict[str, Any], command: str, path: Path = SETTINGS) -> dict[str, Any]:
+    """`settings` with our hook entries (replacing any older ones of ours), the user's kept."""
+    hooks = dict(_hooks_table(settings, path))
+    for event, matcher, timeout in EVENTS:
+        groups = _without_ours(list(hooks.get(event, [])))
+        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        hooks[event] = groups + [group]
+    return {**settings, "hooks": hooks}
+
+
+def removed(settings: dict[str, Any], path: Path = SETTINGS) -> dict[str, Any]:
+    """`settings` without our hook entries (events and `hooks` left empty by that are dropped)."""
+    if "hooks" not in settings:
+        return dict(settings)
+    hooks = {}
+    for event, groups in _hooks_table(settings, path).items():
+        kept = _without_ours(groups)
+        if kept or not groups:
+            hooks[event] = kept
+    out = dict(settings)
+    if hooks:
+        out["hooks"] = hooks
+    else:
+        del out["hooks"]
+    return out
+
+
+def read_settings(path: Path) -> dict[str, Any] | None:
+    """The settings object in `path`, or None when the file does not exist."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise BankError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise BankError(
+            f"{path} is not valid JSON ({exc.msg}, line {exc.lineno}); fix it, then run again"
+        ) from None
+    if not isinstance(data, dict):
+        raise BankError(f"{path} must hold a JSON object; fix it, then run again")
+    return data
+
+
+def install(project: Path, uninstall: bool = False, dry_run: bool = False, python: str | None = None) -> Result:
+    """Merge (or remove) our hooks in `project`/.claude/settings.json; write only when it changes."""
+    path = project / SETTINGS
+    command = hook_command(python)
+    current = read_settings(path)
+    base = current if current is not None else {}
+    new = removed(base, path) if uninstall else merged(base, command, path)
+    events = [] if uninstall else [event for event, _, _ in EVENTS]
+    if current is not None and new == current:
+        return Result(path, "unchanged", command, events)
+    if current is None and uninstall:
+        return Result(path, "unchanged", command, events)
+    text = json.dumps(new, indent=2, ensure_ascii=False) + "\n"
+    return Result(path, write_atomic(path, text, dry_run=dry_run), command, events)
+
+
+def installed_command(project: Path, event: str = "PreToolUse") -> str | None:
+    """The command our hook entry for `event` runs in this project, if installed."""
+    settings = read_settings(project / SETTINGS) or {}
+    for group in settings.get("hooks", {}).get(event, []):
+        for hook in group.get("hooks", []) if isinstance(group, dict) else []:
+            if is_ours(hook):
+                return str(hook["command"])
+    return None
+
+
+def run_hook(command: str, payload: dict[str, Any], cwd: Path) -> tuple[int, str]:
+    """Run an installed hook command as the agent does: through the shell, payload on stdin."""
+    done = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+    )
+    return done.returncode, done.stdout
+
+
+def demo_step(bank: Bank, command: str = "python -m pytest -x tests/") -> list[str]:
+    """Install the hooks in the demo bank and show what the agent gets before a Bash call."""
+    result = install(bank.root)
+    # A fresh session each run, so that the first call shows what a new session gets.
+    shutil.rmtree(bank.state_dir / "sessions" / "demo-session", ignore_errors=True)
+    lines = [f"$ bank install claude  ->  {result.action} {SETTINGS}"]
+    hook = installed_command(bank.root) or result.command
+    base = {
+        "session_id": "demo-session",
+        "cwd": str(bank.root),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_use_id": "toolu_demo",
+    }
+    calls = (
+        ("first call", command),
+        ("same call again, same session", command),
+        ("a commit message that only mentions it", 'git commit -m "fix pytest hang"'),
+    )
+    for label, text in calls:
+        payload = {**base, "tool_input": {"command": text, "description": label}}
+        code, out = run_hook(hook, payload, bank.root)
+        lines.append(f"PreToolUse Bash `{text}` ({label}): exit {code}")
+        if out.strip():
+            context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+            lines.extend("  " + line for line in context.splitlines())
+        else:
+            lines.append("  (nothing handed over)")
+    return lines

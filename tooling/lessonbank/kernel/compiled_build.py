@@ -1,0 +1,180 @@
+"""Build the compiled index the hooks read: INDEX.md rows in, lookup tables and file bytes out.
+
+Used by `bank index` (through lessonbank.compile) and by the hooks' fallback when the compiled
+file is stale, so both paths give the same answers. Runs rarely, so it may import `re`.
+
+Tables:
+- `lessons`: one record per INDEX.md row: (slug, priority, confidence, full text, summary).
+- `pre`: candidate key -> trigger entries. An entry is
+  (lesson number, slug, priority, confidence, tools, kind, source, program) where kind is
+  "c" (command regex; program from rxbuild, or None for `re`), "p" (path glob; program from
+  globs) or "t" (a tool-only trigger). Its key is the rarest short literal (a "gram" of at most
+  GRAM characters, case-folded) that every match must contain, so a call only looks at the
+  entries whose gram occurs in its command or path; entries without such a literal sit under
+  ALWAYS_COMMAND / ALWAYS_PATH, tool-only ones under TOOL + name.
+- `recall`: "k:<term>" (keywords and tag values) and "a:<term>" (all meaningful words of the
+  title, when and do, plus those) -> lesson numbers, for prompt recall.
+"""
+
+import array
+import marshal
+import sys
+
+from lessonbank.kernel import globs, words
+from lessonbank.kernel import regex_compiler as rxbuild
+from lessonbank.kernel.compiled_read import (
+    ALWAYS_COMMAND,
+    ALWAYS_PATH,
+    FORMAT,
+    MAGIC,
+    TOOL,
+    bucket,
+    fold,
+)
+
+GRAM = 4
+# marshal from version 3 on marks strings interned and objects shared by their refcount, which
+# depends on what else the process holds: the same tables could give different bytes, and
+# `bank index` would rewrite an unchanged file. Version 2 writes values only.
+MARSHAL_VERSION = 2
+
+
+def settings_from_toml(text: str | None) -> dict:
+    """The [recall] settings from bank.toml's text, through the one config parser (defaults if broken)."""
+    from lessonbank import config as config_mod
+    from lessonbank.errors import BankError
+
+    try:
+        config = config_mod.parse(text or "")
+    except BankError:  # a broken bank.toml must not switch the hooks off; `bank check` reports it
+        config = config_mod.Config()
+    return {key: config.get("recall." + key) for key in config_mod.DEFAULTS["recall"]}
+
+
+def from_texts(index_text: str | None, toml_text: str | None) -> dict:
+    """The tables for INDEX.md's and bank.toml's texts (IndexFormatError for a broken INDEX.md)."""
+    from lessonbank.kernel import index_md as index_mod
+
+    rows = index_mod.parse(index_text) if index_text is not None else []
+    return tables(rows, settings_from_toml(toml_text))
+
+
+def tables(rows: list, settings: dict) -> dict:
+    """The lookup tables for INDEX.md rows (objects with IndexRow's attributes)."""
+    lessons = []
+    pending: list[tuple[tuple, list[str] | None, str]] = []  # (entry, grams, fallback key)
+    recall: dict[str, list[int]] = {}
+    for number, row in enumerate(rows):
+        lessons.append((row.slug, int(row.priority), float(row.confidence), row.full, row.summary))
+        tools = tuple(row.tools)
+        base = (number, row.slug, int(row.priority), float(row.confidence), tools)
+        for pattern in row.commands:
+            try:
+                program, runs = rxbuild.compile_pattern(pattern)
+            except Exception:  # an invalid regex never fires; `bank check` names it
+                continue
+            pending.append((base + ("c", pattern, program), _grams(runs), ALWAYS_COMMAND))
+        for glob in row.paths:
+            name_only, alternatives = globs.compile_glob(glob)
+            for tokens in alternatives:
+                program = (name_only, (tokens,))
+                pending.append((base + ("p", glob, program), _grams(globs.literals(tokens)), ALWAYS_PATH))
+        if tools and not (row.commands or row.paths or row.keywords):
+            for tool in tools:
+                pending.append((base + ("t", tool, None), None, TOOL + tool))
+        key_terms = words.terms(" ".join(row.keywords)) | words.terms(
+            " ".join(tag.partition(":")[2] or tag for tag in row.tags)
+        )
+        all_terms = key_terms | words.terms(f"{row.title} {row.when} {row.do}")
+        for term in key_terms:
+            recall.setdefault("k:" + term, []).append(number)
+        for term in all_terms:
+            recall.setdefault("a:" + term, []).append(number)
+    frequency: dict[str, int] = {}
+    for _, grams, _ in pending:
+        for gram in grams or ():
+            frequency[gram] = frequency.get(gram, 0) + 1
+    pre: dict[str, list[tuple]] = {}
+    for entry, grams, fallback in pending:
+        key = min(grams, key=lambda g: (frequency[g], -len(g), g)) if grams else fallback
+        pre.setdefault(key, []).append(entry)
+    return {
+        "settings": dict(settings),
+        "lessons": lessons,
+        "pre": {k: tuple(pre[k]) for k in sorted(pre)},
+        "recall": {k: tuple(recall[k]) for k in sorted(recall)},
+        "gram_lengths": tuple(sorted({len(k) for k in pre if not k.startswith("\x00")}, reverse=True)),
+    }
+
+
+def _grams(runs: list[str]) -> list[str] | None:
+    """Candidate keys of a trigger: the GRAM-long substrings of its folded literal runs, else
+    its longest run of 2-3 characters, else None (the trigger is checked on every call)."""
+    folded = [fold(run) for run in runs]
+    grams = sorted({run[i : i + GRAM] for run in folded for i in range(len(run) - GRAM + 1)})
+    if grams:
+        return grams
+    short = [run for run in folded if len(run) >= 2]
+    if not short:
+        return None
+    longest = max(len(run) for run in short)
+    return sorted({run for run in short if len(run) == longest})
+
+
+def serialize(data: dict, key: tuple) -> bytes:
+    """The compiled file: header, meta, then hashed buckets of marshalled dicts and a lesson array."""
+    sections: dict[str, tuple[int, int]] = {}
+    blobs: list[bytes] = []
+    offset = 0
+
+    def add(name: str, blob: bytes) -> None:
+        nonlocal offset
+        sections[name] = (offset, len(blob))
+        blobs.append(blob)
+        offset += len(blob)
+
+    for name in ("pre", "recall"):
+        table, payload = _hashed(data[name])
+        add(name + ".table", table)
+        add(name + ".data", payload)
+    table, payload = _array([marshal.dumps(record, MARSHAL_VERSION) for record in data["lessons"]])
+    add("lessons.table", table)
+    add("lessons.data", payload)
+    meta = marshal.dumps(
+        {
+            "key": key,
+            "byteorder": sys.byteorder,
+            "settings": data["settings"],
+            "gram_lengths": data["gram_lengths"],
+            "sections": sections,
+            "count": len(data["lessons"]),
+        },
+        MARSHAL_VERSION,
+    )
+    head = MAGIC + FORMAT.to_bytes(4, "little") + len(meta).to_bytes(4, "little")
+    body = b"".join(blobs)
+    return head + meta + body
+
+
+def _hashed(mapping: dict) -> tuple[bytes, bytes]:
+    size = _prime_at_least(max(7, len(mapping)))
+    buckets: list[dict] = [{} for _ in range(size)]
+    for key in sorted(mapping):
+        buckets[bucket(key, size)][key] = mapping[key]
+    return _array([marshal.dumps(b, MARSHAL_VERSION) if b else b"" for b in buckets])
+
+
+def _array(blobs: list[bytes]) -> tuple[bytes, bytes]:
+    offsets = array.array("I", [0])
+    for blob in blobs:
+        offsets.append(offsets[-1] + len(blob))
+    return offsets.tobytes(), b"".join(blobs)
+
+
+def _prime_at_least(n: int) -> int:
+    def prime(k: int) -> bool:
+        return k > 1 and all(k % d for d in range(2, int(k**0.5) + 1))
+
+    while not prime(n):
+        n += 1
+    return n

@@ -1,0 +1,181 @@
+"""Reading the compiled index (`<bank>/.lessonbank/index.bin`) with a few `pread`s per hook call.
+
+The file starts with MAGIC, the format number and a marshalled meta dict holding the staleness
+key: (size, mtime_ns, ctime_ns, inode) of INDEX.md and of bank.toml when it was built. If either file
+differs now, or the file is missing, unreadable or of another format, `load` rebuilds the
+tables from INDEX.md itself (slower, same answers) and rewrites the file for the next call.
+Only the buckets a call needs are read and unmarshalled, so the cost hardly grows with the bank.
+"""
+
+import marshal
+import posix
+import sys
+
+from lessonbank.kernel import statedir as state
+
+MAGIC = b"LBANKIX\x00"
+FORMAT = 1
+NAME = "index.bin"
+ALWAYS_COMMAND = "\x00c"
+ALWAYS_PATH = "\x00p"
+TOOL = "\x00t:"
+# What `re`'s IGNORECASE equates with ASCII letters, folded alike in triggers and subjects.
+FOLD = {c: c + 32 for c in range(65, 91)}
+FOLD.update({0x130: 105, 0x131: 105, 0x17F: 115, 0x212A: 107})
+
+
+class Stale(Exception):
+    """The compiled file does not describe the current INDEX.md and bank.toml."""
+
+
+def bucket(key: str, size: int) -> int:
+    """A key's bucket: stable across processes (unlike `hash`)."""
+    return int.from_bytes(key.encode("utf-8"), "little") % size
+
+
+def fold(text: str) -> str:
+    """The case-folded form the candidate keys use (ASCII lower case plus re's ASCII look-alikes)."""
+    return text.translate(FOLD)
+
+
+def grams(texts: "list[str]", lengths: "tuple[int, ...]") -> "set[str]":
+    """Every folded substring of these lengths: the keys a call looks up."""
+    out: set[str] = set()
+    for text in texts:
+        folded = text.translate(FOLD)
+        for size in lengths:
+            out.update(folded[i : i + size] for i in range(len(folded) - size + 1))
+    return out
+
+
+def source_key(root: str) -> tuple:
+    """What the compiled file was built from: (size, mtime_ns, ctime_ns, inode) of INDEX.md and
+    bank.toml. An atomic rewrite changes the inode, any write the ctime (which utime cannot set)."""
+    key: list[tuple[int, int, int, int] | None] = []
+    for name in ("INDEX.md", "bank.toml"):
+        try:
+            st = posix.stat(root + "/" + name)
+            key.append((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+        except OSError:
+            key.append(None)
+    return tuple(key)
+
+
+class DiskIndex:
+    """The compiled file, read lazily by section and bucket."""
+
+    def __init__(self, path: str, key: tuple) -> None:
+        self.fd = posix.open(path, posix.O_RDONLY)
+        try:
+            head = posix.pread(self.fd, 4096, 0)
+            if head[:8] != MAGIC or int.from_bytes(head[8:12], "little") != FORMAT:
+                raise Stale("format")
+            size = int.from_bytes(head[12:16], "little")
+            raw = head[16 : 16 + size]
+            if len(raw) < size:
+                raw = posix.pread(self.fd, size, 16)
+            meta = marshal.loads(raw)
+            if meta["key"] != key or meta["byteorder"] != sys.byteorder:
+                raise Stale("key")
+        except BaseException:
+            posix.close(self.fd)
+            raise
+        self.base = 16 + size
+        self.sections = meta["sections"]
+        self.settings = meta["settings"]
+        self.gram_lengths = meta["gram_lengths"]
+        self.count = meta["count"]
+        self._tables: dict[str, memoryview] = {}
+
+    def _read(self, name: str, start: int = 0, length: int | None = None) -> bytes:
+        offset, size = self.sections[name]
+        if length is None:
+            length = size - start
+        data = posix.pread(self.fd, length, self.base + offset + start)
+        if len(data) != length:
+            raise Stale("truncated")
+        return data
+
+    def _table(self, name: str) -> memoryview:
+        table = self._tables.get(name)
+        if table is None:
+            table = memoryview(self._read(name + ".table")).cast("I")
+            self._tables[name] = table
+        return table
+
+    def lookup(self, section: str, keys: "list[str] | set[str]") -> dict:
+        """The stored values of those `keys` present in `section` ("pre" or "recall")."""
+        table = self._table(section)
+        size = len(table) - 1
+        wanted: dict[int, list[str]] = {}
+        for key in keys:
+            wanted.setdefault(bucket(key, size), []).append(key)
+        found = {}
+        for number, names in wanted.items():
+            start, end = table[number], table[number + 1]
+            if start == end:
+                continue
+            content = marshal.loads(self._read(section + ".data", start, end - start))
+            for name in names:
+                if name in content:
+                    found[name] = content[name]
+        return found
+
+    def lesson(self, number: int) -> tuple:
+        """(slug, priority, confidence, full text, summary) of lesson `number`."""
+        table = self._table("lessons")
+        start, end = table[number], table[number + 1]
+        return marshal.loads(self._read("lessons.data", start, end - start))
+
+
+class MemIndex:
+    """The same interface over tables built in memory (the fallback)."""
+
+    def __init__(self, data: dict) -> None:
+        self.data = data
+        self.settings = data["settings"]
+        self.gram_lengths = data["gram_lengths"]
+        self.count = len(data["lessons"])
+
+    def lookup(self, section: str, keys: "list[str] | set[str]") -> dict:
+        table = self.data[section]
+        return {key: table[key] for key in keys if key in table}
+
+    def lesson(self, number: int) -> tuple:
+        return self.data["lessons"][number]
+
+
+def load(root: str, state_dir: str) -> "DiskIndex | MemIndex":
+    """The bank's index: the compiled file when it is current, else rebuilt from INDEX.md."""
+    key = source_key(root)
+    try:
+        return DiskIndex(state_dir + "/" + NAME, key)
+    except (OSError, Stale, ValueError, EOFError, TypeError, KeyError):
+        pass
+    return rebuild(root, state_dir)
+
+
+def read_sources(root: str) -> "tuple[str | None, str | None, tuple | None]":
+    """INDEX.md and bank.toml texts and the key they were read at (None for a missing file).
+
+    The key is taken before and after reading; if they differ the files were changing and
+    the key is None, so that nothing built from this read is ever taken for current.
+    """
+    before = source_key(root)
+    texts = [state.read_text(root + "/" + name) for name in ("INDEX.md", "bank.toml")]
+    after = source_key(root)
+    return texts[0], texts[1], (before if before == after else None)
+
+
+def rebuild(root: str, state_dir: str, write: bool = True) -> MemIndex:
+    """Build the tables from INDEX.md (and bank.toml) and, when asked, rewrite the compiled file."""
+    from lessonbank.kernel import compiled_build as build
+
+    index_text, toml_text, key = read_sources(root)
+    data = build.from_texts(index_text, toml_text)
+    if write and key is not None:
+        try:
+            state.write_atomic(state_dir + "/" + NAME, build.serialize(data, key))
+        except OSError:
+            return MemIndex(data)  # a read-only state folder only costs speed
+    return MemIndex(data)

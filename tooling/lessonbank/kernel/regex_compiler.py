@@ -1,0 +1,175 @@
+"""Build-time half of `rx`: parse a regex once into a mini-matcher program and its required literals.
+
+Runs in `bank index` (and in the hooks' slow fallback), so it may use `re`'s own parser.
+"""
+
+import re
+
+try:
+    from re import _constants as C  # type: ignore[attr-defined]
+    from re import _parser as P  # type: ignore[attr-defined]
+except ImportError:  # Python < 3.11
+    import sre_constants as C
+    import sre_parse as P
+
+from lessonbank.kernel import regex_engine as rx
+
+_AT = {
+    C.AT_BEGINNING_STRING: "A",
+    C.AT_END_STRING: "Z",
+    C.AT_BOUNDARY: "b",
+    C.AT_NON_BOUNDARY: "B",
+}
+_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", C.MAX_REPEAT))
+_CATEGORIES = {
+    C.CATEGORY_DIGIT: "d",
+    C.CATEGORY_NOT_DIGIT: "D",
+    C.CATEGORY_SPACE: "s",
+    C.CATEGORY_NOT_SPACE: "S",
+    C.CATEGORY_WORD: "w",
+    C.CATEGORY_NOT_WORD: "W",
+}
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def compile_pattern(pattern: str) -> tuple[tuple | None, list[str]]:
+    """(mini program or None, required literal runs) of a regex. Raises re.error when invalid."""
+    re.compile(pattern)
+    parsed = P.parse(pattern)
+    runs: list[str] = []
+    current: list[str] = []
+    _required(parsed, runs, current)
+    _flush(runs, current)
+    try:
+        program: tuple | None = _program(parsed)
+    except (_Unsupported, RecursionError):
+        program = None
+    return program, runs
+
+
+def _flush(runs: list[str], current: list[str]) -> None:
+    if current:
+        runs.append("".join(current))
+        current.clear()
+
+
+def _required(sub, runs: list[str], current: list[str]) -> None:
+    """Collect literal runs that every match must contain (zero-width items do not break a run)."""
+    for op, av in sub:
+        if op is C.LITERAL and av < 128:
+            current.append(chr(av))
+        elif op is C.SUBPATTERN:
+            _required(av[-1], runs, current)
+        elif op in _REPEATS and av[0] >= 1:
+            _flush(runs, current)
+            _required(av[2], runs, current)
+            _flush(runs, current)
+        elif op in (C.AT, C.ASSERT, C.ASSERT_NOT):
+            continue
+        else:
+            _flush(runs, current)
+
+
+def _program(parsed) -> tuple:
+    flags = parsed.state.flags
+    if flags & (C.SRE_FLAG_LOCALE | getattr(C, "SRE_FLAG_TEMPLATE", 0)):
+        raise _Unsupported("flags")
+    opts = {
+        "icase": bool(flags & C.SRE_FLAG_IGNORECASE),
+        "multiline": bool(flags & C.SRE_FLAG_MULTILINE),
+        "dotall": bool(flags & C.SRE_FLAG_DOTALL),
+        "ascii": bool(flags & C.SRE_FLAG_ASCII),
+    }
+    seq = _seq(parsed, opts)
+    anchored = bool(seq) and seq[0][0] == rx.AT and seq[0][1] == "A"
+    prefix = seq[0][1] if seq and seq[0][0] == rx.LIT else ""
+    return (opts["icase"], opts["multiline"], opts["ascii"], anchored, prefix, seq)
+
+
+def _char(code: int, opts: dict) -> str:
+    c = chr(code)
+    if opts["icase"]:
+        if code >= 128:
+            raise _Unsupported("non-ASCII literal under IGNORECASE")
+        return c.lower()
+    return c
+
+
+def _seq(sub, opts: dict) -> tuple:
+    nodes: list[tuple] = []
+    for op, av in sub:
+        if op is C.LITERAL:
+            c = _char(av, opts)
+            if nodes and nodes[-1][0] == rx.LIT:
+                nodes[-1] = (rx.LIT, nodes[-1][1] + c)
+            else:
+                nodes.append((rx.LIT, c))
+        elif op is C.SUBPATTERN:
+            if av[1] or av[2]:
+                raise _Unsupported("scoped flags")
+            for node in _seq(av[3], opts):
+                if node[0] == rx.LIT and nodes and nodes[-1][0] == rx.LIT:
+                    nodes[-1] = (rx.LIT, nodes[-1][1] + node[1])
+                else:
+                    nodes.append(node)
+        else:
+            nodes.append(_node(op, av, opts))
+    return tuple(nodes)
+
+
+def _node(op, av, opts: dict) -> tuple:
+    if op is C.NOT_LITERAL:
+        return (rx.NLIT, _char(av, opts))
+    if op is C.ANY:
+        return (rx.ANYALL,) if opts["dotall"] else (rx.ANY,)
+    if op is C.IN:
+        return _charset(av, opts)
+    if op is C.AT:
+        if av is C.AT_BEGINNING:
+            return (rx.AT, "^m" if opts["multiline"] else "A")
+        if av is C.AT_END:
+            return (rx.AT, "$m" if opts["multiline"] else "$")
+        if av in _AT:
+            return (rx.AT, _AT[av])
+        raise _Unsupported(str(av))
+    if op in (C.MAX_REPEAT, C.MIN_REPEAT):
+        lo, hi, body = av
+        seq = _seq(body, opts)
+        single = seq[0] if len(seq) == 1 and seq[0][0] in (rx.ANY, rx.ANYALL, rx.NLIT, rx.IN) else None
+        if len(seq) == 1 and seq[0][0] == rx.LIT and len(seq[0][1]) == 1:
+            single = seq[0]
+        return (rx.REP, lo, -1 if hi is C.MAXREPEAT else hi, seq, single)
+    if op is C.BRANCH:
+        return (rx.BRANCH, tuple(_seq(alt, opts) for alt in av[1]))
+    if op in (C.ASSERT, C.ASSERT_NOT):
+        direction, body = av
+        if direction != 1:
+            raise _Unsupported("lookbehind")
+        return (rx.LOOK, op is C.ASSERT, _seq(body, opts))
+    raise _Unsupported(str(op))
+
+
+def _charset(items, opts: dict) -> tuple:
+    negate = False
+    chars: list[str] = []
+    ranges: list[tuple[int, int]] = []
+    cats: list[str] = []
+    for op, av in items:
+        if op is C.NEGATE:
+            negate = True
+        elif op is C.LITERAL:
+            if opts["icase"] and av >= 128:
+                raise _Unsupported("non-ASCII class under IGNORECASE")
+            chars.append(chr(av))
+        elif op is C.RANGE:
+            if opts["icase"] and av[1] >= 128:
+                raise _Unsupported("non-ASCII range under IGNORECASE")
+            ranges.append((av[0], av[1]))
+        elif op is C.CATEGORY and av in _CATEGORIES:
+            cats.append(_CATEGORIES[av])
+        else:
+            raise _Unsupported(str(op))
+    return (rx.IN, negate, "".join(chars), tuple(ranges), tuple(cats))

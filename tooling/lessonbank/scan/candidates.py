@@ -1,0 +1,278 @@
+"""The scan's candidate store under .lessonbank/scan/, and accepting candidates through capture."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from lessonbank.bank.store import Bank, write_atomic
+from lessonbank.capture.pipeline import Draft, Outcome, blocks, capture, parse_lesson_blocks
+from lessonbank.errors import BankError, GateRefusal
+from lessonbank.scan import outcomes as mining
+from lessonbank.scan import sources as transcripts
+from lessonbank.scan.detect import Candidate, Weights, merge, score
+
+MAX_BODY_EVIDENCE = 3
+
+
+def scan_dir(bank: Bank) -> Path:
+    return bank.state_dir / "scan"
+
+
+def short_id(key: str) -> str:
+    """A stable 8-character handle for a candidate, for people to type."""
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:8]
+
+
+def weights(bank: Bank) -> Weights:
+    """The scoring weights as the bank's config sets them (`[scan]` in bank.toml)."""
+    return Weights(**{item.name: bank.config.get(f"scan.{item.name}") for item in fields(Weights)})
+
+
+def _read_json(path: Path, default: Any) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return default
+    except (OSError, ValueError) as exc:
+        raise BankError(f"cannot read {path}: {exc}; delete it to start the scan over") from None
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+class Store:
+    """Candidates (candidates.jsonl), keys never to propose again (rejected.json), file state (files.json)."""
+
+    def __init__(self, bank: Bank) -> None:
+        self.bank = bank
+        self.dir = scan_dir(bank)
+        self.candidates: dict[str, Candidate] = {}
+        self.rejected: dict[str, str] = {}
+        self.state: dict[str, Any] = {}
+
+    def load(self) -> Store:
+        self.state = _read_json(self.dir / "files.json", {})
+        self.rejected = _read_json(self.dir / "rejected.json", {})
+        self.candidates = {}
+        try:
+            text = (self.dir / "candidates.jsonl").read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = ""
+        for line in text.splitlines():
+            if line.strip():
+                try:
+                    cand = Candidate.from_dict(json.loads(line))
+                except (ValueError, TypeError):
+                    continue
+                self.candidates[cand.key] = cand
+        return self
+
+    def save(self, dry_run: bool = False) -> list[tuple[Path, str]]:
+        """Write the three files (atomically, only when their bytes change)."""
+        ordered = sorted(self.candidates.values(), key=lambda c: c.key)
+        lines = "".join(json.dumps(c.to_dict(), sort_keys=True, ensure_ascii=False) + "\n" for c in ordered)
+        out = []
+        for name, text in (
+            ("candidates.jsonl", lines),
+            ("rejected.json", _dumps(self.rejected)),
+            ("files.json", _dumps(self.state)),
+        ):
+            path = self.dir / name
+            out.append((path, write_atomic(path, text, dry_run=dry_run)))
+        return out
+
+    @contextlib.contextmanager
+    def locked(self, dry_run: bool = False) -> Iterator[Store]:
+        """Hold the scan store's lock from load to save, so a scan and a review lose nothing.
+
+        Not the bank's own lock: accepting a candidate captures, and capture takes that one.
+        A dry run writes nothing, so it needs no lock (and leaves no lock file).
+        """
+        if dry_run:
+            yield self
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with open(self.dir / "lock", "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield self
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def record(self, cand: Candidate, rejected: bool = False, dry_run: bool = False) -> None:
+        """Write one review decision onto the store as it is on disk now (another scan may have saved)."""
+        with self.locked():
+            self.load()
+            if rejected:
+                self.candidates.setdefault(cand.key, cand)
+                self.reject(self.candidates[cand.key])
+            else:
+                self.candidates[cand.key] = cand
+            self.save(dry_run=dry_run)
+
+    def pending(self) -> list[Candidate]:
+        """Candidates waiting for review, best first."""
+        waiting = [c for c in self.candidates.values() if c.status == "pending"]
+        return sorted(waiting, key=lambda c: (-c.confidence, -c.priority, c.key))
+
+    def reject(self, cand: Candidate) -> None:
+        self.rejected[cand.key] = cand.when[:120]
+        del self.candidates[cand.key]
+
+
+# ---- candidate -> draft --------------------------------------------------------------------
+
+
+def _destination_for(tool: str, trigger: str) -> str:
+    check = mining.check_of(trigger) if trigger else None
+    if check is None and tool:
+        check = mining.check_of(tool)
+    return check.destination if check is not None else "rule:general"
+
+
+def complete(cand: Candidate) -> Candidate:
+    """Fill a self-reported candidate's fields from its #lesson block (the capture parser's reading)."""
+    if cand.kind != "lesson" or cand.when:
+        return cand
+    drafts = parse_lesson_blocks(cand.block)
+    if not drafts:
+        return cand
+    draft = drafts[0]
+    cand.when, cand.do = draft.when, draft.do
+    cand.tools, cand.commands, cand.tags = draft.tools, draft.commands, draft.tags
+    tool_tag = next((t.partition(":")[2] for t in draft.tags if t.startswith("tool:")), "")
+    trigger = blocks.lesson_blocks(cand.block)[0][1].get("trigger", "")
+    cand.promote_to = draft.promote_to or _destination_for(tool_tag, trigger)
+    return cand
+
+
+def body(cand: Candidate) -> str:
+    """The lesson body: where it was learned, and the evidence."""
+    if cand.kind == "lesson":
+        sessions = ", ".join(f"{e.get('session', '?')} at {e.get('time', '?')}" for e in cand.evidence[-3:])
+        return (
+            f"Self-reported by the agent in a `#lesson` block (found by `bank scan`): session {sessions}.\n"
+        )
+    lines = [f"Found by `bank scan` ({cand.kind}, tier {cand.tier}) in {len(cand.sessions)} session(s)."]
+    if cand.notes:
+        lines += ["", f"The agent's note: {cand.notes}"]
+    for item in cand.evidence[-MAX_BODY_EVIDENCE:]:
+        lines += ["", f"- session {item.get('session', '?')} at {item.get('time', '?')}"]
+        for label in ("failing", "passing", "rerun", "correction", "context"):
+            if item.get(label):
+                lines.append(f"  - {label}: `{item[label]}`")
+        for excerpt in item.get("excerpt", [])[:3]:
+            lines.append(f"  - error: {excerpt}")
+        if item.get("edits"):
+            names = ", ".join(str(p).replace("\\", "/").rsplit("/", 1)[-1] for p in item["edits"][:5])
+            lines.append(f"  - edited: {names}")
+    return "\n".join(lines) + "\n"
+
+
+def to_draft(cand: Candidate, session: str | None) -> Draft:
+    return Draft(
+        when=cand.when,
+        do=cand.do,
+        promote_to=cand.promote_to,
+        type=cand.type,
+        tools=list(cand.tools),
+        commands=list(cand.commands),
+        tags=list(cand.tags),
+        session=session,
+        source="scanned",
+        priority=cand.priority,
+        confidence=cand.confidence,
+        body=body(cand),
+    )
+
+
+def accept(bank: Bank, cand: Candidate, dry_run: bool = False) -> list[Outcome]:
+    """Capture the candidate once per session not yet counted: the first creates, the rest bump seen.
+
+    Raises GateRefusal when a gate refuses it (nothing is written then)."""
+    sessions: list[str | None] = [s for s in cand.sessions if s not in cand.captured]
+    if not sessions and not cand.captured:
+        sessions = [None]
+    if dry_run:
+        sessions = sessions[:1]  # nothing is written, so later sessions would only repeat "would create"
+    outcomes = []
+    for session in sessions:
+        outcome = capture(bank, to_draft(cand, session), dry_run=dry_run)
+        outcomes.append(outcome)
+        if not dry_run:
+            cand.lesson = outcome.slug
+            if session is not None:
+                cand.captured.append(session)
+    if not dry_run:
+        cand.status = "accepted"
+    return outcomes
+
+
+# ---- one scan ------------------------------------------------------------------------------
+
+
+@dataclass
+class Report:
+    """What a scan did, for the summary line and --json."""
+
+    stats: transcripts.Stats
+    new: list[str] = field(default_factory=list)  # keys of candidates first found now
+    updated: list[str] = field(default_factory=list)  # known candidates seen again
+    dropped: int = 0  # found again but rejected before
+    accepted: list[tuple[str, list[str]]] = field(default_factory=list)  # (key, outcome lines)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (key, gate message)
+    files: list[tuple[Path, str]] = field(default_factory=list)
+
+
+def run_scan(
+    bank: Bank,
+    paths: list[Path],
+    store: Store,
+    accept_above: float | None = None,
+    dry_run: bool = False,
+    on_bytes: Callable[[int], None] | None = None,
+) -> Report:
+    """Scan `paths` from where the last scan stopped, merge what is found, accept the confident ones."""
+    found, stats = transcripts.scan_files(paths, store.state, on_bytes)
+    report = Report(stats)
+    w = weights(bank)
+    fresh = []
+    for cand in found:
+        if cand.key in store.rejected:
+            report.dropped += 1
+            continue
+        fresh.append(complete(cand))
+    known = set(store.candidates)
+    for key in merge(store.candidates, fresh, w):
+        (report.updated if key in known else report.new).append(key)
+    for cand in store.candidates.values():
+        cand.confidence, cand.priority, _ = score(cand, w)
+    threshold = accept_above if accept_above is not None else float(bank.config.get("scan.accept_above"))
+    for cand in list(store.candidates.values()):
+        # Accepted candidates met in a new session count that session on their lesson too.
+        due = cand.status == "pending" and cand.confidence >= threshold
+        recount = cand.status == "accepted" and any(s not in cand.captured for s in cand.sessions)
+        if not (due or recount):
+            continue
+        try:
+            outcomes = accept(bank, cand, dry_run=dry_run)
+        except GateRefusal as refusal:
+            report.refused.append((cand.key, str(refusal)))
+            continue
+        report.accepted.append((cand.key, [line for o in outcomes for line in o.lines()]))
+    report.files = store.save(dry_run=dry_run)
+    return report
+
+
+def explain(cand: Candidate, w: Weights) -> str:
+    """'0.70 = base 0.40, fix confirmed +0.20, …' for the reviewer."""
+    conf, prio, why = score(cand, w)
+    return f"confidence {conf:.2f} ({', '.join(why)}), priority {prio}"

@@ -1,0 +1,212 @@
+"""Synthetic sessions through the real hook processes: a trial whose true effect is known in advance.
+
+Each turn starts with one trigger (a prompt or a Bash call that a lesson fits), spawned through the
+hook command exactly as `bank install claude` wrote it; the hook assigns the turn's arm. The turn's outcome is then drawn
+from a seeded RNG with the failure probability of that arm and fed back as PostToolUse /
+PostToolUseFailure payloads (modelled on Claude Code 2.1.197's), so the hooks record the checks.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lessonbank.bank.store import Bank
+from lessonbank.errors import BankError
+from lessonbank.install import claude as install
+from lessonbank.kernel import arms as hot_trial
+from lessonbank.kernel import statedir as hot_state
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """What starts a turn: a prompt (UserPromptSubmit) or a Bash command (PreToolUse)."""
+
+    event: str
+    text: str
+    check: str = "pytest -q"
+
+
+@dataclass
+class Call:
+    """One hook process: the event, its turn, its payload and what it printed."""
+
+    event: str
+    session: str
+    turn: str
+    payload: dict[str, Any]
+    stdout: str
+
+
+@dataclass
+class Outcome:
+    """One simulated turn: the arm the hook gave it ("" when no lesson fitted) and its checks."""
+
+    session: str
+    turn: str
+    arm: str
+    checks: list[bool] = field(default_factory=list)
+
+
+@dataclass
+class Run:
+    """Everything a simulation did, for tests and the demo to compare with the ledger."""
+
+    calls: list[Call] = field(default_factory=list)
+    turns: list[Outcome] = field(default_factory=list)
+
+
+def commands(project: Path) -> dict[str, str]:
+    """The hook command of each event as `bank install claude` wrote it into .claude/settings.json."""
+    out = {}
+    for event, _, _ in install.EVENTS:
+        command = install.installed_command(project, event)
+        if command is None:
+            raise BankError(
+                f"no lessonbank hook for {event} in {project / install.SETTINGS}: run `bank install claude`"
+            )
+        out[event] = command
+    return out
+
+
+def spawn(hooks: Mapping[str, str], sent: Mapping[str, Any], cwd: Path) -> str:
+    """Run the installed hook of the payload's event as the agent does (sh -c, payload on stdin)."""
+    code, out = install.run_hook(hooks[str(sent["hook_event_name"])], dict(sent), cwd)
+    if code != 0:
+        raise BankError(f"the {sent['hook_event_name']} hook exited {code}")
+    return out.strip()
+
+
+def payload(event: str, session: str, turn: str, cwd: Path, **fields: Any) -> dict[str, Any]:
+    """A payload shaped like Claude Code 2.1.197's for `event`."""
+    base: dict[str, Any] = {
+        "session_id": session,
+        "transcript_path": f"{cwd}/.claude-sim/{session}.jsonl",
+        "cwd": str(cwd),
+        "prompt_id": turn,
+        "permission_mode": "default",
+        "hook_event_name": event,
+    }
+    base.update(fields)
+    return base
+
+
+def bash_payload(
+    event: str, session: str, turn: str, cwd: Path, command: str, call_id: str
+) -> dict[str, Any]:
+    """PreToolUse, PostToolUse (passed) or PostToolUseFailure (failed) for one Bash call."""
+    fields: dict[str, Any] = {
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "run the check"},
+        "tool_use_id": call_id,
+    }
+    if event == "PostToolUse":
+        fields["tool_response"] = {"stdout": "ok", "stderr": "", "interrupted": False, "isImage": False}
+    elif event == "PostToolUseFailure":
+        fields.update({"error": "Exit code 1", "is_interrupt": False})
+    return payload(event, session, turn, cwd, **fields)
+
+
+def arm_of(state_dir: Path, session: str, turn: str) -> str:
+    """The arm the hooks recorded for a turn ("" when the turn was never assigned)."""
+    path = (
+        state_dir
+        / hot_trial.TRIAL_DIR
+        / hot_trial.ARMS
+        / hot_state.safe_name(session)
+        / hot_state.safe_name(turn)
+    )
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return ""
+
+
+def simulate(
+    project: Path,
+    sessions: Sequence[str],
+    triggers: Sequence[Trigger],
+    fail: Mapping[str, float],
+    checks_per_turn: int = 2,
+    seed: int = 1,
+) -> Run:
+    """Each session runs one turn per trigger; each turn's checks fail with probability fail[arm]."""
+    rng = random.Random(seed)
+    hooks = commands(project)
+    state_dir = project / hot_state.STATE
+    run = Run()
+    for session in sessions:
+        for number, trigger in enumerate(triggers):
+            turn = f"{session}-prompt-{number}"
+            if trigger.event == "UserPromptSubmit":
+                sent = payload("UserPromptSubmit", session, turn, project, prompt=trigger.text)
+            else:
+                sent = bash_payload("PreToolUse", session, turn, project, trigger.text, f"{turn}-call-0")
+            run.calls.append(Call(trigger.event, session, turn, sent, spawn(hooks, sent, project)))
+            arm = arm_of(state_dir, session, turn)
+            outcome = Outcome(session, turn, arm)
+            for k in range(checks_per_turn):
+                failed = rng.random() < fail.get(arm, fail.get("", 0.0))
+                event = "PostToolUseFailure" if failed else "PostToolUse"
+                sent = bash_payload(event, session, turn, project, trigger.check, f"{turn}-call-{k + 1}")
+                run.calls.append(Call(event, session, turn, sent, spawn(hooks, sent, project)))
+                outcome.checks.append(not failed)
+            run.turns.append(outcome)
+    return run
+
+
+def emitted(stdout: str) -> list[tuple[str, int]]:
+    """(slug, bytes) of each lesson line a hook's answer handed to the agent."""
+    if not stdout:
+        return []
+    context = json.loads(stdout).get("hookSpecificOutput", {}).get("additionalContext", "")
+    out = []
+    for line in context.splitlines():
+        if line.startswith("- [") and "] " in line:
+            out.append((line[3 : line.index("] ")], len(line.encode("utf-8"))))
+    return out
+
+
+DEMO_TRIGGERS = (
+    Trigger("PreToolUse", "pytest -q"),
+    Trigger("PreToolUse", "git stash"),
+    Trigger("UserPromptSubmit", "write the migration for the new field on the user model"),
+)
+
+
+def demo_step(bank: Bank) -> list[str]:
+    """`bank demo`: a short trial through the real hook processes, its status, the ledger, then `bank off`."""
+    from lessonbank.trial import ledger
+    from lessonbank.trial import stats as verdict
+
+    result = install.install(bank.root)
+    lines = [f"$ bank install claude  ->  {result.action} {install.SETTINGS}", "$ bank test"]
+    lines += [f"  {action:9} {rel}" for rel, action in ledger.set_mode(bank, "test")]
+    sessions = [f"demo-trial-{i}" for i in range(1, 9)]
+    run = simulate(
+        bank.root, sessions, DEMO_TRIGGERS, {"with": 0.4, "without": 0.6}, checks_per_turn=2, seed=5
+    )
+    by_arm = {arm: [t for t in run.turns if t.arm == arm] for arm in ("with", "without")}
+    silent = all(not c.stdout for c in run.calls if any(t.turn == c.turn for t in by_arm["without"]))
+    lines.append(
+        f"{len(run.turns)} synthetic turns through the real hooks ({len(run.calls)} hook processes): "
+        f"{len(by_arm['with'])} with lessons, {len(by_arm['without'])} without; "
+        f"every without-arm hook printed nothing: {'yes' if silent else 'NO'}"
+    )
+    judged, _ = ledger.judge(bank, permutations=0)
+    lines += ["$ bank trial status", "  " + verdict.status_line(judged), "$ bank ledger"]
+    lines += ["  " + line for line in ledger.summary_lines(ledger.summarise(bank))]
+    lines.append("$ bank off")
+    ledger.set_mode(bank, "off")
+    sent = bash_payload(
+        "PreToolUse", "demo-after-off", "demo-after-off-1", bank.root, "pytest -q", "toolu_off"
+    )
+    out = spawn(commands(bank.root), sent, bank.root)
+    lines.append("  next PreToolUse `pytest -q` in a new session: " + (out or "(nothing handed over)"))
+    ledger.set_mode(bank, "on")
+    lines.append("$ bank on  (the demo bank goes back to the default)")
+    return lines
