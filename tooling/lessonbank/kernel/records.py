@@ -53,11 +53,11 @@ def record_injection(
     if tool_use_id:
         row["tool_use_id"] = tool_use_id
     line = jsonio.dumps(row)
-    state.append_line(state_dir + "/ledger.jsonl", line)
+    state.append_line(state_dir + "/" + state.LEDGER, line)
 
 
 def record_check(
-    session: "state.Session", turn: str, command: str, check: str, ok: bool, tool_use_id: str
+    session_dir: str, turn: str, command: str, check: str, ok: bool, tool_use_id: str
 ) -> None:
     """Append one line to the session's checks.jsonl."""
     line = jsonio.dumps(
@@ -69,17 +69,17 @@ def record_check(
             "tool_use_id": tool_use_id,
         }
     )
-    state.append_line(session.dir + "/checks.jsonl", line)
+    state.append_line(session_dir + "/" + state.CHECKS, line)
 
 
-def read_checks(session: "state.Session") -> list[dict]:
+def read_checks(session_dir: str) -> list[dict]:
     """Every check recorded in this session, in order (unreadable lines are skipped)."""
-    return read_jsonl(session.dir + "/checks.jsonl")
+    return read_jsonl(session_dir + "/" + state.CHECKS)
 
 
 def read_ledger(state_dir: str) -> list[dict]:
     """Every ledger line, in order (unreadable lines are skipped)."""
-    return read_jsonl(state_dir + "/ledger.jsonl")
+    return read_jsonl(state_dir + "/" + state.LEDGER)
 
 
 def read_jsonl(path: str) -> list[dict]:

@@ -1,18 +1,22 @@
-"""The hooks' local state: the bank root, the mode, per-session claims and turns. `posix` only.
+"""`.lessonbank/`, the bank's git-ignored state folder: every name in it, and writing there. `posix` only.
 
-Everything lives in the bank's git-ignored state folder `<bank>/.lessonbank/`:
+Every module that touches the folder takes its names from here:
 
-    mode                         `on` (also when absent), `off` or `test`; read on every call
+    mode                         `on` (also when absent), `off` or `test`; read on every hook call
     hook.log                     errors the hooks swallowed (they never break the agent)
-    index.bin                    the compiled index (see lessonbank.compile)
-    ledger.jsonl                 one line per injection or would-be injection (see ledger)
+    index.bin                    the compiled index (see kernel.compiled_format)
+    ledger.jsonl                 one line per injection or would-be injection (see kernel.records)
+    pending-lessons.jsonl        #lesson blocks the Stop hook could not capture yet
+    lock                         flock'd by captures and scans that change the bank
     sessions/<session>/
         claims/<slug>            a lesson handed over in this session: created with O_EXCL, so
                                  exactly one hook process wins it, also across parallel
                                  subagents; holds the lesson's priority (for compaction)
         stops/<turn>             the Stop hook blocked once in this turn
         turn                     the turn counter, advanced at each UserPromptSubmit
-        checks.jsonl             the checks run in this session (see ledger)
+        checks.jsonl             the checks run in this session (see kernel.records)
+    trial/                       the trial's arms (see kernel.arms)
+    scan/                        the scan's candidate store (see scan.candidates)
 
 `os` is not imported: its start-up cost is a visible share of a hook's whole run.
 """
@@ -24,6 +28,20 @@ READ_ONLY = False
 MARKER = "bank.toml"
 STATE = ".lessonbank"
 MODES = ("on", "off", "test")
+# The names inside STATE (paths relative to it).
+MODE = "mode"
+HOOK_LOG = "hook.log"
+COMPILED_INDEX = "index.bin"
+LEDGER = "ledger.jsonl"
+PENDING_LESSONS = "pending-lessons.jsonl"
+LOCK = "lock"
+SESSIONS = "sessions"
+CLAIMS = "claims"
+STOPS = "stops"
+TURN = "turn"
+CHECKS = "checks.jsonl"
+TRIAL = "trial"
+SCAN = "scan"
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
 
@@ -63,7 +81,7 @@ def read_text(path: str) -> str | None:
 
 def mode(state_dir: str) -> str:
     """The bank's mode: on, off or test (anything unreadable or unknown counts as on)."""
-    text = read_text(state_dir + "/mode")
+    text = read_text(state_dir + "/" + MODE)
     value = text.strip().lower() if text else "on"
     return value if value in MODES else "on"
 
@@ -94,98 +112,9 @@ def makedirs(path: str) -> None:
         posix.mkdir(path, 0o755)
 
 
-class Session:
-    """One session's folder in the state folder."""
-
-    def __init__(self, state_dir: str, session_id: str) -> None:
-        self.state_dir = state_dir
-        self.id = session_id or "unknown"
-        self.dir = state_dir + "/sessions/" + safe_name(self.id)
-
-    def claim_path(self, slug: str) -> str:
-        return self.dir + "/claims/" + safe_name(slug)
-
-    def claimed(self, slug: str) -> bool:
-        """Was this lesson already handed over in this session?"""
-        return posix.access(self.claim_path(slug), posix.F_OK)
-
-    def claim(self, slug: str, priority: int) -> bool:
-        """Atomically claim a lesson for this session; False when another process has it."""
-        if READ_ONLY:
-            return not self.claimed(slug)
-        return self._exclusive(self.dir + "/claims", safe_name(slug), str(priority))
-
-    def claim_stop(self, turn: str) -> bool:
-        """Claim the one Stop block allowed per turn."""
-        if READ_ONLY:
-            return not posix.access(self.dir + "/stops/" + safe_name(turn), posix.F_OK)
-        return self._exclusive(self.dir + "/stops", safe_name(turn), "")
-
-    def _exclusive(self, folder: str, name: str, content: str) -> bool:
-        path = folder + "/" + name
-        flags = posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL
-        try:
-            fd = posix.open(path, flags, 0o644)
-        except FileExistsError:
-            return False
-        except FileNotFoundError:
-            makedirs(folder)
-            try:
-                fd = posix.open(path, flags, 0o644)
-            except FileExistsError:
-                return False
-        try:
-            if content:
-                posix.write(fd, content.encode())
-        finally:
-            posix.close(fd)
-        return True
-
-    def release(self, min_priority: int | None = None) -> list[str]:
-        """Forget claims (all, or those at or above `min_priority`); return the slugs released."""
-        folder = self.dir + "/claims"
-        if READ_ONLY:
-            return []
-        try:
-            names = sorted(posix.listdir(folder))
-        except OSError:
-            return []
-        released = []
-        for name in names:
-            path = folder + "/" + name
-            if min_priority is not None:
-                text = read_text(path) or ""
-                try:
-                    priority = int(text.strip() or "0")
-                except ValueError:
-                    priority = 0
-                if priority < min_priority:
-                    continue
-            try:
-                posix.unlink(path)
-                released.append(name)
-            except FileNotFoundError:
-                pass
-        return released
-
-    def counter(self) -> int:
-        text = read_text(self.dir + "/turn")
-        try:
-            return int((text or "0").strip() or "0")
-        except ValueError:
-            return 0
-
-    def advance_turn(self) -> int:
-        """Count a new prompt; returns the new turn number."""
-        number = self.counter() + 1
-        write_atomic(self.dir + "/turn", str(number).encode())
-        return number
-
-    def turn(self, prompt_id: object) -> str:
-        """The turn key: the payload's prompt_id when present, else the prompt counter."""
-        if isinstance(prompt_id, str) and prompt_id:
-            return prompt_id
-        return str(self.counter())
+def session_dir(state_dir: str, session_id: str) -> str:
+    """The folder of one session's state."""
+    return state_dir + "/" + SESSIONS + "/" + safe_name(session_id)
 
 
 def write_atomic(path: str, data: bytes) -> None:
