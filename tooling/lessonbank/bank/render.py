@@ -1,4 +1,10 @@
-"""Rendering INDEX.md and BANK.md from lessons through Jinja templates, deterministically."""
+"""Everything generated from the lessons, as one regenerate step: INDEX.md, BANK.md, the compiled index.
+
+INDEX.md and BANK.md are rendered through sandboxed Jinja templates (the bank's templates/ first,
+then the packaged ones) with StrictUndefined; the compiled index (`.lessonbank/index.bin`, local
+state, never committed) is built from INDEX.md as written, which is what the hooks read.
+Deterministic: sorted, no timestamps, byte-identical on rerun.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from lessonbank.bank.lesson import STATUSES, Lesson
 from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.errors import BankError
+from lessonbank.kernel import compiled_build, compiled_format
 from lessonbank.kernel import index_md as index_mod
 
 PACKAGE_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -74,10 +81,7 @@ def regenerate(bank: Bank, dry_run: bool = False) -> list[tuple[str, str]]:
     results = []
     for name, text in render(bank, lessons).items():
         results.append((name, write_atomic(bank.root / name, text, dry_run=dry_run)))
-    # The hooks' compiled form; imported here so that rendering alone stays light.
-    from lessonbank.bank import compiled as compile_mod
-
-    results.append(("compiled index", compile_mod.write(bank, lessons, dry_run=dry_run)))
+    results.append(("compiled index", write_compiled(bank, lessons, dry_run=dry_run)))
     return results
 
 
@@ -93,3 +97,32 @@ def stale(bank: Bank) -> list[str]:
         if current != text:
             names.append(name)
     return names
+
+
+def compiled_path(bank: Bank) -> Path:
+    """Where the compiled index lives."""
+    return bank.state_dir / compiled_format.NAME
+
+
+def render_compiled(bank: Bank, lessons: list[Lesson], dry_run: bool = False) -> bytes:
+    """The compiled bytes: from INDEX.md on disk, or (dry run) from the INDEX.md the lessons give."""
+    index_text, toml_text, key = compiled_format.read_sources(str(bank.root))
+    if dry_run:
+        expected = render(bank, lessons)["INDEX.md"]
+        if expected != index_text:
+            key = None
+        index_text = expected
+    try:
+        data = compiled_build.from_texts(index_text, toml_text)
+    except index_mod.IndexFormatError as exc:
+        raise BankError(f"INDEX.md: {exc}") from None
+    return compiled_build.serialize(data, key if key is not None else ("pending",))
+
+
+def write_compiled(bank: Bank, lessons: list[Lesson], dry_run: bool = False) -> str:
+    """Write the compiled index when its bytes change; return create, update or unchanged.
+
+    It is built from INDEX.md as it is on disk (the hooks' source of truth), so call this
+    after writing INDEX.md; `lessons` only matter for a dry run, which cannot rely on INDEX.md.
+    """
+    return write_atomic(compiled_path(bank), render_compiled(bank, lessons, dry_run), dry_run=dry_run)

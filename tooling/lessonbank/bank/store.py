@@ -13,9 +13,9 @@ from pathlib import Path
 from lessonbank import config as config_mod
 from lessonbank.bank import lesson as lesson_mod
 from lessonbank.errors import BankError, LessonFormatError, NoBankError, NotFoundError
+from lessonbank.kernel import statedir
 
-MARKER = "bank.toml"
-STATE_DIR = ".lessonbank"
+MARKER = statedir.MARKER  # bank.toml: the file that makes a folder a bank
 
 
 @dataclass
@@ -95,7 +95,7 @@ class Bank:
 
     @property
     def state_dir(self) -> Path:
-        return self.root / STATE_DIR
+        return self.root / statedir.STATE
 
     @property
     def templates_dir(self) -> Path:
@@ -200,7 +200,7 @@ class Bank:
     def lock(self) -> Iterator[None]:
         """An exclusive lock around read-modify-write of lessons (concurrent captures lose nothing)."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.state_dir / "lock", "a+b") as handle:
+        with open(self.state_dir / statedir.LOCK, "a+b") as handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             try:
                 yield

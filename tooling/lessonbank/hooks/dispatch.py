@@ -95,7 +95,7 @@ def log(state_dir: str | None, event: str, exc: BaseException) -> None:
 
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
         trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        state.append_line(state_dir + "/hook.log", f"{stamp} {event}: {trace.rstrip()}")
+        state.append_line(state_dir + "/" + state.HOOK_LOG, f"{stamp} {event}: {trace.rstrip()}")
     except Exception:
         pass
 

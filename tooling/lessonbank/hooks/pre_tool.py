@@ -7,8 +7,7 @@ the small `rx` matcher, so `re` is rarely imported.
 """
 
 from lessonbank.hooks.session import Session
-from lessonbank.kernel import compiled_read as compiled
-from lessonbank.kernel import shell
+from lessonbank.kernel import compiled_format, compiled_read, shell
 
 # rx, globs and inject are imported only when a call gets that far: each module costs start-up time.
 
@@ -97,12 +96,12 @@ def matching(
 ) -> list[tuple]:
     """(lesson number, slug, priority) of unclaimed lessons triggered by this call, best first."""
     commands, paths = subjects(tool, tool_input, root, cwd)
-    keys = compiled.grams(commands + paths, index.gram_lengths)
-    keys.add(compiled.TOOL + tool)
+    keys = compiled_format.grams(commands + paths, index.gram_lengths)
+    keys.add(compiled_format.TOOL + tool)
     if commands:
-        keys.add(compiled.ALWAYS_COMMAND)
+        keys.add(compiled_format.ALWAYS_COMMAND)
     if paths:
-        keys.add(compiled.ALWAYS_PATH)
+        keys.add(compiled_format.ALWAYS_PATH)
     found = index.lookup("pre", keys)
     hits: dict[int, tuple] = {}
     claimed: dict[str, bool] = {}
@@ -127,7 +126,7 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return ""
     session = Session(state_dir, str(payload.get("session_id") or ""))
-    index = compiled.load(root, state_dir)
+    index = compiled_read.load(root, state_dir)
     cwd = payload.get("cwd")
     if not isinstance(cwd, str):
         cwd = root

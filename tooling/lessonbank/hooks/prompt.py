@@ -8,8 +8,7 @@ confidence and slug, so the same prompt always recalls the same lessons.
 
 from lessonbank.hooks import handover as inject
 from lessonbank.hooks.session import Session
-from lessonbank.kernel import compiled_read as compiled
-from lessonbank.kernel import words
+from lessonbank.kernel import compiled_read, words
 
 
 def ranked(index, prompt: str, session: "Session | None", limit: int) -> list[tuple]:
@@ -51,7 +50,7 @@ def user_prompt_submit(payload: dict, root: str, state_dir: str, mode: str) -> s
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return ""
-    index = compiled.load(root, state_dir)
+    index = compiled_read.load(root, state_dir)
     settings = index.settings
     limit = settings["prompt_max_lessons"]
     found = ranked(index, prompt, session, limit * 3)

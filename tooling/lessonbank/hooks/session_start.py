@@ -25,8 +25,8 @@ def session_start(payload: dict, root: str, state_dir: str, mode: str) -> str:
     if source == "clear":
         session.release()
     elif source == "compact":
-        from lessonbank.kernel import compiled_read as compiled
+        from lessonbank.kernel import compiled_read
 
-        threshold = compiled.load(root, state_dir).settings["compact_priority"]
+        threshold = compiled_read.load(root, state_dir).settings["compact_priority"]
         session.release(min_priority=threshold)
     return inject.context("SessionStart", PROTOCOL.format(root=root))

@@ -1,6 +1,6 @@
 """Build the compiled index the hooks read: INDEX.md rows in, lookup tables and file bytes out.
 
-Used by `bank index` (through lessonbank.compile) and by the hooks' fallback when the compiled
+Used by `bank index` (through lessonbank.bank.render) and by the hooks' fallback when the compiled
 file is stale, so both paths give the same answers. Runs rarely, so it may import `re`.
 
 Tables:
@@ -22,7 +22,7 @@ import sys
 
 from lessonbank.kernel import globs, words
 from lessonbank.kernel import regex_compiler as rxbuild
-from lessonbank.kernel.compiled_read import (
+from lessonbank.kernel.compiled_format import (
     ALWAYS_COMMAND,
     ALWAYS_PATH,
     FORMAT,

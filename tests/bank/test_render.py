@@ -4,36 +4,35 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lessonbank.bank import compiled as compile_mod
-from lessonbank.bank import render as generate
+from lessonbank.bank import render
 from lessonbank.bank.store import Bank
-from lessonbank.kernel import compiled_read as compiled
+from lessonbank.kernel import compiled_read
 from tests.hook_support import lesson, make_bank
 
 
 def test_write_actions(tmp_path: Path) -> None:
     bank = make_bank(tmp_path / "p", [lesson("one", commands=["make"])])
-    target = Path(compile_mod.path(bank))
+    target = Path(render.compiled_path(bank))
     lessons = [item.lesson for item in bank.load()]
     assert target.is_file()
-    assert compile_mod.write(bank, lessons) == "unchanged"
+    assert render.write_compiled(bank, lessons) == "unchanged"
     before = target.read_bytes()
     lessons.append(lesson("two", commands=["tox"]))
-    assert compile_mod.write(bank, lessons, dry_run=True) == "update"
+    assert render.write_compiled(bank, lessons, dry_run=True) == "update"
     assert target.read_bytes() == before
     target.unlink()
-    assert compile_mod.write(bank, lessons, dry_run=True) == "create"
+    assert render.write_compiled(bank, lessons, dry_run=True) == "create"
     assert not target.exists()
-    assert compile_mod.write(bank, lessons) == "create"
+    assert render.write_compiled(bank, lessons) == "create"
 
 
 def test_settings_come_from_bank_toml(tmp_path: Path) -> None:
     bank = make_bank(tmp_path / "p", [lesson("one", commands=["make"])])
     (bank.root / "bank.toml").write_text("[recall]\nmax_lessons = 2\nmax_bytes = 900\n", encoding="utf-8")
     bank = Bank.open(bank.root)
-    assert dict(generate.regenerate(bank))["compiled index"] == "update"
-    index = compiled.load(str(bank.root), str(bank.state_dir))
-    assert isinstance(index, compiled.DiskIndex)
+    assert dict(render.regenerate(bank))["compiled index"] == "update"
+    index = compiled_read.load(str(bank.root), str(bank.state_dir))
+    assert isinstance(index, compiled_read.DiskIndex)
     assert index.settings == {
         "max_lessons": 2,
         "max_bytes": 900,
@@ -45,7 +44,7 @@ def test_settings_come_from_bank_toml(tmp_path: Path) -> None:
 def test_a_broken_bank_toml_falls_back_to_defaults(tmp_path: Path) -> None:
     bank = make_bank(tmp_path / "p", [lesson("one", commands=["make"])])
     (bank.root / "bank.toml").write_text("[recall\n", encoding="utf-8")
-    index = compiled.load(str(bank.root), str(bank.state_dir))
+    index = compiled_read.load(str(bank.root), str(bank.state_dir))
     assert index.settings["max_lessons"] == 3
 
 
