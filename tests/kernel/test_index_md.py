@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from markdown_it import MarkdownIt
 
+from lessonbank.bank import render
 from lessonbank.bank.lesson import Lesson
 from lessonbank.kernel import index_md as index
 
@@ -37,7 +38,7 @@ def make(slug: str, text: str, **kw: object) -> Lesson:
 
 def render_table(lessons: list[Lesson]) -> str:
     lines = [index.row_line(list(index.COLUMNS)), index.row_line(["---"] * len(index.COLUMNS))]
-    lines += [index.row_line(index.row_cells(x)) for x in index.index_lessons(lessons)]
+    lines += [index.row_line(render.row_cells(x)) for x in render.index_lessons(lessons)]
     return "\n".join(lines) + "\n"
 
 

@@ -52,7 +52,7 @@ def render_template(env: SandboxedEnvironment, name: str, context: dict[str, Any
 def context(lessons: list[Lesson]) -> dict[str, Any]:
     """What the INDEX and BANK templates see."""
     ordered = sorted(lessons, key=lambda x: x.slug)
-    rows = [index_mod.row_line(index_mod.row_cells(x)) for x in index_mod.index_lessons(ordered)]
+    rows = [index_mod.row_line(row_cells(x)) for x in index_lessons(ordered)]
     return {
         "columns": index_mod.COLUMNS,
         "header": index_mod.row_line(list(index_mod.COLUMNS)),
@@ -62,6 +62,33 @@ def context(lessons: list[Lesson]) -> dict[str, Any]:
         "lessons": ordered,
         "count": len(ordered),
     }
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def row_cells(lesson: Lesson) -> list[str]:
+    """The escaped cells of a lesson's INDEX.md row, in COLUMNS order."""
+    return [
+        f"[{lesson.slug}](lessons/{lesson.slug}.md)",
+        index_mod.escape(lesson.title),
+        index_mod.escape(lesson.when),
+        index_mod.escape(lesson.do),
+        index_mod.cell_list(lesson.tools),
+        index_mod.cell_list(lesson.commands),
+        index_mod.cell_list(lesson.paths),
+        index_mod.cell_list(lesson.keywords),
+        index_mod.cell_list(lesson.tags),
+        str(lesson.seen),
+        str(lesson.priority),
+        _number(lesson.confidence),
+    ]
+
+
+def index_lessons(lessons: list[Lesson]) -> list[Lesson]:
+    """The lessons INDEX.md lists: active ones, sorted by slug."""
+    return sorted((x for x in lessons if x.status == "active"), key=lambda x: x.slug)
 
 
 def render(bank: Bank, lessons: list[Lesson]) -> dict[str, str]:

@@ -1,4 +1,10 @@
-"""The `bank` command: thin click commands over the core and the adapters."""
+"""The `bank` command: thin click commands over every other package, one module per verb group.
+
+Commands parse their options, call the package that owns the work, and turn its errors into
+click errors with a message that says what to do next (exit 1; bad usage exits 2). Command
+modules load lazily, so `bank --help` imports none of them. `demo` owns every demo step and its
+data. The only package that imports click; it may import everything below it.
+"""
 
 from __future__ import annotations
 

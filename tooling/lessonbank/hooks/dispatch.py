@@ -81,23 +81,8 @@ def handle(raw: bytes, raise_errors: bool = False) -> str:
     except Exception as exc:
         if raise_errors:
             raise
-        log(state_dir, event, exc)
+        state.log_error(state_dir, event, exc)
         return ""
-
-
-def log(state_dir: str | None, event: str, exc: BaseException) -> None:
-    """Append an error and its traceback to hook.log; never raise."""
-    if state_dir is None:
-        return
-    try:
-        import time
-        import traceback
-
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        state.append_line(state_dir + "/" + state.HOOK_LOG, f"{stamp} {event}: {trace.rstrip()}")
-    except Exception:
-        pass
 
 
 def main() -> None:

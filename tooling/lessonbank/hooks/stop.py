@@ -29,7 +29,7 @@ PENDING_REASON = (
     "kept in {path}, and `bank capture --pending` saves it through the gates once lessonbank is "
     "installed (python3 -m pip install lessonbank). You need not repeat the block."
 )
-PENDING = "pending-lessons.jsonl"
+PENDING = state.PENDING_LESSONS
 CAPTURE_TIMEOUT = 50
 
 
@@ -123,11 +123,9 @@ def keep_pending(
     state_dir: str, session: Session, turn: str, message: str, exc: Exception, active: bool
 ) -> str:
     """Capture could not run (e.g. the plugin's python lacks the package): keep the blocks, say so once."""
-    from lessonbank.hooks import dispatch as main
-
     path = state_dir + "/" + PENDING
     state.append_line(path, jsonio.dumps({"session": session.id, "turn": turn, "message": message}))
-    main.log(state_dir, "Stop", exc)
+    state.log_error(state_dir, "Stop", exc)
     if active or not session.claim_stop(turn):
         return ""
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]

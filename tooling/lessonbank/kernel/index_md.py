@@ -7,10 +7,6 @@ index is stale, so this module is on the hot path.
 from __future__ import annotations
 
 # Neither `typing` nor `dataclasses` (which pulls in `inspect` and `re`): ~40 ms at start-up.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from lessonbank.bank.lesson import Lesson
-
 COLUMNS = (
     "lesson", "title", "when this bites you", "do", "tools", "commands", "paths",
     "keywords", "tags", "seen", "priority", "confidence",
@@ -84,36 +80,9 @@ def cell_list(items: list[str]) -> str:
     return _ITEM_SEP.join(escape(item) for item in items)
 
 
-def _number(value: float) -> str:
-    return f"{value:g}"
-
-
-def row_cells(lesson: Lesson) -> list[str]:
-    """The escaped cells of a lesson's INDEX.md row, in COLUMNS order."""
-    return [
-        f"[{lesson.slug}](lessons/{lesson.slug}.md)",
-        escape(lesson.title),
-        escape(lesson.when),
-        escape(lesson.do),
-        cell_list(lesson.tools),
-        cell_list(lesson.commands),
-        cell_list(lesson.paths),
-        cell_list(lesson.keywords),
-        cell_list(lesson.tags),
-        str(lesson.seen),
-        str(lesson.priority),
-        _number(lesson.confidence),
-    ]
-
-
 def row_line(cells: list[str]) -> str:
     """A markdown table row from escaped cells."""
     return "| " + " | ".join(cells) + " |"
-
-
-def index_lessons(lessons: list[Lesson]) -> list[Lesson]:
-    """The lessons INDEX.md lists: active ones, sorted by slug."""
-    return sorted((x for x in lessons if x.status == "active"), key=lambda x: x.slug)
 
 
 def split_row(line: str) -> list[str]:

@@ -153,3 +153,18 @@ def append_line(path: str, line: str) -> None:
         posix.write(fd, data)
     finally:
         posix.close(fd)
+
+
+def log_error(state_dir: str | None, event: str, exc: BaseException) -> None:
+    """Append an error and its traceback to hook.log; never raise."""
+    if state_dir is None:
+        return
+    try:
+        import time
+        import traceback
+
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        append_line(state_dir + "/" + HOOK_LOG, f"{stamp} {event}: {trace.rstrip()}")
+    except Exception:
+        pass

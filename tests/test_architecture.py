@@ -1,0 +1,220 @@
+"""The layout keeps its promises: imports flow one way, no circles, the hot path stays light."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "tooling" / "lessonbank"
+
+# Layers, bottom up. A module may import its own package and any package of a lower layer.
+LAYER = {
+    "errors": 0,
+    "config": 1,
+    "kernel": 2,
+    "bank": 3,
+    "capture": 4,
+    "install": 4,
+    "hooks": 4,
+    "scan": 5,
+    "groom": 5,
+    "trial": 5,
+    "cli": 6,
+    "__main__": 7,
+}
+# Narrower than the layers: what each package may import besides itself.
+ALLOWED = {
+    "errors": set(),
+    "config": {"errors"},
+    "kernel": {"errors", "config"},
+    "bank": {"kernel", "errors", "config"},
+    "capture": {"bank", "kernel", "errors", "config"},
+    "install": {"bank", "kernel", "errors", "config"},
+    "hooks": {"kernel", "errors", "config"},
+    "scan": {"capture", "bank", "kernel", "errors", "config"},
+    "groom": {"capture", "bank", "kernel", "errors", "config"},
+    "trial": {"install", "bank", "kernel", "errors", "config"},
+    "cli": set(LAYER) - {"cli", "__main__"},
+    "__main__": {"cli"},
+}
+HEAVY = ("click", "jinja2", "yaml", "frontmatter", "markdown_it", "git")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+@cache
+def imports_of(name: str) -> tuple[tuple[str, int], ...]:
+    """(imported module, line) for every import in the module, at any depth (function-level too)."""
+    path = modules()[name]
+    return imports_in(path.read_text(encoding="utf-8"), name, path.name == "__init__.py", set(modules()))
+
+
+def imports_in(source: str, name: str, is_package: bool, known: set[str]) -> tuple[tuple[str, int], ...]:
+    """The imports of one module's source, relative ones resolved against its name."""
+    tree = ast.parse(source)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((alias.name, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".") if is_package else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            # `from lessonbank.kernel import words` imports the module lessonbank.kernel.words
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                out.append((sub if sub in known else target, node.lineno))
+    return tuple(out)
+
+
+def internal_imports(name: str) -> set[str]:
+    known = modules()
+    return {target for target, _ in imports_of(name) if target in known and target != name}
+
+
+def package_of(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "lessonbank"
+
+
+def test_every_package_and_top_module_has_a_layer() -> None:
+    packages = {package_of(n) for n in modules()} - {"lessonbank"}
+    assert packages == set(LAYER)
+
+
+def test_no_import_goes_to_a_package_it_may_not_use() -> None:
+    bad = []
+    for name in modules():
+        own = package_of(name)
+        if own == "lessonbank":
+            continue
+        for target in internal_imports(name):
+            other = package_of(target)
+            if other not in (own, "lessonbank") and other not in ALLOWED[own]:
+                bad.append(f"{name} -> {target}")
+    assert bad == []
+
+
+def test_the_allowed_imports_only_point_down_the_layers() -> None:
+    for own, allowed in ALLOWED.items():
+        assert all(LAYER[other] < LAYER[own] or other == own for other in allowed), own
+
+
+def test_there_is_no_import_circle() -> None:
+    graph = {name: internal_imports(name) for name in modules()}
+    # Package __init__ modules import nothing of the package, so an edge to one is an edge to a leaf.
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append([*trail[trail.index(nxt) :], nxt] if nxt in trail else [node, nxt])
+            elif nxt not in state:
+                visit(nxt, [*trail, nxt])
+        state[node] = 2
+
+    sys.setrecursionlimit(10_000)
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
+
+
+def test_the_walker_sees_imports_hidden_in_functions_and_relative_ones() -> None:
+    # A circle hidden behind a function-level import must not pass unseen.
+    source = "def f():\n    from lessonbank.kernel import words\n    from . import store\n"
+    known = {"lessonbank.kernel.words", "lessonbank.bank.store", "lessonbank.bank.lesson"}
+    found = imports_in(source, "lessonbank.bank.lesson", False, known)
+    assert found == (("lessonbank.kernel.words", 2), ("lessonbank.bank.store", 3))
+
+
+@pytest.mark.parametrize("package", ["kernel", "hooks"])
+def test_the_hot_path_imports_only_the_standard_library(package: str) -> None:
+    stdlib = set(sys.stdlib_module_names)
+    for name in modules():
+        if package_of(name) != package:
+            continue
+        for target, line in imports_of(name):
+            top = target.split(".")[0]
+            assert top in stdlib or top == "lessonbank", f"{name}:{line} imports {target}"
+
+
+def test_only_the_cli_imports_click() -> None:
+    for name in modules():
+        if package_of(name) == "cli":
+            continue
+        tops = {target.split(".")[0] for target, _ in imports_of(name)}
+        assert "click" not in tops, name
+
+
+def test_only_bank_git_imports_gitpython() -> None:
+    users = {name for name in modules() if any(t.split(".")[0] == "git" for t, _ in imports_of(name))}
+    assert users <= {"lessonbank.bank.git"}
+
+
+def test_every_package_says_what_it_owns_and_may_import() -> None:
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        if init.parent.name in ("demo", "templates"):
+            continue
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert len(doc.split()) >= 20 and "import" in doc, init.parent.name
+
+
+def _distance_one(a: str, b: str) -> bool:
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) == 1
+    short, long = sorted((a, b), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def test_no_two_modules_have_names_that_differ_by_one_letter() -> None:
+    stems = sorted({p.stem for p in PACKAGE.rglob("*.py")} - {"__init__", "__main__"})
+    close = [(a, b) for i, a in enumerate(stems) for b in stems[i + 1 :] if _distance_one(a, b)]
+    assert close == []
+
+
+def test_no_module_is_over_400_lines_without_a_stated_reason() -> None:
+    # A longer module carries a comment starting "# Longer than 400 lines:" saying why.
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") > 420 and "# Longer than 400 lines:" not in text:
+            long.append(f"{path.relative_to(PACKAGE)}: {text.count(chr(10))}")
+    assert long == []
+
+
+def test_the_hook_process_loads_no_heavy_module() -> None:
+    import subprocess
+
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "import lessonbank.hooks.dispatch, lessonbank.hooks.pre_tool, lessonbank.hooks.prompt,"
+        " lessonbank.hooks.post_tool, lessonbank.hooks.stop, lessonbank.hooks.session_start;"
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in sys.argv[2:])))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code, str(PACKAGE.parent), *HEAVY],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
