@@ -11,7 +11,11 @@ the same way, so both see the same machine load. Two cases per bank:
 
 A last row runs the same hook in a folder without a bank (what every other project pays).
 
-Usage: python benchmarks/bench_hook.py [--runs 200] [--sizes 100,1000,10000]
+With `--baseline DIR` (the `tooling` folder of another checkout, e.g. a `git worktree` of an older
+commit), that checkout's hook script runs on the same bank in the same interleaved loop, and two
+more columns give its times: a before/after comparison under one machine load.
+
+Usage: python benchmarks/bench_hook.py [--runs 200] [--sizes 100,1000,10000] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -113,10 +117,18 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+def baseline_command(hook: str, tooling: Path) -> str:
+    """The installed hook command with its script swapped for another checkout's hook script."""
+    for rel in ("lessonbank/hooks/entry.py", "lessonbank/hot/hook.py"):  # after / before the layout
+        if (tooling / rel).is_file():
+            return f"{hook.split(' -I -S ')[0]} -I -S {tooling / rel}"
+    raise SystemExit(f"no hook script under {tooling}")
+
+
 def measure(
-    bank: Bank, runs: int, fresh_sessions: bool, cwd: Path | None = None
-) -> tuple[list[float], list[float], str]:
-    """(hook times, bare interpreter times, the first answer) over `runs` interleaved pairs."""
+    bank: Bank, runs: int, fresh_sessions: bool, cwd: Path | None = None, baseline: Path | None = None
+) -> tuple[list[float], list[float], str, list[float]]:
+    """(hook times, bare times, the first answer, baseline hook times) over `runs` interleaved rounds."""
     hook = install.installed_command(bank.root)
     assert hook, "hooks not installed"
     python = hook.split(" -I -S ")[0]
@@ -127,50 +139,65 @@ def measure(
     first = subprocess.run(
         ["/bin/sh", "-c", hook], input=json.dumps(base).encode(), capture_output=True, check=True
     ).stdout.decode()
-    hook_times, bare_times = [], []
+    other = baseline_command(hook, baseline) if baseline else None
+    if other:
+        subprocess.run(["/bin/sh", "-c", other], input=json.dumps(base).encode(), capture_output=True)
+    hook_times, bare_times, other_times = [], [], []
     for i in range(runs + 5):
         payload = dict(base, session_id=f"bench-{i}") if fresh_sessions else base
         data = json.dumps(payload).encode()
         h = spawn(hook, data, cwd or bank.root)
         b = spawn(bare, None, cwd or bank.root)
+        if other:  # its own sessions, so that neither hook finds the other's claims
+            o_payload = dict(base, session_id=f"base-{i}") if fresh_sessions else base
+            o = spawn(other, json.dumps(o_payload).encode(), cwd or bank.root)
         if i >= 5:  # warm-up
             hook_times.append(h)
             bare_times.append(b)
-    return hook_times, bare_times, first
+            if other:
+                other_times.append(o)
+    return hook_times, bare_times, first, other_times
 
 
-def row(n: int, case: str, hook_t: list[float], bare_t: list[float]) -> None:
+def row(n: int, case: str, hook_t: list[float], bare_t: list[float], base_t: list[float]) -> None:
     bp50, bp99 = percentile(bare_t, 0.5) * 1000, percentile(bare_t, 0.99) * 1000
     hp50, hp99 = percentile(hook_t, 0.5) * 1000, percentile(hook_t, 0.99) * 1000
-    print(
+    line = (
         f"{n or '-':>8} {case:>7} {bp50:>9.1f} {bp99:>9.1f} {hp50:>9.1f} {hp99:>9.1f}"
         f" {hp50 / bp50:>6.2f} {hp99 / bp99:>6.2f}"
     )
+    if base_t:
+        op50, op99 = percentile(base_t, 0.5) * 1000, percentile(base_t, 0.99) * 1000
+        line += f" {op50:>9.1f} {op99:>9.1f}"
+    print(line)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--sizes", default="100,1000,10000")
+    parser.add_argument("--baseline", type=Path, help="another checkout's tooling folder, timed alongside")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"python {sys.version.split()[0]}, {args.runs} runs per case, times in ms (p50 / p99)")
     header = f"{'lessons':>8} {'case':>7} {'bare p50':>9} {'bare p99':>9} {'hook p50':>9} {'hook p99':>9} {'x p50':>6} {'x p99':>6}"
+    if args.baseline:
+        header += f" {'base p50':>9} {'base p99':>9}"
     print(header)
     with tempfile.TemporaryDirectory(prefix="bench-hook-") as tmp:
         for n in sizes:
             bank, built = make_bank(Path(tmp) / f"bank{n}", n)
             size = (bank.state_dir / "index.bin").stat().st_size
             for case, fresh in (("steady", False), ("inject", True)):
-                hook_t, bare_t, first = measure(bank, args.runs, fresh)
+                hook_t, bare_t, first, base_t = measure(bank, args.runs, fresh, baseline=args.baseline)
                 assert "additionalContext" in first, f"the payload should fit lesson 0: {first!r}"
-                row(n, case, hook_t, bare_t)
+                row(n, case, hook_t, bare_t, base_t)
             print(f"{'':>8} (bank index took {built:.1f} s; index.bin {size / 1024:.0f} KiB)")
         elsewhere = Path(tmp) / "no-bank"
         elsewhere.mkdir()
-        hook_t, bare_t, first = measure(bank, args.runs, False, cwd=elsewhere)
+        hook_t, bare_t, first, base_t = measure(bank, args.runs, False, cwd=elsewhere, baseline=args.baseline)
         assert first == "", "no bank, no output"
-        row(0, "no bank", hook_t, bare_t)
+        row(0, "no bank", hook_t, bare_t, base_t)
 
 
 if __name__ == "__main__":
