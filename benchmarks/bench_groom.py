@@ -21,8 +21,9 @@ from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import scaffold
 from lessonbank.bank.git import GitRepo
 from lessonbank.bank.store import Bank
-from lessonbank.groom import decide as verdicts
-from lessonbank.groom import promote
+from lessonbank.groom.apply import apply_plan, commit_plan
+from lessonbank.groom.decide import decide
+from lessonbank.groom.plan import head_snapshot, plan_groom
 from lessonbank.trial import ledger
 
 ENV = {
@@ -153,18 +154,18 @@ def main() -> int:
         bank = Bank.open(root)
         t_load, loaded = timed(bank.load)
         probe = GitRepo(root)
-        snap = promote.snapshot(bank, probe)
+        snap = head_snapshot(bank, probe)
         t_read, _ = timed(lambda: probe.read_head(snap.tracked))
         probe.close()
         probe = GitRepo(root)
-        snap = promote.snapshot(bank, probe)
-        t_decide, _ = timed(lambda: verdicts.decide([x.lesson for x in loaded], snap))
+        snap = head_snapshot(bank, probe)
+        t_decide, _ = timed(lambda: decide([x.lesson for x in loaded], snap))
         probe.close()
         repo = GitRepo(root)
-        t_plan, plan = timed(lambda: promote.plan_groom(bank, repo))
+        t_plan, plan = timed(lambda: plan_groom(bank, repo))
         t_flags, _ = timed(lambda: ledger.flagged_lessons(bank))  # `bank groom` prints these too
-        t_apply, results = timed(lambda: promote.apply_plan(bank, plan))
-        t_commit, sha = timed(lambda: promote.commit_plan(bank, repo, plan, results))
+        t_apply, results = timed(lambda: apply_plan(bank, plan))
+        t_commit, sha = timed(lambda: commit_plan(bank, repo, plan, results))
         repo.close()
         counts = ", ".join(f"{o} {plan.count(o)}" for o in ("promote", "delete", "needs-review", "wait"))
         written = sum(1 for _, action in results if action != "unchanged")
@@ -182,7 +183,7 @@ def main() -> int:
         print(f"reference git grep (1 pattern):  {ref_grep * 1000:7.1f} ms")
         print(f"reference git status:            {ref_status * 1000:7.1f} ms")
         repo2 = GitRepo(root)
-        t_again, again = timed(lambda: promote.plan_groom(Bank.open(root), repo2))
+        t_again, again = timed(lambda: plan_groom(Bank.open(root), repo2))
         repo2.close()
         print(f"second groom (plan only): {t_again:6.2f} s, changes: {again.changes}")
     finally:

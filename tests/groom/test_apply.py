@@ -15,11 +15,13 @@ import yaml
 from click.testing import CliRunner
 
 from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank.scaffold import crontab_line, write_ci_workflow
 from lessonbank.bank.store import Bank
 from lessonbank.cli import main
 from lessonbank.errors import BankError
-from lessonbank.groom.promote import neutralise, resolve_target, sections
-from lessonbank.groom.rulesync import BLOCK_BEGIN, BLOCK_END, crontab_line, write_ci_workflow
+from lessonbank.groom.markers import neutralise, sections
+from lessonbank.groom.promote import resolve_target
+from lessonbank.groom.rulesync import BLOCK_BEGIN, BLOCK_END
 from tests.conftest import git, run
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "groom"
@@ -707,20 +709,3 @@ def test_an_unreadable_rule_file_stops_the_groom_before_any_write(bank: Path) ->
         "Error: rules/testing.md cannot be read as UTF-8 text (UnicodeDecodeError)",
     )
     assert files_of(bank) == before
-
-
-@pytest.mark.parametrize(
-    ("body", "by", "shifted"),
-    [
-        ("# A\ntext\n## B", 1, "## A\ntext\n### B"),
-        ("###### six", 1, "###### six"),
-        ("~~~\n```\n# not a heading\n~~~\n## B", 1, "~~~\n```\n# not a heading\n~~~\n### B"),
-        ("```py\n# comment\n```\n# H", 2, "```py\n# comment\n```\n### H"),
-        ("#hashtag is text", 1, "#hashtag is text"),
-        ("# A", 0, "# A"),
-    ],
-)
-def test_shift_headings_leaves_code_fences_alone(body: str, by: int, shifted: str) -> None:
-    from lessonbank.groom.promote import shift_headings
-
-    assert shift_headings(body, by) == shifted

@@ -15,13 +15,12 @@ from lessonbank.groom.decide import (
     SKIP,
     WAIT,
     CommandResult,
-    Snapshot,
     anchors,
     decide,
     lesson_tools,
-    required_literal,
     tool_skill_offers,
 )
+from lessonbank.groom.snapshot import Snapshot
 
 FILES = {
     "src/db.py": "import os\n\ndef connect(timeout=None):\n    return os.environ['DB']\n",
@@ -256,26 +255,6 @@ def test_trigger_globs_match_as_the_hooks_do(glob: str, path: str, hit: bool) ->
     # The same semantics as lessonbank.kernel.globs, so groom flags exactly the globs the hooks never fire on.
     outcome, _ = one(make(paths=[glob]), {path: "", "other/file.txt": ""})
     assert (outcome == PROMOTE) is hit
-
-
-@pytest.mark.parametrize(
-    ("pattern", "literal"),
-    [
-        (r"\bfoo_bar\b", ("foo_bar", False)),
-        (r"^import zzz", ("import zzz", False)),
-        (r"def\s+connect\(", ("connect(", False)),
-        (r"(?i)Connect", ("Connect", True)),
-        (r"colou?r", ("colo", False)),
-        (r"x|yyy", ("", False)),
-        (r"ab", ("", False)),
-        (r"a(bcde)f", ("bcde", False)),
-        (r"(?i:abcdef)x", ("", False)),
-        (r"(?i)caf\u00e9", ("", False)),
-        (r"[", ("", False)),
-    ],
-)
-def test_required_literal(pattern: str, literal: tuple[str, bool]) -> None:
-    assert required_literal(pattern) == literal
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,26 @@
-"""`bank init`: the files a new bank needs, written only where nothing is there yet."""
+"""`bank init` and `bank schedule`: a new bank's files (never overwritten) and its weekly groom.
+
+`init` writes bank.toml, the lessons/ and rules/ folders, the .gitignore line for the state
+folder and the generated INDEX.md and BANK.md. The weekly groom is scheduled from here too, as
+text that runs the `bank groom` command (no import of `groom`): the GitHub Actions workflow
+`bank init --ci` writes, and the crontab line `bank schedule` prints, on one shared schedule.
+It imports `bank.render`, `bank.store`, `config` and `errors`.
+"""
 
 from __future__ import annotations
 
+import shlex
+import sys
 from pathlib import Path
 
 from lessonbank.bank import render as generate
 from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.config import DEFAULT_TOML
+from lessonbank.errors import BankError
 
 STATE_IGNORE = ".lessonbank/"
+CRON = "0 6 * * 1"
+WORKFLOW = ".github/workflows/bank-groom.yml"
 
 
 def init(root: Path, ci: bool = False, dry_run: bool = False) -> list[tuple[str, str]]:
@@ -24,9 +36,7 @@ def init(root: Path, ci: bool = False, dry_run: bool = False) -> list[tuple[str,
             if name in generate.GENERATED:
                 results.append((name, action))
     if ci:
-        from lessonbank.groom.rulesync import write_ci_workflow
-
-        results.append((".github/workflows/bank-groom.yml", write_ci_workflow(root, dry_run=dry_run)))
+        results.append((WORKFLOW, write_ci_workflow(root, dry_run=dry_run)))
     return results
 
 
@@ -39,3 +49,38 @@ def ignore_state(root: Path, dry_run: bool) -> str:
     if text and not text.endswith("\n"):
         text += "\n"
     return write_atomic(path, text + STATE_IGNORE + "\n", dry_run)
+
+
+def workflow_text(root: Path) -> str:
+    """The GitHub Actions workflow that grooms weekly on a branch and opens a pull request."""
+    bank_templates = root / "templates"
+    env = generate.environment(bank_templates)
+    env.filters["gha"] = lambda expr: "${{ " + str(expr) + " }}"
+    pyproject = root / "pyproject.toml"
+    dogfood = pyproject.is_file() and 'name = "lessonbank"' in pyproject.read_text(encoding="utf-8")
+    context = {
+        "cron": CRON,
+        "install": "-e ." if dogfood else "lessonbank",
+        "branch_prefix": "bank-groom/",
+    }
+    return generate.render_template(env, "groom-workflow.yml.j2", context).rstrip("\n") + "\n"
+
+
+def write_ci_workflow(root: Path, dry_run: bool = False) -> str:
+    """Write .github/workflows/bank-groom.yml: create, unchanged, or exists (a changed file is kept)."""
+    target = (root / WORKFLOW).resolve()
+    if root.resolve() not in target.parents:
+        raise BankError(f"{WORKFLOW} leads outside {root}")
+    text = workflow_text(root)
+    if target.exists() and write_atomic(target, text, dry_run=True) != "unchanged":
+        return "exists"  # like `bank init`, never overwrite what a person may have edited
+    return write_atomic(target, text, dry_run=dry_run)
+
+
+def crontab_line(root: Path, python: str | None = None) -> str:
+    """The crontab line that grooms this bank weekly on a dated branch, logging to the state folder."""
+    exe = shlex.quote(python or sys.executable)
+    where = shlex.quote(str(root))
+    # cron treats a bare % as a newline: each one is escaped.
+    branch = '"bank-groom/$(date +\\%Y-\\%m-\\%d)"'
+    return f"{CRON} cd {where} && {exe} -m lessonbank groom --branch {branch} >> .lessonbank/groom.log 2>&1"

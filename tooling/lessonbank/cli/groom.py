@@ -8,26 +8,27 @@ from typing import Any
 
 import click
 
+from lessonbank.bank import scaffold
 from lessonbank.bank.git import GitRepo
 from lessonbank.bank.store import Bank
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json, table
 from lessonbank.errors import BankError
-from lessonbank.groom import apply as grooming
-from lessonbank.groom import decide as verdicts
-from lessonbank.groom import promote, rulesync
+from lessonbank.groom import apply, rulesync
+from lessonbank.groom.decide import OUTCOMES
+from lessonbank.groom.plan import Plan, command_runner, commit_message, plan_groom
 from lessonbank.trial import ledger
 
-_ORDER = {outcome: i for i, outcome in enumerate(verdicts.OUTCOMES)}
+_ORDER = {outcome: i for i, outcome in enumerate(OUTCOMES)}
 
 
-def _rows(plan: promote.Plan) -> list[list[str]]:
+def _rows(plan: Plan) -> list[list[str]]:
     ordered = sorted(plan.decisions, key=lambda d: (_ORDER[d.outcome], d.slug))
     return [[d.slug, d.outcome, d.reason, plan.targets.get(d.lesson_id, d.destination)] for d in ordered]
 
 
-def _summary(plan: promote.Plan) -> str:
-    return ", ".join(f"{outcome} {plan.count(outcome)}" for outcome in verdicts.OUTCOMES)
+def _summary(plan: Plan) -> str:
+    return ", ".join(f"{outcome} {plan.count(outcome)}" for outcome in OUTCOMES)
 
 
 @main.command()
@@ -63,14 +64,14 @@ def _groom(
     runner = None
     if run_commands:
         seconds = timeout if timeout is not None else float(bank.config.get("groom.command_timeout"))
-        runner = promote.command_runner(bank.root, seconds)
-    plan = promote.plan_groom(bank, repo, min_seen=min_seen, run_command=runner, gather=gather)
+        runner = command_runner(bank.root, seconds)
+    plan = plan_groom(bank, repo, min_seen=min_seen, run_command=runner, gather=gather)
     for problem in bank.load_problems:
         click.echo(
             f"warning: skipped {bank.relative(problem.path)}:{problem.line}: {problem.message}", err=True
         )
     if not dry_run and not allow_dirty:
-        grooming.refuse_if_dirty(bank, repo, plan)
+        apply.refuse_if_dirty(bank, repo, plan)
     if as_json:
         emit_json([
             {"lesson": d.slug, "id": d.lesson_id, "decision": d.outcome, "reason": d.reason,
@@ -92,7 +93,7 @@ def _groom(
     if dry_run:
         _echo_dry(plan, say)
         return
-    applied = grooming.carry_out(bank, repo, plan, branch=branch, commit=do_commit)
+    applied = apply.carry_out(bank, repo, plan, branch=branch, commit=do_commit)
     if applied.nothing:
         say("nothing to change" + ("; no branch created" if branch else ""))
         return
@@ -101,10 +102,10 @@ def _groom(
             say(f"{action:9} {rel}")
     if applied.sha:
         where = f" on branch {branch}" if branch else ""
-        say(f"committed {applied.sha[:7]}{where}: {promote.commit_message(plan).splitlines()[0]}")
+        say(f"committed {applied.sha[:7]}{where}: {commit_message(plan).splitlines()[0]}")
 
 
-def _echo_dry(plan: promote.Plan, say: Callable[[str], None]) -> None:
+def _echo_dry(plan: Plan, say: Callable[[str], None]) -> None:
     for rel in sorted(plan.writes):
         action = plan.writes[rel][2]
         if action != "unchanged":
@@ -142,4 +143,4 @@ def rules(ctx: click.Context, cursor: bool | None, dry_run: bool) -> None:
 def schedule(ctx: click.Context) -> None:
     """Print the crontab line that grooms this bank weekly on a new branch."""
     bank = get_bank(ctx)
-    click.echo(rulesync.crontab_line(Path(bank.root)))
+    click.echo(scaffold.crontab_line(Path(bank.root)))

@@ -1,6 +1,9 @@
 """Groom: lessons seen in two or more sessions leave the bank by one of two exits, as one git change.
 
-decide (which graduate, which went stale, which need a person) -> promote (render into rules,
-skills and docs between markers) -> apply (the plan carried out and committed); rulesync carries
-rules/ to every agent's file. It may import `bank`, the kernel, `errors` and `config`.
+snapshot (the committed code, and fast path, glob and regex questions about it) -> decide (which
+lessons graduate, which went stale, which need a person) -> plan (HEAD read, every decision made
+and every destination rendered, nothing written) -> apply (the plan written and committed).
+promote renders lessons into rules, skills and docs between the stable markers that markers owns;
+rulesync carries rules/ to every agent's file. It may import `bank`, the kernel, `errors` and
+`config`; nothing below it imports it.
 """

@@ -1,17 +1,21 @@
-"""Groom's judgement: which lessons graduate, which went stale, which need a person. Pure."""
+"""Groom's judgement: which lessons graduate, which went stale, which need a person.
+
+One `Decision` per lesson (promote, delete, needs-review, wait or skip) with its reasons in words a
+person can check: seen often enough, verify paths and patterns still found (or the pitfall gone),
+trigger globs and tools still in use, named files untouched since the lesson was verified, and
+verify.command when the caller passes a runner. Pure: the code it checks against comes in as a
+`snapshot.Snapshot` and is questioned through its `RepoView`. It also names the tools with enough
+lessons to offer a skill of their own. It imports `bank.lesson` and `groom.snapshot`.
+"""
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any
 
 from lessonbank.bank.lesson import Lesson, parse_destination
-from lessonbank.kernel import globs
+from lessonbank.groom.snapshot import Evidence, RepoView, Snapshot, compile_pattern
 
 PROMOTE = "promote"
 DELETE = "delete"
@@ -20,9 +24,8 @@ WAIT = "wait"
 SKIP = "skip"
 OUTCOMES = (PROMOTE, DELETE, REVIEW, WAIT, SKIP)
 
-# Evidence that a repository uses a tool: a file glob, optionally with a regex its text must match.
-# A lesson about a tool with no evidence left is flagged: the repository may have moved on.
-Evidence = tuple[str, str | None]
+# Evidence that a repository uses each tool (see snapshot.Evidence). A lesson about a tool with
+# no evidence left is flagged: the repository may have moved on.
 _PY: list[Evidence] = [("*.py", None), ("pyproject.toml", None), ("setup.py", None), ("setup.cfg", None)]
 _JS: list[Evidence] = [("package.json", None)]
 TOOL_EVIDENCE: dict[str, list[Evidence]] = {
@@ -69,32 +72,6 @@ class CommandResult:
     detail: str = ""
 
 
-@dataclass
-class Snapshot:
-    """The repository as groom sees it: committed paths, their text on demand, history on demand."""
-
-    tracked: Sequence[str]
-    contents: Callable[[Sequence[str]], Mapping[str, str]]
-    changed_since: Callable[[str], frozenset[str] | None] = lambda _commit: None
-    head: str | None = None
-
-    @classmethod
-    def from_files(
-        cls,
-        files: Mapping[str, str],
-        changed: Mapping[str, Iterable[str]] | None = None,
-        head: str | None = None,
-    ) -> Snapshot:
-        """A snapshot over in-memory files; `changed` maps a commit to the paths changed since."""
-        known = {k: frozenset(v) for k, v in (changed or {}).items()}
-        return cls(
-            tracked=sorted(files),
-            contents=lambda paths: {p: files[p] for p in paths if p in files},
-            changed_since=lambda commit: known.get(commit),
-            head=head,
-        )
-
-
 @dataclass(frozen=True)
 class Decision:
     """What groom does with one lesson, and why, in one line."""
@@ -115,7 +92,7 @@ def decide(
     tool_evidence: Mapping[str, Sequence[Evidence]] | None = None,
 ) -> list[Decision]:
     """One decision per lesson, sorted by slug: promote, delete, needs-review, wait or skip."""
-    view = _RepoView(snapshot, TOOL_EVIDENCE if tool_evidence is None else tool_evidence)
+    view = RepoView(snapshot, TOOL_EVIDENCE if tool_evidence is None else tool_evidence)
     decisions = [_decide_one(lesson, view, min_seen, run_command) for lesson in lessons]
     return sorted(decisions, key=lambda d: (d.slug, d.lesson_id))
 
@@ -135,7 +112,7 @@ def _decision(lesson: Lesson, outcome: str, reasons: list[str]) -> Decision:
 
 def _decide_one(
     lesson: Lesson,
-    view: _RepoView,
+    view: RepoView,
     min_seen: int,
     run_command: Callable[[str], CommandResult] | None,
 ) -> Decision:
@@ -185,7 +162,7 @@ def _str_list(value: object) -> list[str]:
 
 
 def _check_verify(
-    lesson: Lesson, view: _RepoView, stale: list[str], unsure: list[str], passed: list[str]
+    lesson: Lesson, view: RepoView, stale: list[str], unsure: list[str], passed: list[str]
 ) -> None:
     verify = lesson.verify
     paths = _str_list(verify.get("paths"))
@@ -216,22 +193,17 @@ def _check_verify(
             passed.append("the pitfall is still present")
 
 
-def _search(view: _RepoView, pattern: str, globs: list[str], unsure: list[str], key: str) -> bool | None:
+def _search(view: RepoView, pattern: str, globs: list[str], unsure: list[str], key: str) -> bool | None:
     """True/False when the pattern does/does not match; None (with a reason) when it cannot run."""
     try:
-        compiled = _compile(pattern)
+        compiled = compile_pattern(pattern)
     except re.error as exc:
         unsure.append(f"verify.{key} `{pattern}` does not compile: {exc}")
         return None
     return view.search(compiled, globs)
 
 
-@lru_cache(maxsize=4096)
-def _compile(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.MULTILINE)
-
-
-def _check_triggers(lesson: Lesson, view: _RepoView, unsure: list[str]) -> None:
+def _check_triggers(lesson: Lesson, view: RepoView, unsure: list[str]) -> None:
     for glob in lesson.paths:
         if not view.any_path(glob):
             unsure.append(f"trigger path `{glob}` matches no tracked file")
@@ -259,7 +231,7 @@ def anchors(lesson: Lesson) -> list[str]:
     return sorted({p.strip("/") for p in named if p.strip("/")})
 
 
-def _check_anchors(lesson: Lesson, view: _RepoView, unsure: list[str]) -> None:
+def _check_anchors(lesson: Lesson, view: RepoView, unsure: list[str]) -> None:
     commit = str((lesson.verified or {}).get("commit") or "").strip()
     if not commit:
         return
@@ -281,203 +253,8 @@ def _check_anchors(lesson: Lesson, view: _RepoView, unsure: list[str]) -> None:
         unsure.append(f"{files} changed since the lesson was verified at {short}; check it still holds")
 
 
-# --- The repository view: glob matching and content search, cached for a thousand lessons. ---
-
-
 def _has_magic(glob: str) -> bool:
     return any(ch in glob for ch in "*?[")
-
-
-# ASCII folding that keeps every offset, plus the four non-ASCII letters re.IGNORECASE folds
-# onto ASCII ones (İ ı ſ K), so a folded literal search never misses what the regex would match.
-_LOWER = str.maketrans(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZ\u0130\u0131\u017f\u212a", "abcdefghijklmnopqrstuvwxyziisk"
-)
-_SEP = "\n\0\n"
-
-
-class _RepoView:
-    """Cached questions about a snapshot: path existence, glob matches, regex hits in file text."""
-
-    def __init__(self, snapshot: Snapshot, evidence: Mapping[str, Sequence[Evidence]]) -> None:
-        self.snapshot = snapshot
-        self.evidence = evidence
-        self.paths = sorted(snapshot.tracked)
-        self._path_set = set(self.paths)
-        self._joined = "\n".join(self.paths)
-        self._starts = list(itertools.accumulate((len(p) + 1 for p in self.paths[:-1]), initial=0))
-        self._globs: dict[str, frozenset[str]] = {}
-        self._uses: dict[str, bool] = {}
-        self._corpus: _Corpus | None = None
-
-    def is_file(self, path: str) -> bool:
-        return path in self._path_set
-
-    def exists(self, path: str) -> bool:
-        path = path.strip().strip("/")
-        if path.startswith("./"):
-            path = path[2:]
-        if path in self._path_set:
-            return True
-        i = bisect.bisect_left(self.paths, path + "/")
-        return i < len(self.paths) and self.paths[i].startswith(path + "/")
-
-    def _glob(self, glob: str, first_only: bool) -> frozenset[str]:
-        """Paths matching `glob` with the hooks' semantics (hot.globs); a literal search finds candidates."""
-        compiled = globs.compile_glob(glob)
-        name_only, alternatives = compiled
-        keys = {max(globs.literals(tokens), key=len, default="") for tokens in alternatives}
-        if "" in keys:
-            candidates: Iterable[int] = range(len(self.paths))
-        else:
-            candidates = sorted({i for key in keys for i in self._lines_with(key)})
-        found: set[str] = set()
-        for i in candidates:
-            path = self.paths[i]
-            if globs.match(compiled, path):
-                found.add(path)
-                if first_only:
-                    break
-        return frozenset(found)
-
-    def _lines_with(self, key: str) -> Iterator[int]:
-        """Indexes of the paths containing `key`, found by C-speed search of all paths joined."""
-        pos = self._joined.find(key)
-        while pos >= 0:
-            i = bisect.bisect_right(self._starts, pos) - 1
-            yield i
-            pos = self._joined.find(key, self._starts[i + 1] if i + 1 < len(self._starts) else len(self._joined))
-
-    def matching(self, glob: str) -> frozenset[str]:
-        if glob not in self._globs:
-            self._globs[glob] = self._glob(glob, first_only=False)
-        return self._globs[glob]
-
-    def any_path(self, glob: str) -> bool:
-        return bool(self._globs[glob] if glob in self._globs else self._glob(glob, first_only=True))
-
-    def uses(self, tool: str) -> bool:
-        if tool not in self._uses:
-            found = False
-            for glob, pattern in self.evidence.get(tool, ()):
-                files = self.matching(glob)
-                if files and (pattern is None or self.search(_compile(pattern), None, files)):
-                    found = True
-                    break
-            self._uses[tool] = found
-        return self._uses[tool]
-
-    def corpus(self) -> _Corpus:
-        if self._corpus is None:
-            self._corpus = _Corpus(self.snapshot.contents(self.paths))
-        return self._corpus
-
-    def search(
-        self, rx: re.Pattern[str], globs: Sequence[str] | None, only: frozenset[str] | None = None
-    ) -> bool:
-        allowed: set[str] | None = None
-        if globs:
-            allowed = set()
-            for glob in globs:
-                allowed |= self.matching(glob)
-        if only is not None:
-            allowed = set(only) if allowed is None else allowed & only
-        if allowed is not None and not allowed:
-            return False
-        return self.corpus().search(rx, allowed)
-
-
-class _Corpus:
-    """Every text file joined into one string, so a search is a C-speed scan, not 5,000 calls."""
-
-    def __init__(self, files: Mapping[str, str]) -> None:
-        self.names = sorted(files)
-        self.index = {name: i for i, name in enumerate(self.names)}
-        parts: list[str] = []
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-        pos = 0
-        for name in self.names:
-            text = files[name].replace("\0", " ")
-            self.starts.append(pos)
-            self.ends.append(pos + len(text))
-            parts.append(text)
-            pos += len(text) + len(_SEP)
-        self.text = _SEP.join(parts)
-        self._lower: str | None = None
-
-    def lower(self) -> str:
-        if self._lower is None:
-            self._lower = self.text.translate(_LOWER)
-        return self._lower
-
-    def search(self, rx: re.Pattern[str], allowed: set[str] | None) -> bool:
-        literal, fold = required_literal(rx.pattern)
-        if literal:
-            return self._search_literal(rx, allowed, literal, fold)
-        if allowed is None:
-            indexes: Iterable[int] = range(len(self.names))
-        else:
-            indexes = (self.index[name] for name in sorted(allowed) if name in self.index)
-        return any(rx.search(self.text, self.starts[i], self.ends[i]) for i in indexes)
-
-    def _search_literal(self, rx: re.Pattern[str], allowed: set[str] | None, literal: str, fold: bool) -> bool:
-        # Find the literal the regex cannot match without, then run the regex in that file only.
-        haystack = self.lower() if fold else self.text
-        needle = literal.translate(_LOWER) if fold else literal
-        pos = 0
-        while True:
-            pos = haystack.find(needle, pos)
-            if pos < 0:
-                return False
-            i = bisect.bisect_right(self.starts, pos) - 1
-            if (allowed is None or self.names[i] in allowed) and rx.search(
-                self.text, self.starts[i], self.ends[i]
-            ):
-                return True
-            pos = self.ends[i] + 1
-
-
-@lru_cache(maxsize=4096)
-def required_literal(pattern: str) -> tuple[str, bool]:
-    """The longest run of plain characters every match of `pattern` contains, and whether case folds.
-
-    Returns ('', False) when there is none worth searching for (under 3 characters).
-    """
-    try:
-        from re import _parser  # type: ignore[attr-defined]
-
-        parsed = _parser.parse(pattern, re.MULTILINE)
-    except Exception:  # noqa: BLE001 - a private module: without it, no shortcut, same answer
-        return "", False
-    fold = bool(parsed.state.flags & re.IGNORECASE)
-    best = _best_run(list(parsed), _parser)
-    if len(best) < 3 or (fold and not best.isascii()):
-        return "", False
-    return best, fold
-
-
-def _best_run(items: list[tuple[Any, Any]], parser: Any) -> str:
-    literal_op = parser.LITERAL
-    subpattern_op = parser.SUBPATTERN
-    best = ""
-    run: list[str] = []
-    for op, arg in items:
-        if op is literal_op:
-            run.append(chr(arg))
-            continue
-        if len("".join(run)) > len(best):
-            best = "".join(run)
-        run = []
-        if op is subpattern_op:
-            _group, add_flags, del_flags, sub = arg
-            if not (add_flags | del_flags) & re.IGNORECASE:
-                inner = _best_run(list(sub), parser)
-                if len(inner) > len(best):
-                    best = inner
-    if len("".join(run)) > len(best):
-        best = "".join(run)
-    return best
 
 
 _TOOL_NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")

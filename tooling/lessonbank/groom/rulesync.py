@@ -3,28 +3,24 @@
 CLAUDE.md gets a managed block of `@rules/<name>.md` import lines. AGENTS.md cannot import
 files and agents reading it do not follow links, so its block holds a copy of each rule file.
 Cursor gets one `.cursor/rules/<name>.mdc` per rule file when asked. Nothing outside the
-managed block of CLAUDE.md or AGENTS.md is ever changed.
+managed block of CLAUDE.md or AGENTS.md is ever changed. It imports `bank.store`, `markers` and
+`errors`; `apply` also runs it after every groom.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
-import sys
 from pathlib import Path
 
-from lessonbank.bank import render as generate
 from lessonbank.bank.store import Bank, remove, write_atomic
 from lessonbank.errors import BankError
-from lessonbank.groom.promote import MARK_RE, neutralise, shift_headings
+from lessonbank.groom.markers import MARK_RE, neutralise, shift_headings
 
 BLOCK_BEGIN = "<!-- lessonbank:rules:begin -->"
 BLOCK_END = "<!-- lessonbank:rules:end -->"
 _BLOCK_RE = re.compile(r"<!--\s*lessonbank\s*:\s*rules\s*:\s*(begin|end)\s*-->", re.IGNORECASE)
 _MDC_MARK = "<!-- lessonbank:rules generated from {rel} by `bank rules`; edit that file instead. -->"
 _IMPORTS_AGENTS = re.compile(r"^\s*@(?:\./)?AGENTS\.md\s*$", re.MULTILINE)
-CRON = "0 6 * * 1"
-WORKFLOW = ".github/workflows/bank-groom.yml"
 
 
 def _read(bank: Bank, path: Path) -> str:
@@ -139,38 +135,3 @@ def _sync_cursor(bank: Bank, files: list[Path], dry_run: bool) -> list[tuple[str
             if path.name not in wanted and "<!-- lessonbank:rules generated from" in text:
                 results.append((f".cursor/rules/{path.name}", remove(path, dry_run)))
     return results
-
-
-def workflow_text(root: Path) -> str:
-    """The GitHub Actions workflow that grooms weekly on a branch and opens a pull request."""
-    bank_templates = root / "templates"
-    env = generate.environment(bank_templates)
-    env.filters["gha"] = lambda expr: "${{ " + str(expr) + " }}"
-    pyproject = root / "pyproject.toml"
-    dogfood = pyproject.is_file() and 'name = "lessonbank"' in pyproject.read_text(encoding="utf-8")
-    context = {
-        "cron": CRON,
-        "install": "-e ." if dogfood else "lessonbank",
-        "branch_prefix": "bank-groom/",
-    }
-    return generate.render_template(env, "groom-workflow.yml.j2", context).rstrip("\n") + "\n"
-
-
-def write_ci_workflow(root: Path, dry_run: bool = False) -> str:
-    """Write .github/workflows/bank-groom.yml: create, unchanged, or exists (a changed file is kept)."""
-    target = (root / WORKFLOW).resolve()
-    if root.resolve() not in target.parents:
-        raise BankError(f"{WORKFLOW} leads outside {root}")
-    text = workflow_text(root)
-    if target.exists() and write_atomic(target, text, dry_run=True) != "unchanged":
-        return "exists"  # like `bank init`, never overwrite what a person may have edited
-    return write_atomic(target, text, dry_run=dry_run)
-
-
-def crontab_line(root: Path, python: str | None = None) -> str:
-    """The crontab line that grooms this bank weekly on a dated branch, logging to the state folder."""
-    exe = shlex.quote(python or sys.executable)
-    where = shlex.quote(str(root))
-    # cron treats a bare % as a newline: each one is escaped.
-    branch = '"bank-groom/$(date +\\%Y-\\%m-\\%d)"'
-    return f"{CRON} cd {where} && {exe} -m lessonbank groom --branch {branch} >> .lessonbank/groom.log 2>&1"
