@@ -1,6 +1,6 @@
 """How often the trial's fixed rule gets it right, and how often a lesson is flagged by noise alone.
 
-Pure statistics, no hook processes: the same design as `tests/test_trial_sim.py` (80 turns, each
+Pure statistics, no hook processes: the same design as `tests/trial/test_simulate.py` (80 turns, each
 fitting one of 4 lessons in turn, 3 checks per turn, a check failing with probability 0.9 without
 lessons), the arms taken from the trial's real assignment sequence, repeated over many seeds.
 Prints, for a true 30% drop and for none: how often the rule says "lessons help", and under no
@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import random
 
-from lessonbank.kernel import arms as trial
+from lessonbank.kernel import arms
 from lessonbank.trial import stats as v
 
 TURNS, CHECKS, LESSONS, FAIL_WITHOUT = 80, 3, 4, 0.9
@@ -25,7 +25,7 @@ def run(seed: int, drop: float) -> list[v.Turn]:
     rng = random.Random(seed)
     turns = []
     for n in range(TURNS):
-        arm = trial.arm_at(trial.DEFAULT_SEED, trial.DEFAULT_BLOCK, n)
+        arm = arms.arm_at(arms.DEFAULT_SEED, arms.DEFAULT_BLOCK, n)
         p = FAIL_WITHOUT * (1 - drop) if arm == v.WITH else FAIL_WITHOUT
         failed = sum(rng.random() < p for _ in range(CHECKS))
         turns.append(v.Turn("s", str(n), arm, n, CHECKS, failed, lessons=(f"lesson-{n % LESSONS}",)))
@@ -56,7 +56,7 @@ def main() -> None:
             turns = run(seed, drop)
             with_arm = v.arm_totals(t for t in turns if t.arm == v.WITH)
             without_arm = v.arm_totals(t for t in turns if t.arm == v.WITHOUT)
-            says += v.decide(with_arm, without_arm)[0] == v.HELP
+            says += v.apply_rule(with_arm, without_arm)[0] == v.HELP
         print(f"true drop {drop:.0%}: the rule says 'lessons help' in {says} of {seeds} seeds")
     margin = bare = 0
     for seed in range(seeds):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lessonbank.hooks.session import Session
-from lessonbank.kernel import records as ledger
+from lessonbank.kernel import records
 from tests.hook_support import HOOK, bash, context, lesson, make_bank, payload, run, slugs
 
 LESSONS = [
@@ -39,7 +39,7 @@ def test_eight_parallel_hook_processes_hand_each_lesson_over_once(root: Path) ->
         for s in slugs(json.loads(out)["hookSpecificOutput"]["additionalContext"])
     ]
     assert sorted(handed) == ["high-pytest", "low-pytest"]
-    rows = ledger.read_ledger(str(root / ".lessonbank"))
+    rows, _ = records.read_ledger(str(root / ".lessonbank"))
     assert sorted(r["lesson"] for r in rows) == ["high-pytest", "low-pytest"]
 
 
@@ -110,7 +110,7 @@ def test_test_mode_asks_the_trial_for_the_arm(root: Path, monkeypatch: pytest.Mo
     assert main.handle(json.dumps(data).encode(), raise_errors=True) == ""
     turn = data["prompt_id"]
     assert calls == [(str(root / ".lessonbank"), "t1", turn)]
-    rows = ledger.read_ledger(str(root / ".lessonbank"))
+    rows, _ = records.read_ledger(str(root / ".lessonbank"))
     # e.g. "- [high-pytest] high pytest. When working on high pytest: remember high-pytest"
     assert rows == [
         {"session": "t1", "turn": turn, "lesson": slug, "event": "PreToolUse", "bytes": size,
@@ -124,7 +124,7 @@ def test_test_mode_asks_the_trial_for_the_arm(root: Path, monkeypatch: pytest.Mo
 
 def test_ledger_bytes_are_the_lines_handed_over(root: Path) -> None:
     text = context(run(bash(root, "pytest", session_id="l1")))
-    rows = ledger.read_ledger(str(root / ".lessonbank"))
+    rows, _ = records.read_ledger(str(root / ".lessonbank"))
     lines = text.splitlines()[1:]
     assert [r["bytes"] for r in rows] == [len(line.encode()) for line in lines]
     assert {(r["arm"], r["injected"], r["event"]) for r in rows} == {("on", True, "PreToolUse")}

@@ -9,7 +9,7 @@ import pytest
 
 from lessonbank.hooks import stop
 from lessonbank.hooks.session import Session
-from lessonbank.kernel import records as ledger
+from lessonbank.kernel import records
 from tests.hook_support import lesson, make_bank, payload, run
 
 SESSION = "1ebd0fc0-db0b-4702-adbd-8545317a8e7d"
@@ -33,7 +33,9 @@ def root(tmp_path: Path) -> Path:
 
 
 def checks(root: Path, session: str = SESSION) -> list[dict]:
-    return ledger.read_checks(Session(str(root / ".lessonbank"), session).dir)
+    rows, skipped = records.read_checks(Session(str(root / ".lessonbank"), session).dir)
+    assert skipped == 0
+    return rows
 
 
 def fail(root: Path, command: str = "pytest -x", **changes: object) -> None:
@@ -125,15 +127,11 @@ def test_refused_block_blocks_the_stop_once_with_the_reason(root: Path) -> None:
     assert sorted(p.name for p in (root / "lessons").glob("*.md")) == ["something-else.md"]
 
 
-def test_recovered_reads_pairs_per_check() -> None:
-    rows = [
-        {"turn": "t", "check": "ruff + mypy", "ok": False},
-        {"turn": "u", "check": "pytest", "ok": False},
-        {"turn": "t", "check": "mypy", "ok": True},
-        {"turn": "t", "check": "pytest", "ok": True},
-    ]
-    assert stop.recovered(rows, "t") == ["mypy"]
-    assert stop.recovered(rows, "u") == []
+def test_recovered_reads_each_name_of_a_combined_check() -> None:
+    # One turn's runs in order; the Stop hook and the trial both ask this one rule.
+    runs = [("ruff + mypy", False), ("mypy", True), ("pytest", True), ("ruff", True), ("mypy", True)]
+    assert records.recovered(runs) == ["mypy", "ruff"]
+    assert records.recovered([("pytest", True), ("pytest", False)]) == []
 
 
 def test_a_block_the_hook_cannot_save_is_kept_and_saved_later(root: Path, tmp_path: Path) -> None:

@@ -1,19 +1,22 @@
-"""The ledger adapter and the trial's commands, over hand-written hook state (no hook processes)."""
+"""The records read and joined, the ledger summary and the trial's commands, over hand-written hook state."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank import frontmatter_edit
 from lessonbank.bank.store import Bank
 from lessonbank.cli import main
+from lessonbank.errors import BankError
 from lessonbank.kernel import arms as trial
+from lessonbank.kernel import records
 from lessonbank.kernel import statedir as hot_state
-from lessonbank.trial import ledger
+from lessonbank.trial import ledger, turns
 
 PYTEST = [
     "--title", "pytest needs no randomly", "--when", "running pytest in this project",
@@ -50,7 +53,7 @@ def root(tmp_path: Path) -> Path:
     for flags in (PYTEST, RUFF, DOCKER, HELM):
         cli(path, "capture", *flags)
     helm = path / "lessons/helm-chart-version-bump.md"
-    helm.write_text(lesson_mod.set_scalar(helm.read_text(encoding="utf-8"), "status", "disabled"), "utf-8")
+    helm.write_text(frontmatter_edit.set_scalar(helm.read_text(encoding="utf-8"), "status", "disabled"), "utf-8")
     return path
 
 
@@ -116,6 +119,34 @@ def test_ledger_summary(root: Path) -> None:
     }
 
 
+def test_the_trial_reads_the_records_through_the_hooks_reader(root: Path) -> None:
+    rows = [injection("s1", "t1", "ruff-fix-first"), {**injection("s1", "t2", "ruff-fix-first"), "bytes": "12"}]
+    bad = ["[1, 2]", json.dumps({"session": "s1", "turn": "t3"}), json.dumps({**rows[0], "bytes": "many"})]
+    write_state(
+        root,
+        rows,
+        {"s1": [check("t1", "ruff check", False), {"turn": "t1", "check": "ruff"}, check("t1", "ruff", True)]},
+        extra_lines="\n".join(["", *bad, "{torn"]) + "\n",
+    )
+    the_bank = Bank.open(root)
+    read, skipped = turns.read_ledger(the_bank)
+    assert skipped == 4  # blank lines are not counted
+    assert [(r.turn, r.bytes, r.tool_use_id) for r in read] == [("t1", 100, ""), ("t2", 12, "")]
+    assert [dataclasses.asdict(r) for r in read] == records.read_ledger(str(the_bank.state_dir))[0]
+    assert [f.name for f in dataclasses.fields(turns.Injection)] == [f[0] for f in records.LEDGER_FIELDS]
+    assert [f.name for f in dataclasses.fields(turns.CheckRun)][1:] == [f[0] for f in records.CHECK_FIELDS]
+    runs, skipped = turns.read_checks(the_bank)
+    assert (len(runs), skipped) == (2, 1)
+    assert records.recovered([(r.check, r.ok) for r in runs]) == ["ruff"]
+
+
+def test_a_record_file_that_cannot_be_read_stops_the_command(root: Path) -> None:
+    (root / ".lessonbank" / "ledger.jsonl").mkdir(parents=True)
+    with pytest.raises(BankError, match="cannot read .*ledger.jsonl"):
+        turns.read_ledger(Bank.open(root))
+    assert "cannot read" in cli(root, "ledger", code=1)
+
+
 def test_trial_turns_join_assignments_checks_and_ledger(root: Path) -> None:
     state = str(root / ".lessonbank")
     rows, checks = [], {}
@@ -130,10 +161,10 @@ def test_trial_turns_join_assignments_checks_and_ledger(root: Path) -> None:
         ]
     write_state(root, rows, checks)
     the_bank = Bank.open(root)
-    turns = ledger.trial_turns(the_bank)
-    assert [(t.session, t.order) for t in turns] == [(f"session {n}", n) for n in range(10)]
-    assert all(t.recovered == (t.arm == "with") for t in turns)
-    assert all(t.lessons == ("pytest-needs-no-randomly",) for t in turns)
+    joined = turns.trial_turns(the_bank)
+    assert [(t.session, t.order) for t in joined] == [(f"session {n}", n) for n in range(10)]
+    assert all(t.recovered == (t.arm == "with") for t in joined)
+    assert all(t.lessons == ("pytest-needs-no-randomly",) for t in joined)
     assert ledger.flagged_lessons(the_bank) == {
         "pytest-needs-no-randomly": "with-arm does worse: 2.00 failed checks per turn with it (5 turns) "
         "vs 0.00 without (5 turns); the check it is about still failed after it in 5 of the 5 turns "

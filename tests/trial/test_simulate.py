@@ -22,7 +22,7 @@ from lessonbank.bank.store import Bank
 from lessonbank.cli import main
 from lessonbank.kernel import arms as trial
 from lessonbank.kernel import statedir as state
-from lessonbank.trial import ledger, simulate
+from lessonbank.trial import ledger, simulate, turns
 from lessonbank.trial import stats as v
 
 # (slug, capture flags); the trigger of the turn that fits each, and the check that turn runs.
@@ -114,15 +114,15 @@ def check_arms_and_ledger(project: Path, run: simulate.Run) -> None:
     log = the_bank.state_dir / "hook.log"
     assert not log.exists(), log.read_text(encoding="utf-8")
     assert [t for t in run.turns if not t.arm] == []
-    arms = [arm for _, _, arm in ledger.assignments(the_bank)]
+    arms = [arm for _, _, arm in turns.assignments(the_bank)]
     assert len(arms) == len(run.turns)
     assert Counter(arms) == {"with": len(arms) // 2, "without": len(arms) // 2}
     # Permuted blocks of 2 (the default): the arms are balanced within one turn at every point.
     drift = [abs(arms[:n].count("with") - arms[:n].count("without")) for n in range(len(arms) + 1)]
     assert max(drift) <= 1
-    rows, skipped = ledger.read_ledger(the_bank)
+    rows, skipped = turns.read_ledger(the_bank)
     assert skipped == 0
-    by_turn: dict[str, list[ledger.Injection]] = {}
+    by_turn: dict[str, list[turns.Injection]] = {}
     for row in rows:
         by_turn.setdefault(row.turn, []).append(row)
     trigger_of = {t.text: t for t, _ in TRIGGERS}
@@ -201,14 +201,14 @@ def test_design_power(drop: float, claims: str, at_least: float) -> None:
     ]
     for seed in range(400):
         rng = random.Random(seed)
-        turns = []
+        made = []
         for n, arm in enumerate(arms):
             p = FAIL_WITHOUT * (1 - drop) if arm == "with" else FAIL_WITHOUT
             failed = sum(rng.random() < p for _ in range(EFFECT_CHECKS))
-            turns.append(v.Turn("s", str(n), arm, n, EFFECT_CHECKS, failed))
-        with_arm = v.arm_totals(t for t in turns if t.arm == "with")
-        without_arm = v.arm_totals(t for t in turns if t.arm == "without")
-        right += v.decide(with_arm, without_arm)[0] == claims
+            made.append(v.Turn("s", str(n), arm, n, EFFECT_CHECKS, failed))
+        with_arm = v.arm_totals(t for t in made if t.arm == "with")
+        without_arm = v.arm_totals(t for t in made if t.arm == "without")
+        right += v.apply_rule(with_arm, without_arm)[0] == claims
     assert right / 400 >= at_least
 
 
@@ -259,9 +259,9 @@ def test_parallel_hook_processes_of_one_turn_get_one_arm(tmp_path: Path) -> None
             ]
             outputs[turn] = list(pool.map(lambda p: simulate.spawn(hooks, p, project), sent))
     the_bank = Bank.open(project)
-    assigned = {turn: arm for _, turn, arm in ledger.assignments(the_bank)}
+    assigned = {turn: arm for _, turn, arm in turns.assignments(the_bank)}
     assert sorted(assigned) == sorted(outputs) and set(assigned.values()) == {"with", "without"}
-    rows, _ = ledger.read_ledger(the_bank)
+    rows, _ = turns.read_ledger(the_bank)
     for turn, arm in assigned.items():
         mine = [r for r in rows if r.turn == turn]
         assert sorted(r.lesson for r in mine) == sorted(f"{tool}-gotcha" for tool in TOOLS)

@@ -10,9 +10,8 @@ from lessonbank.bank.store import write_atomic
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json
 from lessonbank.errors import BankError
-from lessonbank.kernel import arms as hot_trial
-from lessonbank.trial import chart, ledger
-from lessonbank.trial import stats as verdict_mod
+from lessonbank.kernel import arms
+from lessonbank.trial import chart, ledger, stats, turns
 
 MEANING = {
     "on": "lessons are learned and injected (the default)",
@@ -34,13 +33,13 @@ def _set_mode(ctx: click.Context, mode: str, dry_run: bool) -> None:
         f"mode: {mode} (was {before}): {MEANING[mode]}" + (" (dry run: nothing written)" if dry_run else "")
     )
     if mode == "test":
-        seed, size = hot_trial.read_settings(str(ledger.trial_dir(bank)))
-        if dry_run and not ledger.assignments(bank):
+        seed, size = arms.read_settings(str(turns.trial_dir(bank)))
+        assigned = len(turns.assignments(bank))
+        if dry_run and not assigned:
             seed, size = int(bank.config.get("trial.seed")), int(bank.config.get("trial.block_size"))
-        turns = len(ledger.assignments(bank))
         click.echo(
-            f"trial: seed {seed}, permuted blocks of {hot_trial.block_size(size)}; "
-            + (f"resuming with {turns} turns already assigned" if turns else "no turns assigned yet")
+            f"trial: seed {seed}, permuted blocks of {arms.block_size(size)}; "
+            + (f"resuming with {assigned} turns already assigned" if assigned else "no turns assigned yet")
             + "; `bank trial status` shows the verdict so far"
         )
 
@@ -84,7 +83,7 @@ def status(ctx: click.Context) -> None:
     except BankError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"mode: {ledger.read_mode(bank)}")
-    click.echo(verdict_mod.status_line(result))
+    click.echo(stats.status_line(result))
 
 
 @trial.command()
@@ -103,20 +102,20 @@ def report(ctx: click.Context, chart_path: Path | None, as_json: bool, dry_run: 
         )
     bank = get_bank(ctx)
     try:
-        result, turns = ledger.judge(bank)
+        result, judged = ledger.judge(bank)
         action = None
         if chart_path is not None:
-            action = write_atomic(chart_path, chart.svg(result, verdict_mod.running(turns)), dry_run)
+            action = write_atomic(chart_path, chart.svg(result, stats.running(judged)), dry_run)
     except BankError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
-        data = ledger.verdict_json(result)
+        data = stats.verdict_json(result)
         data["mode"] = ledger.read_mode(bank)
         data["chart"] = {"path": str(chart_path), "action": action} if chart_path is not None else None
         emit_json(data)
         return
     click.echo(f"mode: {ledger.read_mode(bank)}")
-    for line in verdict_mod.report_lines(result):
+    for line in stats.report_lines(result):
         click.echo(line)
     if chart_path is not None:
         click.echo(f"{action:9} {chart_path}" + (" (dry run: nothing written)" if dry_run else ""))

@@ -8,8 +8,7 @@ slip". Nothing blocks when `stop_hook_active` is set (the agent is already answe
 """
 
 from lessonbank.hooks.session import Session
-from lessonbank.kernel import jsonio
-from lessonbank.kernel import records as ledger
+from lessonbank.kernel import jsonio, records
 from lessonbank.kernel import statedir as state
 
 NUDGE = (
@@ -31,21 +30,6 @@ PENDING_REASON = (
 )
 PENDING = state.PENDING_LESSONS
 CAPTURE_TIMEOUT = 50
-
-
-def recovered(rows: list[dict], turn: str) -> list[str]:
-    """Check names that failed and later passed in `turn`, in the order they passed."""
-    failed: set[str] = set()
-    out: list[str] = []
-    for row in rows:
-        if row.get("turn") != turn:
-            continue
-        names = str(row.get("check") or "").split(" + ")
-        if row.get("ok") is False:
-            failed.update(names)
-        elif row.get("ok") is True:
-            out.extend(n for n in names if n in failed and n not in out)
-    return out
 
 
 def has_blocks(message: str) -> bool:
@@ -113,7 +97,8 @@ def stop(payload: dict, root: str, state_dir: str, mode: str) -> str:
         return block(REFUSED.format(reason=reason.rstrip(".")))
     if active:
         return ""
-    fixed = recovered(ledger.read_checks(session.dir), turn)
+    rows, _ = records.read_checks(session.dir)
+    fixed = records.recovered([(r["check"], r["ok"]) for r in rows if r["turn"] == turn])
     if not fixed or not session.claim_stop(turn):
         return ""
     return block(NUDGE.format(checks=" and ".join(fixed), root=root))

@@ -1,4 +1,4 @@
-"""The hooks' records, one JSON object per line, appended in the bank's state folder.
+"""The hooks' records, one JSON object per line in the bank's state folder: written and read here only.
 
 `<bank>/.lessonbank/ledger.jsonl`: one line per lesson handed over (or, in the trial's
 without arm, one that would have been), in this key order:
@@ -21,12 +21,42 @@ call can be tied to the lessons handed over before it.
 
 A turn is the payload's `prompt_id` when present (Claude Code 2.1.197 sends it), else the
 session's prompt counter as a decimal string, advanced at each UserPromptSubmit.
+
+Both the Stop hook and the trial read these files through `read_ledger` / `read_checks`, and both
+ask `recovered` whether a check failed and then passed in a turn.
 """
 
 from lessonbank.kernel import jsonio
 from lessonbank.kernel import statedir as state
 
 MAX_COMMAND = 2000
+# Each file's fields in the order they are written: (name, type, value when absent or null, None
+# when the field is required). A line missing a required field, or holding a value its type
+# cannot take, is skipped by the readers.
+LEDGER_FIELDS = (
+    ("session", str, None),
+    ("turn", str, None),
+    ("lesson", str, None),
+    ("event", str, ""),
+    ("bytes", int, 0),
+    ("arm", str, ""),
+    ("injected", bool, True),
+    ("tool_use_id", str, ""),
+)
+CHECK_FIELDS = (
+    ("turn", str, None),
+    ("command", str, ""),
+    ("check", str, ""),
+    ("ok", bool, None),
+    ("tool_use_id", str, ""),
+)
+# A command running several checks is recorded as one check named "ruff + mypy".
+CHECK_SEPARATOR = " + "
+
+
+def _line(fields: tuple, values: tuple) -> str:
+    """One record as a JSON line: the values in the fields' order (trailing fields may be left off)."""
+    return jsonio.dumps({field[0]: value for field, value in zip(fields, values, strict=False)})
 
 
 def record_injection(
@@ -40,56 +70,91 @@ def record_injection(
     injected: bool,
     tool_use_id: str = "",
 ) -> None:
-    """Append one ledger line."""
-    row = {
-        "session": session,
-        "turn": turn,
-        "lesson": slug,
-        "event": event,
-        "bytes": size,
-        "arm": arm,
-        "injected": injected,
-    }
-    if tool_use_id:
-        row["tool_use_id"] = tool_use_id
-    line = jsonio.dumps(row)
-    state.append_line(state_dir + "/" + state.LEDGER, line)
+    """Append one ledger line (the tool_use_id only when there is one)."""
+    values = (session, turn, slug, event, size, arm, injected) + ((tool_use_id,) if tool_use_id else ())
+    state.append_line(state_dir + "/" + state.LEDGER, _line(LEDGER_FIELDS, values))
 
 
 def record_check(
     session_dir: str, turn: str, command: str, check: str, ok: bool, tool_use_id: str
 ) -> None:
     """Append one line to the session's checks.jsonl."""
-    line = jsonio.dumps(
-        {
-            "turn": turn,
-            "command": command[:MAX_COMMAND],
-            "check": check,
-            "ok": ok,
-            "tool_use_id": tool_use_id,
-        }
-    )
-    state.append_line(session_dir + "/" + state.CHECKS, line)
+    values = (turn, command[:MAX_COMMAND], check, ok, tool_use_id)
+    state.append_line(session_dir + "/" + state.CHECKS, _line(CHECK_FIELDS, values))
 
 
-def read_checks(session_dir: str) -> list[dict]:
-    """Every check recorded in this session, in order (unreadable lines are skipped)."""
-    return read_jsonl(session_dir + "/" + state.CHECKS)
+def read_ledger(state_dir: str, strict: bool = False) -> tuple[list[dict], int]:
+    """Every ledger line in order, with every field of LEDGER_FIELDS, and how many lines were skipped."""
+    return read_rows(state_dir + "/" + state.LEDGER, LEDGER_FIELDS, strict)
 
 
-def read_ledger(state_dir: str) -> list[dict]:
-    """Every ledger line, in order (unreadable lines are skipped)."""
-    return read_jsonl(state_dir + "/" + state.LEDGER)
+def read_checks(session_dir: str, strict: bool = False) -> tuple[list[dict], int]:
+    """Every check recorded in this session in order, with every field of CHECK_FIELDS, and the skipped count."""
+    return read_rows(session_dir + "/" + state.CHECKS, CHECK_FIELDS, strict)
 
 
-def read_jsonl(path: str) -> list[dict]:
-    """The JSON objects of a .jsonl file, skipping lines that are not one."""
-    rows = []
-    for line in (state.read_text(path) or "").splitlines():
-        try:
-            row = jsonio.loads(line)
-        except ValueError:
+def read_rows(path: str, fields: tuple, strict: bool = False) -> tuple[list[dict], int]:
+    """The records of a .jsonl file in order, and how many non-blank lines were skipped as unreadable.
+
+    A missing file has no records. Another file that cannot be read has none either, unless
+    `strict` (the CLI's way), which raises the OSError. A torn or foreign line is skipped.
+    """
+    rows: list[dict] = []
+    skipped = 0
+    for line in _text(path, strict).splitlines():
+        if not line.strip():
             continue
-        if isinstance(row, dict):
+        try:
+            row = _typed(jsonio.loads(line), fields)
+        except ValueError:
+            row = None
+        if row is None:
+            skipped += 1
+        else:
             rows.append(row)
-    return rows
+    return rows, skipped
+
+
+def _text(path: str, strict: bool) -> str:
+    if not strict:
+        return state.read_text(path) or ""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return ""
+
+
+def _typed(data: object, fields: tuple) -> dict | None:
+    """The record with each field in its type (or its default), or None when it is not one."""
+    if not isinstance(data, dict):
+        return None
+    row = {}
+    for name, kind, default in fields:
+        value = data.get(name)
+        if value is None:
+            if default is None:
+                return None
+            value = default
+        try:
+            row[name] = kind(value)
+        except (TypeError, ValueError, OverflowError):
+            return None
+    return row
+
+
+def recovered(runs: list[tuple[str, bool]]) -> list[str]:
+    """The checks that failed and later passed, in the order they passed.
+
+    `runs` are one turn's (check name, ok) pairs in the order they ran; each name of a combined
+    check ("ruff + mypy") counts on its own.
+    """
+    failed: set[str] = set()
+    out: list[str] = []
+    for check, ok in runs:
+        names = check.split(CHECK_SEPARATOR)
+        if not ok:
+            failed.update(names)
+        else:
+            out.extend(n for n in names if n in failed and n not in out)
+    return out

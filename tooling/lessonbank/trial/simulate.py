@@ -18,8 +18,7 @@ from typing import Any
 from lessonbank.bank.store import Bank
 from lessonbank.errors import BankError
 from lessonbank.install import claude as install
-from lessonbank.kernel import arms as hot_trial
-from lessonbank.kernel import statedir as hot_state
+from lessonbank.kernel import arms, statedir
 
 
 @dataclass(frozen=True)
@@ -113,13 +112,7 @@ def bash_payload(
 
 def arm_of(state_dir: Path, session: str, turn: str) -> str:
     """The arm the hooks recorded for a turn ("" when the turn was never assigned)."""
-    path = (
-        state_dir
-        / hot_trial.TRIAL_DIR
-        / hot_trial.ARMS
-        / hot_state.safe_name(session)
-        / hot_state.safe_name(turn)
-    )
+    path = Path(arms.arm_file(str(state_dir), session, turn))
     try:
         return path.read_text(encoding="utf-8").strip()
     except FileNotFoundError:
@@ -137,7 +130,7 @@ def simulate(
     """Each session runs one turn per trigger; each turn's checks fail with probability fail[arm]."""
     rng = random.Random(seed)
     hooks = commands(project)
-    state_dir = project / hot_state.STATE
+    state_dir = project / statedir.STATE
     run = Run()
     for session in sessions:
         for number, trigger in enumerate(triggers):

@@ -1,11 +1,16 @@
-"""The trial's verdict: the rule fixed in advance, the effect estimate and per-lesson attribution. Pure."""
+"""The trial's verdict: the rule fixed in advance, the effect estimate, per-lesson attribution, and the
+verdict as text and as plain data. Pure; the exact intervals and the permutation test are in
+trial.inference.
+"""
 
 from __future__ import annotations
 
 import math
-import random
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from lessonbank.trial.inference import Interval, permutation_p, poisson_rate_interval, rate_ratio
 
 # The rule, fixed before any data is seen. Changing these after a trial started is cheating.
 MIN_TURNS_PER_ARM = 30
@@ -61,15 +66,6 @@ class Arm:
 
 
 @dataclass(frozen=True)
-class Interval:
-    """A point estimate with its two-sided interval (upper may be infinite)."""
-
-    estimate: float | None
-    low: float | None
-    high: float | None
-
-
-@dataclass(frozen=True)
 class Attribution:
     """One lesson: the turns it was (or would have been) injected in, failed checks by arm, a flag."""
 
@@ -93,170 +89,6 @@ class Verdict:
     attributions: list[Attribution] = field(default_factory=list)
 
 
-# --- special functions (stdlib only: math) ---
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction for the incomplete beta function (modified Lentz)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 10000):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-15:
-            break
-    return h
-
-
-def beta_cdf(x: float, a: float, b: float) -> float:
-    """The regularized incomplete beta function I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
-
-
-def gamma_cdf(x: float, a: float) -> float:
-    """The regularized lower incomplete gamma function P(a, x)."""
-    if x <= 0.0:
-        return 0.0
-    log_front = a * math.log(x) - x - math.lgamma(a)
-    if x < a + 1.0:
-        term = total = 1.0 / a
-        ap = a
-        for _ in range(100000):
-            ap += 1.0
-            term *= x / ap
-            total += term
-            if abs(term) < abs(total) * 1e-16:
-                break
-        return min(1.0, total * math.exp(log_front))
-    tiny = 1e-300
-    b = x + 1.0 - a
-    c = 1.0 / tiny
-    d = 1.0 / b
-    h = d
-    for i in range(1, 100000):
-        an = -i * (i - a)
-        b += 2.0
-        d = an * d + b
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = b + an / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-15:
-            break
-    return max(0.0, 1.0 - math.exp(log_front) * h)
-
-
-def _bisect(cdf: Callable[[float], float], q: float, low: float, high: float) -> float:
-    for _ in range(200):
-        mid = (low + high) / 2.0
-        if cdf(mid) < q:
-            low = mid
-        else:
-            high = mid
-        if high - low <= 1e-13 * max(1.0, high):
-            break
-    return (low + high) / 2.0
-
-
-def beta_ppf(q: float, a: float, b: float) -> float:
-    """The q-quantile of Beta(a, b)."""
-    return _bisect(lambda x: beta_cdf(x, a, b), q, 0.0, 1.0)
-
-
-def gamma_ppf(q: float, a: float) -> float:
-    """The q-quantile of Gamma(a, 1)."""
-    high = max(1.0, a)
-    while gamma_cdf(high, a) < q:
-        high *= 2.0
-    return _bisect(lambda x: gamma_cdf(x, a), q, 0.0, high)
-
-
-def clopper_pearson(successes: int, trials: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """The exact (Clopper-Pearson) interval for a binomial proportion."""
-    if trials <= 0 or not 0 <= successes <= trials:
-        raise ValueError(f"need 0 <= successes <= trials and trials > 0, got {successes}/{trials}")
-    alpha = 1.0 - confidence
-    low = 0.0 if successes == 0 else beta_ppf(alpha / 2, successes, trials - successes + 1)
-    high = 1.0 if successes == trials else beta_ppf(1 - alpha / 2, successes + 1, trials - successes)
-    return low, high
-
-
-def poisson_rate_interval(count: int, exposure: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """The exact (Garwood) interval for a Poisson rate: `count` events over `exposure` units."""
-    if exposure <= 0 or count < 0:
-        raise ValueError(f"need exposure > 0 and count >= 0, got {count}/{exposure}")
-    alpha = 1.0 - confidence
-    low = 0.0 if count == 0 else gamma_ppf(alpha / 2, count)
-    high = gamma_ppf(1 - alpha / 2, count + 1)
-    return low / exposure, high / exposure
-
-
-def rate_ratio(
-    failed_with: int, turns_with: int, failed_without: int, turns_without: int, confidence: float = CONFIDENCE
-) -> Interval:
-    """Rate ratio with/without, with the exact conditional interval (binomial split of all failures)."""
-    if turns_with <= 0 or turns_without <= 0:
-        return Interval(None, None, None)
-    total = failed_with + failed_without
-    if failed_without == 0:
-        estimate = None if failed_with == 0 else math.inf
-    else:
-        estimate = (failed_with / turns_with) / (failed_without / turns_without)
-    if total == 0:
-        return Interval(estimate, None, None)
-    p_low, p_high = clopper_pearson(failed_with, total, confidence)
-    scale = turns_without / turns_with
-    low = p_low / (1.0 - p_low) * scale
-    high = math.inf if p_high >= 1.0 else p_high / (1.0 - p_high) * scale
-    return Interval(estimate, low, high)
-
-
-def permutation_p(
-    with_counts: Sequence[int],
-    without_counts: Sequence[int],
-    permutations: int = PERMUTATIONS,
-    seed: int = PERMUTATION_SEED,
-) -> float | None:
-    """Two-sided permutation p-value for the difference in mean failed checks per turn."""
-    n1, n0 = len(with_counts), len(without_counts)
-    if n1 == 0 or n0 == 0:
-        return None
-    pooled = list(with_counts) + list(without_counts)
-    total = sum(pooled)
-    observed = abs(sum(with_counts) / n1 - (total - sum(with_counts)) / n0)
-    rng = random.Random(seed)
-    extreme = 0
-    for _ in range(permutations):
-        rng.shuffle(pooled)
-        first = sum(pooled[:n1])
-        if abs(first / n1 - (total - first) / n0) >= observed - 1e-12:
-            extreme += 1
-    return (extreme + 1) / (permutations + 1)
-
-
 # --- the trial ---
 
 
@@ -271,7 +103,7 @@ def arm_totals(turns: Iterable[Turn]) -> Arm:
     )
 
 
-def decide(with_arm: Arm, without_arm: Arm) -> tuple[str, str, float | None]:
+def apply_rule(with_arm: Arm, without_arm: Arm) -> tuple[str, str, float | None]:
     """Apply the rule: the decision, a plain reason, and the relative drop in failed checks per turn."""
     short = [f"{name} has {arm.turns}" for name, arm in ((WITH, with_arm), (WITHOUT, without_arm))
              if arm.turns < MIN_TURNS_PER_ARM]  # fmt: skip
@@ -335,15 +167,17 @@ def judge(turns: Sequence[Turn], permutations: int = PERMUTATIONS) -> Verdict:
     with_turns = [t for t in turns if t.arm == WITH]
     without_turns = [t for t in turns if t.arm == WITHOUT]
     w, wo = arm_totals(with_turns), arm_totals(without_turns)
-    decision, reason, drop = decide(w, wo)
+    decision, reason, drop = apply_rule(w, wo)
     return Verdict(
         decision=decision,
         reason=reason,
         with_arm=w,
         without_arm=wo,
         relative_drop=drop,
-        rate_ratio=rate_ratio(w.failed, w.turns, wo.failed, wo.turns),
-        p_value=permutation_p([t.failed for t in with_turns], [t.failed for t in without_turns], permutations)
+        rate_ratio=rate_ratio(w.failed, w.turns, wo.failed, wo.turns, CONFIDENCE),
+        p_value=permutation_p(
+            [t.failed for t in with_turns], [t.failed for t in without_turns], permutations, PERMUTATION_SEED
+        )
         if permutations
         else None,
         attributions=attribute(turns),
@@ -372,7 +206,7 @@ def running(turns: Sequence[Turn]) -> list[Point]:
         tally = counts[turn.arm]
         tally[0] += 1
         tally[1] += turn.failed
-        low, high = poisson_rate_interval(tally[1], tally[0])
+        low, high = poisson_rate_interval(tally[1], tally[0], CONFIDENCE)
         points.append(Point(turn.order, turn.arm, tally[0], tally[1] / tally[0], low, high))
     return points
 
@@ -442,3 +276,33 @@ def status_line(verdict: Verdict) -> str:
         f"trial: {verdict.decision} — {verdict.with_arm.turns} turns with, "
         f"{verdict.without_arm.turns} without; {verdict.reason}"
     )
+
+
+def _plain(value: Any) -> Any:
+    """Infinite floats as the string "inf" so the output stays strict JSON."""
+    if isinstance(value, float) and math.isinf(value):
+        return "inf"
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    """The verdict, the rule's constants and the attribution as plain data for --json."""
+    data = asdict(verdict)
+    for arm in ("with_arm", "without_arm"):
+        data[arm]["rate"] = getattr(verdict, arm).rate
+    for item, attribution in zip(data["attributions"], verdict.attributions, strict=True):
+        item["with_arm"]["rate"] = attribution.with_arm.rate
+        item["without_arm"]["rate"] = attribution.without_arm.rate
+    data["rule"] = {
+        "text": RULE,
+        "min_turns_per_arm": MIN_TURNS_PER_ARM,
+        "min_relative_drop": MIN_RELATIVE_DROP,
+        "confidence": CONFIDENCE,
+        "permutations": PERMUTATIONS,
+        "attribution_min_turns": ATTRIBUTION_MIN_TURNS,
+    }
+    return dict(_plain(data))
