@@ -75,6 +75,8 @@ def read_text(path: str) -> str | None:
                 break
             chunks.append(chunk)
         return b"".join(chunks).decode("utf-8", "replace")
+    except OSError:  # e.g. a folder where a file should be
+        return None
     finally:
         posix.close(fd)
 
