@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from lessonbank.bank import frontmatter_edit
 from lessonbank.bank import lesson as L
 from lessonbank.errors import LessonFormatError
 
@@ -52,7 +53,7 @@ def test_parse_reads_every_field_and_keeps_unknown_keys() -> None:
 
 
 def test_bump_changes_only_the_seen_sessions_and_updated_lines() -> None:
-    text, counted = L.bump_text(HAND_EDITED, "sess-b", "2026-11-29")
+    text, counted = frontmatter_edit.bump_text(HAND_EDITED, "sess-b", "2026-11-29")
     assert counted
     before, after = HAND_EDITED.splitlines(), text.splitlines()
     changed = [(b, a) for b, a in zip(before, after, strict=False) if b != a]
@@ -67,16 +68,16 @@ def test_bump_changes_only_the_seen_sessions_and_updated_lines() -> None:
 
 
 def test_bump_from_the_same_session_counts_once() -> None:
-    text, counted = L.bump_text(HAND_EDITED, "sess-a", "2026-11-29")
+    text, counted = frontmatter_edit.bump_text(HAND_EDITED, "sess-a", "2026-11-29")
     assert not counted and text == HAND_EDITED
 
 
 def test_sessions_are_bounded_but_seen_keeps_counting() -> None:
     lesson = L.parse(HAND_EDITED)
     for n in range(30):
-        lesson, _ = L.record_session(lesson, f"s{n}", "2026-11-29")
+        lesson, _ = frontmatter_edit.record_session(lesson, f"s{n}", "2026-11-29")
     assert lesson.seen == 31
-    assert len(lesson.sessions) == L.MAX_SESSIONS and lesson.sessions[-1] == "s29"
+    assert len(lesson.sessions) == frontmatter_edit.MAX_SESSIONS and lesson.sessions[-1] == "s29"
 
 
 def test_render_has_stable_key_order_and_a_final_newline() -> None:
@@ -88,6 +89,17 @@ def test_render_has_stable_key_order_and_a_final_newline() -> None:
     assert text.endswith("\n") and not text.endswith("\n\n")
     assert L.parse(text) == lesson
     assert L.render(L.parse(text)) == text
+
+
+def test_the_lesson_holds_exactly_the_fields_of_the_key_list() -> None:
+    """KEY_ORDER is the one field list: the dataclass has its fields (triggers flat), body and extra."""
+    from dataclasses import fields
+
+    from_keys = [L.attribute(k) for k in L.KEY_ORDER if k != "triggers"] + list(L.TRIGGER_KEYS)
+    assert sorted(f.name for f in fields(L.Lesson)) == sorted([*from_keys, "body", "extra"])
+    lesson = L.parse(HAND_EDITED)
+    lesson.verify = {"paths": ["src/x.py"]}
+    assert list(lesson.to_mapping()) == [k for k in L.KEY_ORDER if k != "verified"] + ["owner"]
 
 
 @pytest.mark.parametrize(

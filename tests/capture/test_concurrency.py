@@ -8,7 +8,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from lessonbank.bank.store import Bank
-from lessonbank.capture.pipeline import Draft, capture
+from lessonbank.capture.draft import Draft
+from lessonbank.capture.pipeline import capture
 from lessonbank.cli import main
 
 WHEN = "pytest runs in a non-interactive shell and waits for input"

@@ -6,6 +6,7 @@ import pytest
 
 from lessonbank.bank.lesson import Lesson
 from lessonbank.capture import gates
+from lessonbank.capture.draft import Draft
 from lessonbank.errors import GateRefusal
 
 BANKED = Lesson(
@@ -18,8 +19,8 @@ BANKED = Lesson(
 )
 
 
-def cand(when: str, do: str, promote_to: str = "rule:testing", title: str = "") -> gates.Candidate:
-    return gates.Candidate(when, do, promote_to, title)
+def cand(when: str, do: str, promote_to: str = "rule:testing", title: str = "") -> Draft:
+    return Draft(when=when, do=do, promote_to=promote_to, title=title)
 
 
 @pytest.mark.parametrize(

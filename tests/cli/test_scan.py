@@ -205,8 +205,7 @@ def test_scoring_weights_come_from_bank_toml(bank: Path) -> None:
     from dataclasses import fields
 
     from lessonbank.config import DEFAULTS
-    from lessonbank.scan.candidates import weights
-    from lessonbank.scan.detect import Weights
+    from lessonbank.scan.candidates import Weights, weights
 
     # One set of documented defaults: the config's and the scorer's must not drift apart.
     assert {f.name: DEFAULTS["scan"][f.name][0] for f in fields(Weights)} == Weights().__dict__

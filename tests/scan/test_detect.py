@@ -7,7 +7,8 @@ import json
 import pytest
 
 from lessonbank.scan import outcomes as mining
-from lessonbank.scan.detect import Candidate, Detector, Event, Weights, is_correction, merge, score
+from lessonbank.scan.candidates import Weights, merge, score
+from lessonbank.scan.detect import Candidate, Detector, Event, is_correction
 
 
 def run(command: str, status: str = "ok", text: str = "", code: int | None = None, **kw: object) -> Event:
@@ -386,6 +387,19 @@ def test_merge_counts_sessions_once_and_is_idempotent() -> None:
     assert Candidate.from_dict(json.loads(json.dumps(cand.to_dict()))) == cand
 
 
+def test_a_candidate_is_a_draft_whose_store_line_keeps_its_keys() -> None:
+    from lessonbank.capture.draft import Draft
+
+    [cand] = feed([run("make", "fail", "x.c:1:1: error: boom"), edit("x.c"), run("make", "ok")])
+    assert isinstance(cand, Draft) and cand.source == "scanned"
+    # candidates.jsonl lines hold the same keys as before the candidate became a draft
+    assert sorted(cand.to_dict()) == sorted([
+        "key", "tier", "kind", "when", "do", "promote_to", "type", "tools", "commands", "tags", "block",
+        "notes", "sessions", "projects", "signals", "evidence", "confidence", "priority", "status",
+        "lesson", "captured",
+    ])  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("text", "blocks"),
     [
@@ -397,7 +411,7 @@ def test_merge_counts_sessions_once_and_is_idempotent() -> None:
     ],
 )
 def test_scan_reads_blocks_as_capture_does(text: str, blocks: int) -> None:
-    from lessonbank.capture.pipeline import parse_lesson_blocks
+    from lessonbank.capture.draft import parse_lesson_blocks
     from lessonbank.scan.detect import lesson_blocks
 
     assert len(lesson_blocks(text)) == blocks

@@ -1,4 +1,10 @@
-"""A lesson: one markdown file with YAML frontmatter. Pure parsing, rendering and validation."""
+"""A lesson: one markdown file with YAML frontmatter. Its field list, parsing, rendering, validation.
+
+`KEY_ORDER` (with `TRIGGER_KEYS`) is the lesson's field list, written once. The dataclasses hold
+those fields as attributes (`attribute(key)`; the four trigger lists sit flat): `LessonContent`,
+what a lesson says, which capture's `Draft` extends too, and `Lesson`, which adds what the bank
+keeps; `to_mapping` writes them in KEY_ORDER. Line-preserving edits live in `bank.frontmatter_edit`.
+"""
 
 from __future__ import annotations
 
@@ -27,15 +33,16 @@ DESTINATION_KINDS = ("rule", "skill", "doc")
 DESTINATION_FORMS = (
     "rule:<name> (rules/<name>.md), skill:<name> (an Agent Skills folder), doc:<path inside the repo>"
 )
-MAX_SESSIONS = 20
 
-# The order in which the tool writes keys. Unknown keys a person added keep their place.
+# The lesson's fields, as frontmatter keys in the order the tool writes them; unknown keys a person
+# added follow. `triggers` is a mapping of TRIGGER_KEYS; `verified` and `verify` are written when set.
 KEY_ORDER = (
     "id", "slug", "title", "type", "when", "do", "promote-to", "triggers", "tags",
     "seen", "sessions", "priority", "confidence", "source", "status",
     "created", "updated", "verified", "verify",
 )  # fmt: skip
 TRIGGER_KEYS = ("tools", "commands", "paths", "keywords")
+_WRITTEN_WHEN_SET = ("verified", "verify")
 VERIFY_KEYS = ("paths", "match", "absent", "glob", "command")
 
 # A rule or skill name (the Agent Skills rule): a-z0-9 and single dashes, none at either end.
@@ -105,12 +112,14 @@ def parse_destination(value: object) -> Destination:
     return Destination(kind, name)
 
 
-@dataclass
-class Lesson:
-    """A lesson's fields. `extra` holds keys a person added that the tool does not know."""
+@dataclass(kw_only=True)
+class LessonContent:
+    """What a lesson says, as whoever proposes it writes it; capture's `Draft` extends it too.
 
-    id: str
-    slug: str
+    A `Lesson` adds what the bank keeps (id, slug, seen, sessions, status, dates, verified). The
+    priority and confidence are set on a lesson but optional on a draft, so each declares its own.
+    """
+
     title: str
     when: str
     do: str
@@ -121,17 +130,25 @@ class Lesson:
     paths: list[str] = field(default_factory=list)
     keywords: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+    source: str = "typed"
+    verify: dict[str, Any] = field(default_factory=dict)
+    body: str = ""
+
+
+@dataclass(kw_only=True)
+class Lesson(LessonContent):
+    """A lesson's fields. `extra` holds keys a person added that the tool does not know."""
+
+    id: str
+    slug: str
     seen: int = 1
     sessions: list[str] = field(default_factory=list)
     priority: int = 5
     confidence: float = 0.7
-    source: str = "typed"
     status: str = "active"
     created: str = ""
     updated: str = ""
     verified: dict[str, Any] = field(default_factory=dict)
-    verify: dict[str, Any] = field(default_factory=dict)
-    body: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
@@ -143,35 +160,23 @@ class Lesson:
         return f"{self.title}. When {_lower_first(self.when)}: {self.do}"
 
     def to_mapping(self) -> dict[str, Any]:
-        """The frontmatter mapping in the stable key order, unknown keys last."""
-        triggers: dict[str, Any] = {}
-        for key in TRIGGER_KEYS:
-            triggers[key] = list(getattr(self, key))
-        data: dict[str, Any] = {
-            "id": self.id,
-            "slug": self.slug,
-            "title": self.title,
-            "type": self.type,
-            "when": self.when,
-            "do": self.do,
-            "promote-to": self.promote_to,
-            "triggers": triggers,
-            "tags": list(self.tags),
-            "seen": self.seen,
-            "sessions": list(self.sessions),
-            "priority": self.priority,
-            "confidence": self.confidence,
-            "source": self.source,
-            "status": self.status,
-            "created": self.created,
-            "updated": self.updated,
-        }
-        if self.verified:
-            data["verified"] = dict(self.verified)
-        if self.verify:
-            data["verify"] = dict(self.verify)
+        """The frontmatter mapping in the stable key order (KEY_ORDER), unknown keys last."""
+        data: dict[str, Any] = {}
+        for key in KEY_ORDER:
+            if key == "triggers":
+                data[key] = {name: list(getattr(self, name)) for name in TRIGGER_KEYS}
+                continue
+            value = getattr(self, attribute(key))
+            if key in _WRITTEN_WHEN_SET and not value:
+                continue
+            data[key] = value.copy() if isinstance(value, (list, dict)) else value
         data.update(self.extra)
         return data
+
+
+def attribute(key: str) -> str:
+    """The Lesson (and Draft) attribute that holds a frontmatter key: `promote-to` -> `promote_to`."""
+    return key.replace("-", "_")
 
 
 def _lower_first(text: str) -> str:
@@ -388,121 +393,3 @@ def key_lines(text: str) -> dict[str, int]:
             parent = m.group(2)
         lines.setdefault(key, n)
     return lines
-
-
-# --- Edits that keep a person's text: change only the lines that must change. ---
-
-
-def _frontmatter_bounds(lines: list[str]) -> int:
-    for i in range(1, len(lines)):
-        if lines[i].rstrip("\r\n") in ("---", "..."):
-            return i
-    raise LessonFormatError("frontmatter is not closed", len(lines))
-
-
-def _top_key_span(lines: list[str], end: int, key: str) -> tuple[int, int] | None:
-    """(first, last+1) line indexes of a top-level key and its indented continuation."""
-    for i in range(1, end):
-        if re.match(rf"^{re.escape(key)}\s*:", lines[i]):
-            j = i + 1
-            while j < end and (lines[j].startswith((" ", "\t", "-")) or not lines[j].strip()):
-                if lines[j].startswith("-") and not lines[j].startswith("- "):
-                    break
-                j += 1
-            # Trailing blank lines belong to what follows.
-            while j > i + 1 and not lines[j - 1].strip():
-                j -= 1
-            return i, j
-    return None
-
-
-def _scalar(value: Any) -> str:
-    out = dump_frontmatter({"v": value})
-    return out[len("v: ") :].rstrip("\n")
-
-
-def _comment_of(line: str) -> str:
-    """A trailing ' # comment' on a simple scalar line, kept when the value changes."""
-    m = re.search(r"\s+#[^'\"]*$", line.rstrip("\r\n"))
-    return m.group(0) if m else ""
-
-
-def set_scalar(text: str, key: str, value: Any) -> str:
-    """Set a top-level scalar key in a lesson file's text, touching only its line.
-
-    The key is appended at the end of the frontmatter if absent.
-    """
-    lines = text.splitlines(keepends=True)
-    end = _frontmatter_bounds(lines)
-    span = _top_key_span(lines, end, key)
-    newline = "\r\n" if lines[0].endswith("\r\n") else "\n"
-    if span is None:
-        lines.insert(end, f"{key}: {_scalar(value)}{newline}")
-        return "".join(lines)
-    first, last = span
-    new = f"{key}: {_scalar(value)}{_comment_of(lines[first]) if last == first + 1 else ''}{newline}"
-    lines[first:last] = [new]
-    return "".join(lines)
-
-
-def set_list(text: str, key: str, values: list[str]) -> str:
-    """Set a top-level list key, keeping the style (flow or block) the file already uses."""
-    lines = text.splitlines(keepends=True)
-    end = _frontmatter_bounds(lines)
-    span = _top_key_span(lines, end, key)
-    newline = "\r\n" if lines[0].endswith("\r\n") else "\n"
-    flow = f"{key}: {_scalar(list(values))}{newline}"
-    if span is None:
-        lines.insert(end, flow)
-        return "".join(lines)
-    first, last = span
-    head = lines[first]
-    after_colon = head.split(":", 1)[1].strip()
-    if after_colon.startswith("[") or last == first + 1:
-        lines[first:last] = [flow]
-        return "".join(lines)
-    # Block style: keep existing item lines (and their comments) that stay, append new ones.
-    items = lines[first + 1 : last]
-    indent = next((ln[: len(ln) - len(ln.lstrip())] for ln in items if ln.lstrip().startswith("-")), "  ")
-    kept: list[str] = []
-    present: list[str] = []
-    for ln in items:
-        stripped = ln.strip()
-        if stripped.startswith("- "):
-            value = str(yaml.safe_load(stripped[2:].split(" #")[0]) or "")
-            if value in values and value not in present:
-                kept.append(ln)
-                present.append(value)
-        elif stripped.startswith("#"):
-            kept.append(ln)
-    for value in values:
-        if value not in present:
-            kept.append(f"{indent}- {_scalar(value)}{newline}")
-    lines[first + 1 : last] = kept
-    return "".join(lines)
-
-
-def record_session(lesson: Lesson, session: str | None, today: str) -> tuple[Lesson, bool]:
-    """Count a sighting of `lesson` in `session`; returns (lesson, counted). Same session: no count."""
-    if session and session in lesson.sessions:
-        return lesson, False
-    sessions = list(lesson.sessions)
-    if session:
-        sessions = (sessions + [session])[-MAX_SESSIONS:]
-    lesson.sessions = sessions
-    lesson.seen = lesson.seen + 1
-    lesson.updated = today
-    return lesson, True
-
-
-def bump_text(text: str, session: str | None, today: str) -> tuple[str, bool]:
-    """Apply `record_session` to a file's text, changing only the seen, sessions, updated lines."""
-    lesson = parse(text)
-    lesson, counted = record_session(lesson, session, today)
-    if not counted:
-        return text, False
-    text = set_scalar(text, "seen", lesson.seen)
-    if session:
-        text = set_list(text, "sessions", lesson.sessions)
-    text = set_scalar(text, "updated", today)
-    return text, True

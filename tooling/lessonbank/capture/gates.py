@@ -1,9 +1,8 @@
-"""The capture gates, in order: destination, no duplicates, no preferences, no secrets. Pure."""
+"""The capture gates a Draft passes, in order: destination, no duplicates, no preferences, no secrets."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lessonbank.bank.lesson import DESTINATION_FORMS, Destination, parse_destination
@@ -13,6 +12,7 @@ from lessonbank.kernel import words
 
 if TYPE_CHECKING:
     from lessonbank.bank.lesson import Lesson
+    from lessonbank.capture.draft import Draft
 
 PREFERENCE_FILE = "your own memory file (~/.claude/CLAUDE.md, or CLAUDE.local.md for this project)"
 
@@ -28,20 +28,6 @@ _PREFERENCE = re.compile(
     r"|\b(?:(?:answer|respond|reply|talk|write)\s+(?:to\s+me\s+)?in\s+(?:a\s+)?(?:casual|formal|friendly|short|terse)"
     r"|call\s+me\b)"
 )
-
-
-@dataclass
-class Candidate:
-    """A lesson on its way in: the fields the gates look at."""
-
-    when: str
-    do: str
-    promote_to: str
-    title: str = ""
-    extra_text: list[str] = field(default_factory=list)
-
-    def text(self) -> str:
-        return " ".join([self.title, self.when, self.do, *self.extra_text])
 
 
 def destination(value: str) -> Destination:
@@ -62,9 +48,9 @@ def similarity(a_when: str, a_do: str, b_when: str, b_do: str) -> float:
     return words.dice(lesson_terms(a_when, a_do), lesson_terms(b_when, b_do))
 
 
-def find_duplicate(candidate: Candidate, lessons: list[Lesson], threshold: float) -> Lesson | None:
+def find_duplicate(draft: Draft, lessons: list[Lesson], threshold: float) -> Lesson | None:
     """Gate 2a: the most similar banked lesson at or above `threshold`, or None."""
-    mine = lesson_terms(candidate.when, candidate.do)
+    mine = lesson_terms(draft.when, draft.do)
     best: tuple[float, str] | None = None
     found = None
     for lesson in lessons:
@@ -89,17 +75,17 @@ def sections(markdown: str) -> list[str]:
     return parts
 
 
-def already_written(candidate: Candidate, destination_text: str, threshold: float) -> bool:
+def already_written(draft: Draft, destination_text: str, threshold: float) -> bool:
     """Gate 2b: does one section of the destination already hold this lesson's words?"""
-    mine = lesson_terms(candidate.when, candidate.do)
+    mine = lesson_terms(draft.when, draft.do)
     if len(mine) < 3:
         return False
     return any(words.containment(mine, words.terms(s)) >= threshold for s in sections(destination_text))
 
 
-def preference(candidate: Candidate) -> None:
+def preference(draft: Draft) -> None:
     """Gate 3: refuse personal taste, pointing at the person's own memory file."""
-    match = _PREFERENCE.search(candidate.text())
+    match = _PREFERENCE.search(" ".join([draft.title, draft.when, draft.do]))
     if match:
         raise GateRefusal(
             "preference",
@@ -121,7 +107,6 @@ def scrub(texts: dict[str, str]) -> tuple[dict[str, str], list[Redaction]]:
 
 __all__ = [
     "DESTINATION_FORMS",
-    "Candidate",
     "already_written",
     "destination",
     "find_duplicate",

@@ -13,6 +13,7 @@ import click
 from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import render as generate
 from lessonbank.bank.store import Bank
+from lessonbank.capture import draft as draft_mod
 from lessonbank.capture import pipeline as capture_mod
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json, table
@@ -64,16 +65,16 @@ def add(ctx: click.Context, text: str, promote_to: str, session: str | None, pri
     when, sep, do = text.partition("=>")
     if not sep or not when.strip() or not do.strip():
         raise click.UsageError('write the lesson as "<situation> => <what to do>"')
-    tags = capture_mod.derive_tags(text)
+    tags = draft_mod.derive_tags(text)
     tools = [t.partition(":")[2] for t in tags if t.startswith("tool:")]
-    draft = capture_mod.Draft(
+    draft = draft_mod.Draft(
         when=when.strip(), do=do.strip(), promote_to=promote_to, tags=tags, session=session,
         tools=["Bash"] if tools else [], commands=[rf"\b{t}\b" for t in tools], priority=priority,
     )  # fmt: skip
     _run_capture(_bank(ctx), [draft], dry_run)
 
 
-def _run_capture(bank: Bank, drafts: list[capture_mod.Draft], dry_run: bool) -> None:
+def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool) -> None:
     refused = []
     for draft in drafts:
         try:
@@ -136,11 +137,11 @@ def capture(
         return
     if as_json:
         try:
-            drafts = [capture_mod.draft_from_json(sys.stdin.read(), fields["session"])]
+            drafts = [draft_mod.draft_from_json(sys.stdin.read(), fields["session"])]
         except BankError as err:
             raise _fail(err) from None
     elif blocks:
-        drafts = capture_mod.parse_lesson_blocks(sys.stdin.read())
+        drafts = draft_mod.parse_lesson_blocks(sys.stdin.read())
         if not drafts:
             raise click.ClickException("no `#lesson … #/lesson` block on stdin")
         for draft in drafts:
@@ -149,12 +150,12 @@ def capture(
         if not fields["when"] or not fields["do"]:
             raise click.UsageError("give --when and --do (or --json / --blocks on stdin)")
         drafts = [
-            capture_mod.Draft(
+            draft_mod.Draft(
                 when=fields["when"], do=fields["do"], promote_to=fields["promote_to"],
                 title=fields["title"], type=fields["type_"], tools=list(fields["tools"]),
                 commands=list(fields["commands"]), paths=list(fields["paths"]),
-                tags=capture_mod.split_list(fields["tags"]),
-                keywords=capture_mod.split_list(fields["keywords"]), session=fields["session"],
+                tags=draft_mod.split_list(fields["tags"]),
+                keywords=draft_mod.split_list(fields["keywords"]), session=fields["session"],
                 source=fields["source"], priority=fields["priority"], confidence=fields["confidence"],
                 body=fields["body"],
             )

@@ -14,7 +14,8 @@ import click
 from lessonbank.bank import git as gitrepo
 from lessonbank.bank import scaffold
 from lessonbank.bank.store import Bank
-from lessonbank.capture.pipeline import Draft, capture
+from lessonbank.capture.draft import Draft
+from lessonbank.capture.pipeline import capture
 from lessonbank.cli import main
 from lessonbank.errors import BankError, GateRefusal
 

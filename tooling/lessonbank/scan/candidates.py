@@ -1,4 +1,4 @@
-"""The scan's candidate store under .lessonbank/scan/, and accepting candidates through capture."""
+"""The scan's candidates across scans: scoring, merging, the store under .lessonbank/scan/, accepting."""
 
 from __future__ import annotations
 
@@ -7,22 +7,45 @@ import fcntl
 import hashlib
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from lessonbank.bank.store import Bank, write_atomic
-from lessonbank.capture.pipeline import Draft, Outcome, blocks, capture, parse_lesson_blocks
+from lessonbank.capture import blocks
+from lessonbank.capture.draft import parse_lesson_blocks
+from lessonbank.capture.pipeline import Outcome, capture
 from lessonbank.errors import BankError, GateRefusal
+from lessonbank.kernel import statedir
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan import sources as transcripts
-from lessonbank.scan.detect import Candidate, Weights, merge, score
+from lessonbank.scan.detect import Candidate
 
 MAX_BODY_EVIDENCE = 3
+MAX_EVIDENCE = 5
+MAX_SESSIONS = 50
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How visible signals turn into confidence and priority (settable under [scan] in bank.toml)."""
+
+    base: float = 0.4
+    self_reported: float = 0.5
+    fix_confirmed: float = 0.2
+    user_correction: float = 0.1
+    hang_or_timeout: float = 0.05
+    per_session: float = 0.1  # each session beyond the first, up to two
+    per_project: float = 0.05  # each project beyond the first, up to two
+    priority_base: int = 5
+    priority_hang: int = 2
+    priority_correction: int = 1
+    priority_per_session: int = 1
+    priority_attempts: int = 1  # three or more failed runs before the fix
 
 
 def scan_dir(bank: Bank) -> Path:
-    return bank.state_dir / "scan"
+    return bank.state_dir / statedir.SCAN
 
 
 def short_id(key: str) -> str:
@@ -33,6 +56,76 @@ def short_id(key: str) -> str:
 def weights(bank: Bank) -> Weights:
     """The scoring weights as the bank's config sets them (`[scan]` in bank.toml)."""
     return Weights(**{item.name: bank.config.get(f"scan.{item.name}") for item in fields(Weights)})
+
+
+# ---- scoring and merging -----------------------------------------------------------------
+
+
+def score(c: Candidate, w: Weights) -> tuple[float, int, list[str]]:
+    """(confidence, priority, the signals that made them) — every term is shown to the reviewer."""
+    conf = w.base
+    prio = w.priority_base
+    why = [f"base {w.base:.2f}"]
+    for name, weight, label in (
+        ("self_reported", w.self_reported, "self-reported"),
+        ("fix_confirmed", w.fix_confirmed, "fix confirmed"),
+        ("user_correction", w.user_correction, "user correction"),
+        ("hang_or_timeout", w.hang_or_timeout, "hang or timeout"),
+    ):
+        if c.signals.get(name):
+            conf += weight
+            why.append(f"{label} +{weight:.2f}")
+    extra_sessions = min(2, max(0, len(c.sessions) - 1))
+    if extra_sessions:
+        conf += extra_sessions * w.per_session
+        prio += extra_sessions * w.priority_per_session
+        why.append(f"seen in {len(c.sessions)} sessions +{extra_sessions * w.per_session:.2f}")
+    extra_projects = min(2, max(0, len(c.projects) - 1))
+    if extra_projects:
+        conf += extra_projects * w.per_project
+        why.append(f"{len(c.projects)} projects +{extra_projects * w.per_project:.2f}")
+    if c.signals.get("hang_or_timeout"):
+        prio += w.priority_hang
+    if c.signals.get("user_correction"):
+        prio += w.priority_correction
+    if c.signals.get("attempts", 0) >= 3:
+        prio += w.priority_attempts
+        why.append(f"{c.signals['attempts']} failed runs")
+    return round(min(0.99, max(0.0, conf)), 2), max(1, min(10, prio)), why
+
+
+def merge(store: dict[str, Candidate], found: list[Candidate], w: Weights) -> list[str]:
+    """Fold new candidates into the store by key (idempotent); return the keys that changed."""
+    changed: list[str] = []
+    for new in found:
+        old = store.get(new.key)
+        if old is None:
+            store[new.key] = new
+            old = new
+            before = None
+        else:
+            before = old.to_dict()
+            for session in new.sessions:
+                if session not in old.sessions:
+                    old.sessions.append(session)
+            del old.sessions[:-MAX_SESSIONS]
+            for project in new.projects:
+                if project not in old.projects:
+                    old.projects.append(project)
+            for name, value in new.signals.items():
+                old.signals[name] = max(old.signals.get(name, 0), value)
+            seen = {(e.get("session"), e.get("time")) for e in old.evidence}
+            for item in new.evidence:
+                if (item.get("session"), item.get("time")) not in seen:
+                    old.evidence.append(item)
+            old.evidence.sort(key=lambda e: (str(e.get("time", "")), str(e.get("session", ""))))
+            del old.evidence[:-MAX_EVIDENCE]
+            if not old.notes:
+                old.notes = new.notes
+        old.confidence, old.priority, _ = score(old, w)
+        if before != old.to_dict():
+            changed.append(old.key)
+    return changed
 
 
 def _read_json(path: Path, default: Any) -> Any:
@@ -128,7 +221,7 @@ class Store:
         del self.candidates[cand.key]
 
 
-# ---- candidate -> draft --------------------------------------------------------------------
+# ---- completing a candidate, and accepting it ----------------------------------------------
 
 
 def _destination_for(tool: str, trigger: str) -> str:
@@ -177,23 +270,6 @@ def body(cand: Candidate) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_draft(cand: Candidate, session: str | None) -> Draft:
-    return Draft(
-        when=cand.when,
-        do=cand.do,
-        promote_to=cand.promote_to,
-        type=cand.type,
-        tools=list(cand.tools),
-        commands=list(cand.commands),
-        tags=list(cand.tags),
-        session=session,
-        source="scanned",
-        priority=cand.priority,
-        confidence=cand.confidence,
-        body=body(cand),
-    )
-
-
 def accept(bank: Bank, cand: Candidate, dry_run: bool = False) -> list[Outcome]:
     """Capture the candidate once per session not yet counted: the first creates, the rest bump seen.
 
@@ -205,7 +281,7 @@ def accept(bank: Bank, cand: Candidate, dry_run: bool = False) -> list[Outcome]:
         sessions = sessions[:1]  # nothing is written, so later sessions would only repeat "would create"
     outcomes = []
     for session in sessions:
-        outcome = capture(bank, to_draft(cand, session), dry_run=dry_run)
+        outcome = capture(bank, replace(cand, session=session, body=body(cand)), dry_run=dry_run)
         outcomes.append(outcome)
         if not dry_run:
             cand.lesson = outcome.slug

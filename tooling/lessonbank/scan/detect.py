@@ -7,12 +7,11 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from lessonbank.capture import blocks
+from lessonbank.capture.draft import Draft
 from lessonbank.capture.redaction import redact
 from lessonbank.kernel import words
 from lessonbank.scan import outcomes as mining
 
-MAX_EVIDENCE = 5
-MAX_SESSIONS = 50
 MAX_EDITS = 12
 MAX_COMMANDS = 6
 MAX_OPEN = 30
@@ -33,38 +32,18 @@ class Event:
     timed_out: bool = False
 
 
-@dataclass(frozen=True)
-class Weights:
-    """How visible signals turn into confidence and priority (settable under [scan] in bank.toml)."""
+@dataclass(kw_only=True)
+class Candidate(Draft):
+    """A lesson the scan proposes: a draft plus the evidence behind it and its score.
 
-    base: float = 0.4
-    self_reported: float = 0.5
-    fix_confirmed: float = 0.2
-    user_correction: float = 0.1
-    hang_or_timeout: float = 0.05
-    per_session: float = 0.1  # each session beyond the first, up to two
-    per_project: float = 0.05  # each project beyond the first, up to two
-    priority_base: int = 5
-    priority_hang: int = 2
-    priority_correction: int = 1
-    priority_per_session: int = 1
-    priority_attempts: int = 1  # three or more failed runs before the fix
-
-
-@dataclass
-class Candidate:
-    """A lesson the scan proposes, with the evidence behind it and its computed score."""
+    The score is the draft's own confidence and priority, so accepting a candidate captures it as
+    it stands, with a session and the body `scan.candidates.body` writes.
+    """
 
     key: str
     tier: int  # 1: self-reported #lesson block, 2: heuristic
     kind: str  # lesson | fix | unblocked | correction
-    when: str = ""
-    do: str = ""
-    promote_to: str = ""
-    type: str = "gotcha"
-    tools: list[str] = field(default_factory=list)
-    commands: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
+    source: str = "scanned"
     block: str = ""  # the raw #lesson block (tier 1)
     notes: str = ""  # what the agent said about it (redacted)
     sessions: list[str] = field(default_factory=list)
@@ -78,82 +57,21 @@ class Candidate:
     captured: list[str] = field(default_factory=list)  # sessions already counted in the bank
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The candidate as one line of candidates.jsonl: every field but those in NOT_STORED."""
+        data = asdict(self)
+        for name in NOT_STORED:
+            del data[name]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Candidate:
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - set(NOT_STORED)
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-# ---- scoring and merging -----------------------------------------------------------------
-
-
-def score(c: Candidate, w: Weights) -> tuple[float, int, list[str]]:
-    """(confidence, priority, the signals that made them) — every term is shown to the reviewer."""
-    conf = w.base
-    prio = w.priority_base
-    why = [f"base {w.base:.2f}"]
-    for name, weight, label in (
-        ("self_reported", w.self_reported, "self-reported"),
-        ("fix_confirmed", w.fix_confirmed, "fix confirmed"),
-        ("user_correction", w.user_correction, "user correction"),
-        ("hang_or_timeout", w.hang_or_timeout, "hang or timeout"),
-    ):
-        if c.signals.get(name):
-            conf += weight
-            why.append(f"{label} +{weight:.2f}")
-    extra_sessions = min(2, max(0, len(c.sessions) - 1))
-    if extra_sessions:
-        conf += extra_sessions * w.per_session
-        prio += extra_sessions * w.priority_per_session
-        why.append(f"seen in {len(c.sessions)} sessions +{extra_sessions * w.per_session:.2f}")
-    extra_projects = min(2, max(0, len(c.projects) - 1))
-    if extra_projects:
-        conf += extra_projects * w.per_project
-        why.append(f"{len(c.projects)} projects +{extra_projects * w.per_project:.2f}")
-    if c.signals.get("hang_or_timeout"):
-        prio += w.priority_hang
-    if c.signals.get("user_correction"):
-        prio += w.priority_correction
-    if c.signals.get("attempts", 0) >= 3:
-        prio += w.priority_attempts
-        why.append(f"{c.signals['attempts']} failed runs")
-    return round(min(0.99, max(0.0, conf)), 2), max(1, min(10, prio)), why
-
-
-def merge(store: dict[str, Candidate], found: list[Candidate], w: Weights) -> list[str]:
-    """Fold new candidates into the store by key (idempotent); return the keys that changed."""
-    changed: list[str] = []
-    for new in found:
-        old = store.get(new.key)
-        if old is None:
-            store[new.key] = new
-            old = new
-            before = None
-        else:
-            before = old.to_dict()
-            for session in new.sessions:
-                if session not in old.sessions:
-                    old.sessions.append(session)
-            del old.sessions[:-MAX_SESSIONS]
-            for project in new.projects:
-                if project not in old.projects:
-                    old.projects.append(project)
-            for name, value in new.signals.items():
-                old.signals[name] = max(old.signals.get(name, 0), value)
-            seen = {(e.get("session"), e.get("time")) for e in old.evidence}
-            for item in new.evidence:
-                if (item.get("session"), item.get("time")) not in seen:
-                    old.evidence.append(item)
-            old.evidence.sort(key=lambda e: (str(e.get("time", "")), str(e.get("session", ""))))
-            del old.evidence[:-MAX_EVIDENCE]
-            if not old.notes:
-                old.notes = new.notes
-        old.confidence, old.priority, _ = score(old, w)
-        if before != old.to_dict():
-            changed.append(old.key)
-    return changed
+# Draft fields candidates.jsonl does not keep: a scan leaves them empty, or "scanned" (source);
+# the body is written when a candidate is accepted.
+NOT_STORED = ("title", "paths", "keywords", "session", "body", "verify", "source")
 
 
 # ---- detection ---------------------------------------------------------------------------
