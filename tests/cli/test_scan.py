@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from lessonbank.bank.store import Bank
-from lessonbank.cli.scan import DEMO_TRANSCRIPTS, demo_step
+from lessonbank.cli.demo import DEMO_TRANSCRIPTS, step_scan
 from lessonbank.scan import sources as transcripts
 from tests.conftest import run
 
@@ -191,7 +191,7 @@ def test_no_transcripts_says_where_it_looked(bank: Path) -> None:
 
 
 def test_demo_step_scans_the_bundled_transcript(bank: Path) -> None:
-    lines = demo_step(Bank.find(root=bank))
+    lines = step_scan(Bank.find(root=bank))
     assert lines[0] == "$ bank scan --path transcripts/ --accept-above 0.85"
     assert f"accepted 712ae1be: created lessons/{LESSON_SLUG}.md" in lines
     assert lines[-3:] == [

@@ -563,27 +563,6 @@ def test_ci_workflow(tmp_path: Path) -> None:
     assert steps[4]["env"]["GH_TOKEN"] == "${{ github.token }}"
 
 
-def test_demo_step_graduates_a_lesson_into_a_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lessonbank.cli import demo
-    from lessonbank.groom.apply import demo_step
-
-    # The demo's capture step, then this one (the other features' steps are theirs to test).
-    monkeypatch.setattr(demo, "STEPS", [demo.STEPS[0], ("Groom", demo_step)])
-    root = tmp_path / "demo"
-    lines = [ln.strip() for ln in demo.run(root)]
-    lines = lines[lines.index("2. Groom") + 1 :]
-    slug = "pytest-hangs-when-something-under-test-waits-for-a-tty"
-    assert any(ln.startswith(f"promote      {slug}: seen in 2 sessions") for ln in lines), lines
-    assert "create    rules/testing.md" in lines
-    assert "CLAUDE.md imports: @rules/testing.md" in lines
-    assert lines[-1] == "groom again: nothing to change"
-    assert not (root / "lessons" / f"{slug}.md").exists()
-    rule = (root / "rules" / "testing.md").read_text()
-    assert "## pytest hangs when something under test waits for a TTY" in rule
-    assert git(root, "log", "-1", "--format=%s") == "bank groom: promote 1, delete 0, review 0\n"
-    assert git(root, "status", "--porcelain") == ""
-
-
 def test_a_bank_template_overrides_the_package_default(bank: Path) -> None:
     add_lesson(bank, "db-timeout", "rule:testing")
     write(bank, {"templates/rule.md.j2": (

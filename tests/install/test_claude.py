@@ -169,23 +169,3 @@ def test_plugin_hook_runs_from_the_plugin_folder_without_install(root: Path, tmp
         text=True, cwd=tmp_path, env=env, timeout=60,
     )  # fmt: skip
     assert done.returncode == 0 and "pytest-lesson" in done.stdout
-
-
-def test_demo_step(root: Path) -> None:
-    from lessonbank.bank.store import Bank
-
-    lines = install.demo_step(Bank.open(root), command="pytest -x")
-    assert lines[0] == "$ bank install claude  ->  create .claude/settings.json"
-    assert lines[1] == "PreToolUse Bash `pytest -x` (first call): exit 0"
-    assert (
-        lines[3] == "  - [pytest-lesson] pytest lesson. When working on pytest lesson: remember pytest-lesson"
-    )
-    assert lines[4:] == [
-        "PreToolUse Bash `pytest -x` (same call again, same session): exit 0",
-        "  (nothing handed over)",
-        'PreToolUse Bash `git commit -m "fix pytest hang"` (a commit message that only mentions it): exit 0',
-        "  (nothing handed over)",
-    ]
-    assert install.demo_step(Bank.open(root), command="pytest -x")[0].endswith(
-        "unchanged .claude/settings.json"
-    )

@@ -1,23 +1,44 @@
 """`bank demo`: a bundled example bank, built step by step in a fresh git repository.
 
-It lives with the CLI because it strings together what every feature's command shows."""
+Every demo step and its data live here (each feature adds one to STEPS): it strings together
+what every feature's command shows, so it sits on top of everything, with the CLI.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
 
 from lessonbank.bank import git as gitrepo
+from lessonbank.bank import render as generate
 from lessonbank.bank import scaffold
 from lessonbank.bank.store import Bank
 from lessonbank.capture.draft import Draft
 from lessonbank.capture.pipeline import capture
 from lessonbank.cli import main
+from lessonbank.cli.output import table
+from lessonbank.cli.scan import summary
 from lessonbank.errors import BankError, GateRefusal
+from lessonbank.groom import apply as grooming
+from lessonbank.groom import rulesync
+from lessonbank.groom.plan import commit_message, plan_groom
+from lessonbank.install import claude as install
+from lessonbank.kernel import statedir
+from lessonbank.scan.candidates import Store, run_scan, short_id
+from lessonbank.trial import ledger, simulate
+from lessonbank.trial import stats as verdict
+
+DEMO_TRIGGERS = (
+    simulate.Trigger("PreToolUse", "pytest -q"),
+    simulate.Trigger("PreToolUse", "git stash"),
+    simulate.Trigger("UserPromptSubmit", "write the migration for the new field on the user model"),
+)
 
 EXAMPLES = [
     Draft(
@@ -116,8 +137,6 @@ def step_bank(bank: Bank) -> Iterator[str]:
         promote_to="doc:docs/billing.md",
     )
     yield from capture(bank, secret).lines()
-    from lessonbank.bank import render as generate
-
     stale = generate.stale(bank)
     yield "bank index --check: " + (
         "stale " + ", ".join(stale) if stale else "INDEX.md and BANK.md up to date"
@@ -126,28 +145,118 @@ def step_bank(bank: Bank) -> Iterator[str]:
     yield f"INDEX.md lists {rows} active lessons"
 
 
-def step_hooks(bank: Bank) -> list[str]:
-    from lessonbank.install import claude as install
+def step_hooks(bank: Bank, command: str = "python -m pytest -x tests/") -> list[str]:
+    """Install the hooks in the demo bank and show what the agent gets before a Bash call."""
+    result = install.install(bank.root)
+    # A fresh session each run, so that the first call shows what a new session gets.
+    shutil.rmtree(bank.state_dir / statedir.SESSIONS / statedir.safe_name("demo-session"), ignore_errors=True)
+    lines = [f"$ bank install claude  ->  {result.action} {install.SETTINGS}"]
+    hook = install.installed_command(bank.root) or result.command
+    base = {
+        "session_id": "demo-session",
+        "cwd": str(bank.root),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_use_id": "toolu_demo",
+    }
+    calls = (
+        ("first call", command),
+        ("same call again, same session", command),
+        ("a commit message that only mentions it", 'git commit -m "fix pytest hang"'),
+    )
+    for label, text in calls:
+        payload = {**base, "tool_input": {"command": text, "description": label}}
+        code, out = install.run_hook(hook, payload, bank.root)
+        lines.append(f"PreToolUse Bash `{text}` ({label}): exit {code}")
+        if out.strip():
+            context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+            lines.extend("  " + line for line in context.splitlines())
+        else:
+            lines.append("  (nothing handed over)")
+    return lines
 
-    return install.demo_step(bank)
+
+DEMO_TRANSCRIPTS = Path(__file__).resolve().parents[1] / "demo" / "transcripts"
 
 
 def step_scan(bank: Bank) -> list[str]:
-    from lessonbank.cli import scan
-
-    return scan.demo_step(bank)
+    """`bank demo`: scan the bundled transcript into `bank`, accept the self-reported lesson."""
+    files = sorted(DEMO_TRANSCRIPTS.glob("*.jsonl"))
+    store = Store(bank).load()
+    report = run_scan(bank, files, store, accept_above=0.85)
+    lines = [f"$ bank scan --path {DEMO_TRANSCRIPTS.name}/ --accept-above 0.85", *summary(report, store)]
+    lines.append("$ bank review --list")
+    rows = [[short_id(c.key), f"{c.confidence:.2f}", c.kind, c.when] for c in store.pending()]
+    lines.extend(table(["id", "conf", "kind", "when"], rows, max_width=72).splitlines())
+    return lines
 
 
 def step_groom(bank: Bank) -> list[str]:
-    from lessonbank.groom import apply as grooming
-
-    return grooming.demo_step(bank)
+    """`bank demo`: a lesson seen in two sessions graduates into a rule, as one git commit."""
+    repo = gitrepo.GitRepo(bank.root)
+    try:
+        lines: list[str] = []
+        pending = repo.dirty([repo.rel(bank.root)])
+        if pending:
+            sha = repo.commit(pending, "demo: lessons captured so far")
+            lines.append(f"committed the captured lessons ({sha[:7]}) so groom starts from a clean bank")
+        plan = plan_groom(bank, repo)
+        lines.append("bank groom --commit")
+        for d in plan.decisions:
+            where = f" -> {plan.targets[d.lesson_id]}" if d.lesson_id in plan.targets else ""
+            lines.append(f"  {d.outcome:12} {d.slug}: {d.reason}{where}")
+        applied = grooming.carry_out(bank, repo, plan, commit=True)
+        lines += [f"  {action:9} {rel}" for rel, action in applied.results if action != "unchanged"]
+        if applied.sha:
+            lines.append(f"  committed {applied.sha[:7]}: {commit_message(plan).splitlines()[0]}")
+        for rel in sorted(set(plan.targets.values())):
+            text = (bank.root / rel).read_text(encoding="utf-8")
+            lines.append(f"{rel} now holds:")
+            lines += [
+                f"  {ln}"
+                for ln in rulesync.strip_sections(text).splitlines()
+                if ln.startswith(("## ", "**When**"))
+            ]
+        claude = bank.root / "CLAUDE.md"
+        if claude.is_file():
+            imports = [ln for ln in claude.read_text(encoding="utf-8").splitlines() if ln.startswith("@")]
+            lines.append(f"CLAUDE.md imports: {' '.join(imports) or '(nothing)'}")
+        again = plan_groom(bank, repo)
+        lines.append("groom again: " + ("nothing to change" if not again.changes else "more to do"))
+        return lines
+    finally:
+        repo.close()
 
 
 def step_trial(bank: Bank) -> list[str]:
-    from lessonbank.trial import simulate
-
-    return simulate.demo_step(bank)
+    """`bank demo`: a short trial through the real hook processes, its status, the ledger, then `bank off`."""
+    result = install.install(bank.root)
+    lines = [f"$ bank install claude  ->  {result.action} {install.SETTINGS}", "$ bank test"]
+    lines += [f"  {action:9} {rel}" for rel, action in ledger.set_mode(bank, "test")]
+    sessions = [f"demo-trial-{i}" for i in range(1, 9)]
+    run = simulate.simulate(
+        bank.root, sessions, DEMO_TRIGGERS, {"with": 0.4, "without": 0.6}, checks_per_turn=2, seed=5
+    )
+    by_arm = {arm: [t for t in run.turns if t.arm == arm] for arm in ("with", "without")}
+    silent = all(not c.stdout for c in run.calls if any(t.turn == c.turn for t in by_arm["without"]))
+    lines.append(
+        f"{len(run.turns)} synthetic turns through the real hooks ({len(run.calls)} hook processes): "
+        f"{len(by_arm['with'])} with lessons, {len(by_arm['without'])} without; "
+        f"every without-arm hook printed nothing: {'yes' if silent else 'NO'}"
+    )
+    judged, _ = ledger.judge(bank, permutations=0)
+    lines += ["$ bank trial status", "  " + verdict.status_line(judged), "$ bank ledger"]
+    lines += ["  " + line for line in ledger.summary_lines(ledger.summarise(bank))]
+    lines.append("$ bank off")
+    ledger.set_mode(bank, "off")
+    sent = simulate.bash_payload(
+        "PreToolUse", "demo-after-off", "demo-after-off-1", bank.root, "pytest -q", "toolu_off"
+    )
+    out = simulate.spawn(simulate.commands(bank.root), sent, bank.root)
+    lines.append("  next PreToolUse `pytest -q` in a new session: " + (out or "(nothing handed over)"))
+    ledger.set_mode(bank, "on")
+    lines.append("$ bank on  (the demo bank goes back to the default)")
+    return lines
 
 
 # Each feature adds a step: (title, function from the demo bank to printable lines).

@@ -254,17 +254,3 @@ def _review_one(
         if choice in "ar" and not dry_run:
             store.record(cand, rejected=choice == "r")
         return "quit" if choice == "q" else "next"
-
-
-def demo_step(bank: Bank) -> list[str]:
-    """`bank demo`: scan the bundled transcript into `bank`, accept the self-reported lesson."""
-    from lessonbank.scan.candidates import Store, run_scan, short_id
-
-    files = sorted(DEMO_TRANSCRIPTS.glob("*.jsonl"))
-    store = Store(bank).load()
-    report = run_scan(bank, files, store, accept_above=0.85)
-    lines = [f"$ bank scan --path {DEMO_TRANSCRIPTS.name}/ --accept-above 0.85", *summary(report, store)]
-    lines.append("$ bank review --list")
-    rows = [[short_id(c.key), f"{c.confidence:.2f}", c.kind, c.when] for c in store.pending()]
-    lines.extend(table(["id", "conf", "kind", "when"], rows, max_width=72).splitlines())
-    return lines

@@ -15,7 +15,6 @@ from lessonbank.bank import render
 from lessonbank.bank.git import GitRepo
 from lessonbank.bank.store import Bank, remove, write_atomic
 from lessonbank.errors import BankError
-from lessonbank.groom import plan as promote  # demo_step's name for it, until it moves to cli/demo.py
 from lessonbank.groom import rulesync
 from lessonbank.groom.plan import Plan, bank_paths, commit_message
 
@@ -85,40 +84,3 @@ def carry_out(
     results = apply_plan(bank, plan)
     sha = commit_plan(bank, repo, plan, results) if commit or branch else None
     return Applied(results, sha)
-
-
-def demo_step(bank: Bank) -> list[str]:
-    """`bank demo`: a lesson seen in two sessions graduates into a rule, as one git commit."""
-    repo = GitRepo(bank.root)
-    try:
-        lines: list[str] = []
-        pending = repo.dirty([repo.rel(bank.root)])
-        if pending:
-            sha = repo.commit(pending, "demo: lessons captured so far")
-            lines.append(f"committed the captured lessons ({sha[:7]}) so groom starts from a clean bank")
-        plan = promote.plan_groom(bank, repo)
-        lines.append("bank groom --commit")
-        for d in plan.decisions:
-            where = f" -> {plan.targets[d.lesson_id]}" if d.lesson_id in plan.targets else ""
-            lines.append(f"  {d.outcome:12} {d.slug}: {d.reason}{where}")
-        applied = carry_out(bank, repo, plan, commit=True)
-        lines += [f"  {action:9} {rel}" for rel, action in applied.results if action != "unchanged"]
-        if applied.sha:
-            lines.append(f"  committed {applied.sha[:7]}: {promote.commit_message(plan).splitlines()[0]}")
-        for rel in sorted(set(plan.targets.values())):
-            text = (bank.root / rel).read_text(encoding="utf-8")
-            lines.append(f"{rel} now holds:")
-            lines += [
-                f"  {ln}"
-                for ln in rulesync.strip_sections(text).splitlines()
-                if ln.startswith(("## ", "**When**"))
-            ]
-        claude = bank.root / "CLAUDE.md"
-        if claude.is_file():
-            imports = [ln for ln in claude.read_text(encoding="utf-8").splitlines() if ln.startswith("@")]
-            lines.append(f"CLAUDE.md imports: {' '.join(imports) or '(nothing)'}")
-        again = promote.plan_groom(bank, repo)
-        lines.append("groom again: " + ("nothing to change" if not again.changes else "more to do"))
-        return lines
-    finally:
-        repo.close()

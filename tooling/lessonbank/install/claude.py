@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lessonbank.bank.store import Bank, write_atomic
+from lessonbank.bank.store import write_atomic
 from lessonbank.errors import BankError
 
 TOOL_MATCHER = "Bash|Read|Edit|Write|MultiEdit|Glob|Grep|NotebookEdit"
@@ -170,34 +169,3 @@ def run_hook(command: str, payload: dict[str, Any], cwd: Path) -> tuple[int, str
         timeout=60,
     )
     return done.returncode, done.stdout
-
-
-def demo_step(bank: Bank, command: str = "python -m pytest -x tests/") -> list[str]:
-    """Install the hooks in the demo bank and show what the agent gets before a Bash call."""
-    result = install(bank.root)
-    # A fresh session each run, so that the first call shows what a new session gets.
-    shutil.rmtree(bank.state_dir / "sessions" / "demo-session", ignore_errors=True)
-    lines = [f"$ bank install claude  ->  {result.action} {SETTINGS}"]
-    hook = installed_command(bank.root) or result.command
-    base = {
-        "session_id": "demo-session",
-        "cwd": str(bank.root),
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Bash",
-        "tool_use_id": "toolu_demo",
-    }
-    calls = (
-        ("first call", command),
-        ("same call again, same session", command),
-        ("a commit message that only mentions it", 'git commit -m "fix pytest hang"'),
-    )
-    for label, text in calls:
-        payload = {**base, "tool_input": {"command": text, "description": label}}
-        code, out = run_hook(hook, payload, bank.root)
-        lines.append(f"PreToolUse Bash `{text}` ({label}): exit {code}")
-        if out.strip():
-            context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
-            lines.extend("  " + line for line in context.splitlines())
-        else:
-            lines.append("  (nothing handed over)")
-    return lines

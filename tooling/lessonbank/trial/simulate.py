@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lessonbank.bank.store import Bank
 from lessonbank.errors import BankError
 from lessonbank.install import claude as install
 from lessonbank.kernel import arms, statedir
@@ -162,44 +161,3 @@ def emitted(stdout: str) -> list[tuple[str, int]]:
         if line.startswith("- [") and "] " in line:
             out.append((line[3 : line.index("] ")], len(line.encode("utf-8"))))
     return out
-
-
-DEMO_TRIGGERS = (
-    Trigger("PreToolUse", "pytest -q"),
-    Trigger("PreToolUse", "git stash"),
-    Trigger("UserPromptSubmit", "write the migration for the new field on the user model"),
-)
-
-
-def demo_step(bank: Bank) -> list[str]:
-    """`bank demo`: a short trial through the real hook processes, its status, the ledger, then `bank off`."""
-    from lessonbank.trial import ledger
-    from lessonbank.trial import stats as verdict
-
-    result = install.install(bank.root)
-    lines = [f"$ bank install claude  ->  {result.action} {install.SETTINGS}", "$ bank test"]
-    lines += [f"  {action:9} {rel}" for rel, action in ledger.set_mode(bank, "test")]
-    sessions = [f"demo-trial-{i}" for i in range(1, 9)]
-    run = simulate(
-        bank.root, sessions, DEMO_TRIGGERS, {"with": 0.4, "without": 0.6}, checks_per_turn=2, seed=5
-    )
-    by_arm = {arm: [t for t in run.turns if t.arm == arm] for arm in ("with", "without")}
-    silent = all(not c.stdout for c in run.calls if any(t.turn == c.turn for t in by_arm["without"]))
-    lines.append(
-        f"{len(run.turns)} synthetic turns through the real hooks ({len(run.calls)} hook processes): "
-        f"{len(by_arm['with'])} with lessons, {len(by_arm['without'])} without; "
-        f"every without-arm hook printed nothing: {'yes' if silent else 'NO'}"
-    )
-    judged, _ = ledger.judge(bank, permutations=0)
-    lines += ["$ bank trial status", "  " + verdict.status_line(judged), "$ bank ledger"]
-    lines += ["  " + line for line in ledger.summary_lines(ledger.summarise(bank))]
-    lines.append("$ bank off")
-    ledger.set_mode(bank, "off")
-    sent = bash_payload(
-        "PreToolUse", "demo-after-off", "demo-after-off-1", bank.root, "pytest -q", "toolu_off"
-    )
-    out = spawn(commands(bank.root), sent, bank.root)
-    lines.append("  next PreToolUse `pytest -q` in a new session: " + (out or "(nothing handed over)"))
-    ledger.set_mode(bank, "on")
-    lines.append("$ bank on  (the demo bank goes back to the default)")
-    return lines
