@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.hooks.session import Session
 from lessonbank.kernel import records
+from lessonbank.kernel import statedir as state
 from tests.hook_support import HOOK, bash, context, lesson, make_bank, payload, run, slugs
 
 LESSONS = [
@@ -131,7 +131,7 @@ def test_ledger_bytes_are_the_lines_handed_over(root: Path) -> None:
 
 
 def test_turn_is_the_prompt_id_else_a_counter(root: Path) -> None:
-    session = Session(str(root / ".lessonbank"), "counter")
+    session = state.Session(str(root / ".lessonbank"), "counter")
     assert session.turn("abc") == "abc"
     assert session.turn(None) == "0"
     for _ in range(2):

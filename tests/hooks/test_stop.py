@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from lessonbank.hooks import stop
-from lessonbank.hooks.session import Session
 from lessonbank.kernel import records
+from lessonbank.kernel import statedir as state
 from tests.hook_support import lesson, make_bank, payload, run
 
 SESSION = "1ebd0fc0-db0b-4702-adbd-8545317a8e7d"
@@ -33,7 +33,7 @@ def root(tmp_path: Path) -> Path:
 
 
 def checks(root: Path, session: str = SESSION) -> list[dict]:
-    rows, skipped = records.read_checks(Session(str(root / ".lessonbank"), session).dir)
+    rows, skipped = records.read_checks(state.Session(str(root / ".lessonbank"), session).dir)
     assert skipped == 0
     return rows
 

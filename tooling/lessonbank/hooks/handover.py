@@ -1,6 +1,5 @@
 """Handing lessons over: the byte budget, the once-per-session claim, the trial arm, the ledger."""
 
-from lessonbank.hooks.session import Session
 from lessonbank.kernel import jsonio
 from lessonbank.kernel import records as ledger
 from lessonbank.kernel import statedir as state
@@ -38,7 +37,7 @@ def select(ranked: "list[tuple]", index, max_lessons: int, max_bytes: int) -> "l
 
 def hand_over(
     chosen: "list[tuple[str, int, str]]",
-    session: Session,
+    session: state.Session,
     turn: str,
     event: str,
     mode: str,

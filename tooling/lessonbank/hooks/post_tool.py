@@ -1,8 +1,8 @@
 """PostToolUse and PostToolUseFailure: record each check a Bash call ran and whether it passed."""
 
-from lessonbank.hooks.session import Session
 from lessonbank.kernel import check_commands as checks
 from lessonbank.kernel import records as ledger
+from lessonbank.kernel import statedir as state
 
 
 def post_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
@@ -20,7 +20,7 @@ def post_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     if not name:
         return ""
     ok = payload.get("hook_event_name") == "PostToolUse"
-    session = Session(state_dir, str(payload.get("session_id") or ""))
+    session = state.Session(state_dir, str(payload.get("session_id") or ""))
     turn = session.turn(payload.get("prompt_id"))
     ledger.record_check(session.dir, turn, command, name, ok, str(payload.get("tool_use_id") or ""))
     return ""

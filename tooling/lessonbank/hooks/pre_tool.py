@@ -6,8 +6,8 @@ the call contains; claimed lessons are dropped before any regex runs, and most r
 the small `rx` matcher, so `re` is rarely imported.
 """
 
-from lessonbank.hooks.session import Session
 from lessonbank.kernel import compiled_format, compiled_read, shell
+from lessonbank.kernel import statedir as state
 
 # rx, globs and inject are imported only when a call gets that far: each module costs start-up time.
 
@@ -92,7 +92,7 @@ def _fires(entry: tuple, commands: list[str], paths: list[str]) -> bool:
 
 
 def matching(
-    index, tool: str, tool_input: dict, root: str, cwd: str, session: Session
+    index, tool: str, tool_input: dict, root: str, cwd: str, session: state.Session
 ) -> list[tuple]:
     """(lesson number, slug, priority) of unclaimed lessons triggered by this call, best first."""
     commands, paths = subjects(tool, tool_input, root, cwd)
@@ -125,7 +125,7 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     tool_input = payload.get("tool_input")
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return ""
-    session = Session(state_dir, str(payload.get("session_id") or ""))
+    session = state.Session(state_dir, str(payload.get("session_id") or ""))
     index = compiled_read.load(root, state_dir)
     cwd = payload.get("cwd")
     if not isinstance(cwd, str):

@@ -7,11 +7,11 @@ confidence and slug, so the same prompt always recalls the same lessons.
 """
 
 from lessonbank.hooks import handover as inject
-from lessonbank.hooks.session import Session
 from lessonbank.kernel import compiled_read, words
+from lessonbank.kernel import statedir as state
 
 
-def ranked(index, prompt: str, session: "Session | None", limit: int) -> list[tuple]:
+def ranked(index, prompt: str, session: "state.Session | None", limit: int) -> list[tuple]:
     """(lesson number, slug, priority) of unclaimed recalled lessons, best first (at least `limit`
     of them when there are that many)."""
     terms = sorted(words.terms(prompt))
@@ -45,7 +45,7 @@ def ranked(index, prompt: str, session: "Session | None", limit: int) -> list[tu
 
 def user_prompt_submit(payload: dict, root: str, state_dir: str, mode: str) -> str:
     """Advance the turn counter and answer with the recalled lessons, or ""."""
-    session = Session(state_dir, str(payload.get("session_id") or ""))
+    session = state.Session(state_dir, str(payload.get("session_id") or ""))
     session.advance_turn()
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():

@@ -1,7 +1,7 @@
 """SessionStart: the standing protocol for reporting lessons, and claims after /compact and /clear."""
 
 from lessonbank.hooks import handover as inject
-from lessonbank.hooks.session import Session
+from lessonbank.kernel import statedir as state
 
 PROTOCOL = """\
 lessonbank: this project keeps a bank of lessons its coding agents learned (lessons/ in {root}).
@@ -20,7 +20,7 @@ or run `bank capture --when "…" --do "…" --promote-to rule:<name>`. Most tur
 
 def session_start(payload: dict, root: str, state_dir: str, mode: str) -> str:
     """Reset claims as the source asks (compact: high-priority ones; clear: all); give the protocol."""
-    session = Session(state_dir, str(payload.get("session_id") or ""))
+    session = state.Session(state_dir, str(payload.get("session_id") or ""))
     source = payload.get("source")
     if source == "clear":
         session.release()

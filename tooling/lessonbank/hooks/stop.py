@@ -7,7 +7,6 @@ no block blocks the stop once with a request for the one durable lesson or a pla
 slip". Nothing blocks when `stop_hook_active` is set (the agent is already answering a block).
 """
 
-from lessonbank.hooks.session import Session
 from lessonbank.kernel import jsonio, records
 from lessonbank.kernel import statedir as state
 
@@ -83,7 +82,7 @@ def block(reason: str) -> str:
 
 def stop(payload: dict, root: str, state_dir: str, mode: str) -> str:
     """The Stop answer: a block with a reason, or "" to let the agent stop."""
-    session = Session(state_dir, str(payload.get("session_id") or ""))
+    session = state.Session(state_dir, str(payload.get("session_id") or ""))
     turn = session.turn(payload.get("prompt_id"))
     active = payload.get("stop_hook_active") is True
     message = payload.get("last_assistant_message")
@@ -105,7 +104,7 @@ def stop(payload: dict, root: str, state_dir: str, mode: str) -> str:
 
 
 def keep_pending(
-    state_dir: str, session: Session, turn: str, message: str, exc: Exception, active: bool
+    state_dir: str, session: state.Session, turn: str, message: str, exc: Exception, active: bool
 ) -> str:
     """Capture could not run (e.g. the plugin's python lacks the package): keep the blocks, say so once."""
     path = state_dir + "/" + PENDING
