@@ -1,7 +1,8 @@
 """The hook process: one payload in, the lessons that fit out, in milliseconds, failing open.
 
 entry (the script agents run) -> dispatch (an explicit event -> handler table) -> one module per
-event (session_start, prompt, pre_tool, post_tool, stop), with handover (budget, claims, ledger)
-and session (claims and turns). Standard library only: it imports the kernel, `errors` and
-`config`, never anything that loads click, yaml, jinja2 or git.
+event (session_start, prompt, pre_tool, post_tool, stop), with handover (the byte budget, the
+once-per-session claim, the trial's arm, the ledger line). The session's claims and turns, the
+records and the compiled index are kernel formats, shared with the CLI. Standard library only:
+it imports the kernel, `errors` and `config`, never anything that loads click, yaml, jinja2 or git.
 """
