@@ -60,6 +60,7 @@ def test_segments(command: str, expected: list[list[str]]) -> None:
         (["env", "A=1", "-i", "pytest"], 3),
         (["timeout", "-s", "KILL", "60", "pytest"], 4),
         (["nice", "-n", "5", "make"], 3),
+        (["gtimeout", "60", "pytest"], 2),
         (["pytest"], 0),
     ],
 )
@@ -72,3 +73,38 @@ def test_unterminated_quotes_and_heredocs_do_not_raise() -> None:
     assert shell.segments('pytest "open') == [["pytest", "open"]]
     assert shell.segments("cat <<EOF\nno end") == [["cat"]]
     assert shell.segments("echo $(pytest") == [["pytest"], ["echo"]]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("pytest -q", [(["pytest", "-q"], "", 0, False)]),
+        ("pytest -q || true", [(["pytest", "-q"], "||", 0, False), (["true"], "", 0, False)]),
+        ("make 2>&1 | tail", [(["make"], "|", 0, False), (["tail"], "", 0, False)]),
+        ("make |& tee log", [(["make"], "|&", 0, False), (["tee", "log"], "", 0, False)]),
+        ("make &", [(["make"], "&", 0, False)]),
+        ("pytest\nls", [(["pytest"], "\n", 0, False), (["ls"], "", 0, False)]),
+        ("(cd sub && make) || true",
+         [(["cd", "sub"], "&&", 0, False), (["make"], ")||", 0, False), (["true"], "", 0, False)]),
+        ("cd a && (make)", [(["cd", "a"], "&&(", 0, False), (["make"], ")", 0, False)]),
+        ("echo $(pytest -q) > out.txt", [(["pytest", "-q"], "", 1, False), (["echo"], "", 0, True)]),
+        ('bash -c "make; make test"',
+         [(["make"], ";", 1, False), (["make", "test"], "", 1, False), (["bash", "-c"], "", 0, False)]),
+        ("cat a >> b; rg x 2>/dev/null", [(["cat", "a"], ";", 0, True), (["rg", "x"], "", 0, False)]),
+        ("make > build.log 2>&1", [(["make"], "", 0, True)]),
+        ('git commit -m "x" && make', [(["git", "commit"], "&&", 0, False), (["make"], "", 0, False)]),
+    ],
+)  # fmt: skip
+def test_commands_carry_their_operators_depth_and_writes(
+    command: str, expected: list[tuple[list[str], str, int, bool]]
+) -> None:
+    assert [(c.words, c.after, c.depth, c.writes) for c in shell.commands(command)] == expected
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["pytest -x tests/", 'bash -c "pytest -q && ruff check ."', "echo $(pytest -q)", "for f in a b; do pytest $f; done",
+     "cat <<EOF > notes.md\npytest hangs\nEOF\nls", "diff <(sort a) <(sort b)", "if pytest; then echo ok; fi"],
+)  # fmt: skip
+def test_commands_and_segments_cut_a_command_the_same_way(command: str) -> None:
+    assert [c.words for c in shell.commands(command)] == shell.segments(command)

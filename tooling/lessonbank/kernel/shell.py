@@ -12,7 +12,13 @@ newlines, parentheses) and returns each one's words, minus what is data rather t
 
 Scripts handed to a shell (`bash -c "…"`, `eval …`) and command substitutions (`$(…)`, backticks,
 `<(…)`) are parsed in turn and add their own segments. No `re`: this runs on every Bash call.
+
+`commands(command)` gives the same simple commands with what the scan also needs: the operators
+after each one (`&&`, `||`, `|`, `;`, `)`…), how deeply it is nested and whether it writes a file.
 """
+
+# Longer than 400 lines: one tokenizer for the hooks and the scan; the quote scanners it calls could be
+# a module of their own, but every module the hook process loads costs it about 0.1 ms.
 
 SHELLS = frozenset(("sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"))
 QUIET = frozenset(("echo", "printf", ":", "true", "false"))
@@ -35,6 +41,7 @@ WRAPPERS = {
     "nohup": frozenset(),
     "time": frozenset(("-f", "-o")),
     "timeout": frozenset(("-s", "-k", "--signal", "--kill-after")),
+    "gtimeout": frozenset(("-s", "-k", "--signal", "--kill-after")),
     "command": frozenset(),
     "exec": frozenset(("-a",)),
     "builtin": frozenset(),
@@ -45,13 +52,35 @@ WRAPPERS = {
 }
 _MAX_DEPTH = 4
 _REDIRECTS = ("&>>", "<<<", "<<-", "&>", ">>", ">|", "<<", "<>", ">&", "<&", "<", ">")
+_WRITES = (">", ">>", ">|", "&>", "&>>", ">&")
+
+
+class Command:
+    """A simple command: its words (as `segments` gives them), the operators written after it up to the
+    next command (`&&`, `|`, `)||`, a newline; "" at the end), its depth (0; 1 and more inside `$(…)`,
+    backticks, `bash -c "…"`, a heredoc a shell reads) and whether it redirects output to a file."""
+
+    __slots__ = ("words", "after", "depth", "writes")
+
+    def __init__(self, words: list[str], depth: int, writes: bool) -> None:
+        self.words, self.after, self.depth, self.writes = words, "", depth, writes
+
+    def __repr__(self) -> str:
+        return f"Command({self.words!r}, after={self.after!r}, depth={self.depth}, writes={self.writes})"
 
 
 def segments(command: str) -> list[list[str]]:
     """The simple commands of `command`, each as its executable words, in order."""
     out: list[list[str]] = []
-    _parse(command, 0, out)
+    _parse(command, 0, out, None)
     return out
+
+
+def commands(command: str) -> list[Command]:
+    """The simple commands of `command` in the order `segments` gives them, with their operators."""
+    info: list[Command] = []
+    _parse(command, 0, [], info)
+    return info
 
 
 def basename(word: str) -> str:
@@ -59,7 +88,7 @@ def basename(word: str) -> str:
     return word.rpartition("/")[2]
 
 
-def _parse(text: str, depth: int, out: list[list[str]]) -> None:
+def _parse(text: str, depth: int, out: list[list[str]], info: list[Command] | None) -> None:
     if depth > _MAX_DEPTH:
         return
     n = len(text)
@@ -69,11 +98,13 @@ def _parse(text: str, depth: int, out: list[list[str]]) -> None:
     in_word = False
     prose = False
     skip_next = False  # the next word is a redirection target
+    writing = writes = False  # that target is written to; this command writes a file
+    last: Command | None = None  # the command the operators being read follow
     heredoc_next = -1  # >= 0: the next word is a heredoc delimiter (1 = strip tabs)
     pending: list[tuple[str, bool, bool]] = []  # (delimiter, strip tabs, body is a shell script)
 
     def end_word() -> None:
-        nonlocal in_word, prose, skip_next, heredoc_next
+        nonlocal in_word, prose, skip_next, heredoc_next, writes
         if not in_word:
             return
         word = "".join(cur)
@@ -83,16 +114,22 @@ def _parse(text: str, depth: int, out: list[list[str]]) -> None:
             heredoc_next = -1
         elif skip_next:
             skip_next = False
+            if writing and not word.startswith("/dev/"):
+                writes = True
         else:
             words.append((word, prose))
         in_word = False
         prose = False
 
-    def end_command() -> None:
+    def end_command(op: str) -> None:
+        nonlocal last, writes
         end_word()
         if words:
-            _simple(words, depth, out)
+            last = _simple(words, depth, out, info, writes)
             words.clear()
+            writes = False
+        if last is not None:
+            last.after += op
 
     while i < n:
         c = text[i]
@@ -100,13 +137,12 @@ def _parse(text: str, depth: int, out: list[list[str]]) -> None:
             end_word()
             i += 1
         elif c == "\n":
-            end_command()
+            end_command(c)
             i += 1
             while pending:
-                delim, strip, script = pending.pop(0)
-                i = _heredoc(text, i, delim, strip, script, depth, out)
+                i = _heredoc(text, i, pending.pop(0), depth, out, info)
         elif c in ";|()" or (c == "&" and text[i + 1 : i + 2] != ">"):
-            end_command()
+            end_command(c)
             i += 1
         elif c == "<" or c == ">" or c == "&":
             if in_word and "".join(cur).isdigit():
@@ -116,13 +152,14 @@ def _parse(text: str, depth: int, out: list[list[str]]) -> None:
                 end_word()
             if text.startswith("<(", i) or text.startswith(">(", i):
                 j = _close(text, i + 2, "(", ")")
-                _parse(text[i + 2 : j - 1], depth + 1, out)
+                _parse(text[i + 2 : j - 1], depth + 1, out, info)
                 cur.append("<(…)")
                 in_word = True
                 i = j
                 continue
             op = next(o for o in _REDIRECTS if text.startswith(o, i))
             i += len(op)
+            writing = op in _WRITES
             if op == "<<<":
                 skip_next = True
             elif op == "<<-":
@@ -154,7 +191,7 @@ def _parse(text: str, depth: int, out: list[list[str]]) -> None:
                 prose = True
             i = j + 1
         elif c == '"':
-            part, i = _double(text, i + 1, depth, out)
+            part, i = _double(text, i + 1, depth, out, info)
             cur.append(part)
             in_word = True
             if _has_space(part):
@@ -168,7 +205,7 @@ def _parse(text: str, depth: int, out: list[list[str]]) -> None:
                     i = j
                 else:
                     j = _close(text, i + 2, "(", ")")
-                    _parse(text[i + 2 : j - 1], depth + 1, out)
+                    _parse(text[i + 2 : j - 1], depth + 1, out, info)
                     cur.append("$(…)")
                     i = j
             elif nxt == "{":
@@ -186,7 +223,7 @@ def _parse(text: str, depth: int, out: list[list[str]]) -> None:
             in_word = True
         elif c == "`":
             j = _backtick_end(text, i + 1)
-            _parse(text[i + 1 : j], depth + 1, out)
+            _parse(text[i + 1 : j], depth + 1, out, info)
             cur.append("`…`")
             in_word = True
             i = j + 1
@@ -197,7 +234,7 @@ def _parse(text: str, depth: int, out: list[list[str]]) -> None:
             cur.append(text[i:j])
             in_word = True
             i = j
-    end_command()
+    end_command("")
 
 
 def _has_space(text: str) -> bool:
@@ -205,9 +242,17 @@ def _has_space(text: str) -> bool:
 
 
 def _heredoc(
-    text: str, i: int, delim: str, strip: bool, script: bool, depth: int, out: list[list[str]]
+    text: str,
+    i: int,
+    doc: tuple[str, bool, bool],
+    depth: int,
+    out: list[list[str]],
+    info: list[Command] | None,
 ) -> int:
-    """Skip a heredoc body that starts at i (parsing it when a shell reads it); return its end."""
+    """Skip a heredoc body that starts at i (parsing it when a shell reads it); return its end.
+
+    doc: its delimiter, whether tabs are stripped (<<-) and whether a shell reads it as a script."""
+    delim, strip, script = doc
     n = len(text)
     start = i
     while i < n:
@@ -216,11 +261,11 @@ def _heredoc(
         line = text[i:end]
         if (line.lstrip("\t") if strip else line) == delim:
             if script:
-                _parse(text[start:i], depth + 1, out)
+                _parse(text[start:i], depth + 1, out, info)
             return end + 1 if j >= 0 else n
         i = end + 1
     if script:
-        _parse(text[start:], depth + 1, out)
+        _parse(text[start:], depth + 1, out, info)
     return n
 
 
@@ -232,7 +277,9 @@ def _reads_script(words: list[tuple[str, bool]]) -> bool:
     return all(w.startswith("-") and "c" not in w[1:] for w, _ in words[k + 1 :])
 
 
-def _double(text: str, i: int, depth: int, out: list[list[str]]) -> tuple[str, int]:
+def _double(
+    text: str, i: int, depth: int, out: list[list[str]], info: list[Command] | None
+) -> tuple[str, int]:
     """The content of a double-quoted string starting after its quote; substitutions are parsed."""
     n = len(text)
     part: list[str] = []
@@ -251,18 +298,21 @@ def _double(text: str, i: int, depth: int, out: list[list[str]]) -> tuple[str, i
             i += 2
         elif c == "$" and text.startswith("$(", i) and not text.startswith("$((", i):
             j = _close(text, i + 2, "(", ")")
-            _parse(text[i + 2 : j - 1], depth + 1, out)
+            _parse(text[i + 2 : j - 1], depth + 1, out, info)
             part.append("$(…)")
             i = j
         elif c == "`":
             j = _backtick_end(text, i + 1)
-            _parse(text[i + 1 : j], depth + 1, out)
+            _parse(text[i + 1 : j], depth + 1, out, info)
             part.append("`…`")
             i = j + 1
         else:
-            j = i + 1
-            while j < n and text[j] not in '"\\$`':
-                j += 1
+            j = text.find('"', i + 1)  # plain text runs to the first quote, backslash, $ or backtick
+            j = n if j < 0 else j
+            for special in "\\$`":
+                k = text.find(special, i + 1, j)
+                if k >= 0:
+                    j = k
             part.append(text[i:j])
             i = j
     return "".join(part), n
@@ -308,7 +358,7 @@ def _close(text: str, i: int, open_: str, close: str) -> int:
             i = n if j < 0 else j + 1
             continue
         if c == '"':
-            _, i = _double(text, i + 1, _MAX_DEPTH + 1, [])
+            _, i = _double(text, i + 1, _MAX_DEPTH + 1, [], None)
             continue
         if c == open_:
             depth += 1
@@ -346,32 +396,43 @@ def command_start(texts: list[str], k: int = 0) -> int:
             if texts[k] in takes:
                 k += 1
             k += 1
-        if name == "timeout" and k < n:
+        if name in ("timeout", "gtimeout") and k < n:
             k += 1  # the duration
     return k
 
 
-def _simple(words: list[tuple[str, bool]], depth: int, out: list[list[str]]) -> None:
+def _emit(
+    kept: list[str], depth: int, out: list[list[str]], info: list[Command] | None, writes: bool
+) -> Command | None:
+    out.append(kept)
+    if info is None:
+        return None
+    command = Command(kept, depth, writes)
+    info.append(command)
+    return command
+
+
+def _simple(
+    words: list[tuple[str, bool]], depth: int, out: list[list[str]], info: list[Command] | None, writes: bool
+) -> Command | None:
     k = _first_command(words)
     if k >= len(words) or words[k][0] in DATA_KEYWORDS:
-        return
+        return None
     texts = [w for w, _ in words]
     j = command_start(texts, k)
     real = basename(texts[j]) if j < len(texts) else ""
     if real == "eval":
-        _parse(" ".join(texts[j + 1 :]), depth + 1, out)
-        out.append(texts[k : j + 1])
-        return
+        _parse(" ".join(texts[j + 1 :]), depth + 1, out, info)
+        return _emit(texts[k : j + 1], depth, out, info, writes)
     if real in QUIET:
-        out.append(texts[k : j + 1])
-        return
+        return _emit(texts[k : j + 1], depth, out, info, writes)
     # Scripts handed to a shell run too: bash -c "…", xargs sh -c '…', find -exec sh -c '…'.
     for idx in range(j, len(texts)):
         if basename(texts[idx]) in SHELLS:
             m = idx + 1
             while m < len(texts) and texts[m].startswith("-"):
                 if "c" in texts[m][1:] and not texts[m].startswith("--") and m + 1 < len(texts):
-                    _parse(texts[m + 1], depth + 1, out)
+                    _parse(texts[m + 1], depth + 1, out, info)
                     break
                 m += 1
     options = MESSAGE_OPTIONS.get(real)
@@ -398,5 +459,4 @@ def _simple(words: list[tuple[str, bool]], depth: int, out: list[list[str]]) -> 
         if is_prose:
             continue
         kept.append(word)
-    if kept:
-        out.append(kept)
+    return _emit(kept, depth, out, info, writes) if kept else None

@@ -1,4 +1,10 @@
-"""Shell commands and tool results, read for mining transcripts: which command is a check, how it ended. Pure."""
+"""Shell commands and tool results, read for mining transcripts: which check a command ran, how it ended. Pure.
+
+Which commands are checks, and under what name, is kernel/check_commands.py's answer (the hooks' too);
+the command is cut into simple commands by kernel/shell.py. This module adds what only the scan needs:
+whether the exit status was masked, what the run was narrowed to, whether a command may have fixed
+something, and how a tool result ended (status, error lines, their signature).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from lessonbank.kernel.check_commands import NOT_BUILD_TARGETS, PM_FLAGS_WITH_VALUE
+from lessonbank.kernel import check_commands, shell
 
 # Category of a check -> the rule a lesson about it is proposed to graduate to.
 DESTINATIONS = {"test": "rule:testing", "build": "rule:build", "lint": "rule:lint"}
@@ -15,201 +21,22 @@ DESTINATIONS = {"test": "rule:testing", "build": "rule:build", "lint": "rule:lin
 
 @dataclass(frozen=True)
 class Check:
-    """A command that verifies the project: its identity across runs, category and tool."""
+    """A command that verifies the project, as kernel/check_commands.py names it, and how it ran."""
 
-    key: str  # the same check across runs, e.g. "pytest", "pnpm test", "make"
+    name: str  # what the hooks' ledger calls it too: "pytest", "pnpm test", "make test"
+    key: str  # the same check across runs, e.g. "pytest", "pnpm test", "make -C sub test", "gcc a.c"
     category: str  # test | build | lint
-    tool: str  # the runner, for tags: pytest, pnpm, make, ...
-    masked: bool = False  # exit status hidden by `| head`, `|| true`, `; echo` ...
+    masked: bool = False  # exit status hidden by `| head`, `|| true`, `; echo`, `$(…)` ...
     targets: tuple[str, ...] = ()  # files or selectors it was narrowed to (`tests/x.py`, `-k name`)
+
+    @property
+    def tool(self) -> str:
+        """The runner, for tags: pytest, pnpm, make, ..."""
+        return self.name.split(" ", 1)[0]
 
     @property
     def destination(self) -> str:
         return DESTINATIONS[self.category]
-
-
-_WRAPPERS = {
-    "sudo", "time", "env", "nice", "nohup", "stdbuf", "xvfb-run", "command", "exec",
-    "npx", "bunx", "pnpx", "dotenv", "caffeinate",
-}  # fmt: skip
-_RUNNERS_WITH_RUN = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"),
-                     ("hatch", "run"), ("pnpm", "exec"), ("npm", "exec"), ("yarn", "exec"),
-                     ("bundle", "exec"), ("conda", "run")}  # fmt: skip
-_DIRECT = {
-    "pytest": "test", "py.test": "test", "tox": "test", "nox": "test", "vitest": "test",
-    "jest": "test", "mocha": "test", "ava": "test", "ctest": "test", "phpunit": "test",
-    "rspec": "test", "karma": "test", "playwright": "test", "cypress": "test", "bats": "test",
-    "tsc": "lint", "eslint": "lint", "ruff": "lint", "mypy": "lint", "flake8": "lint",
-    "pylint": "lint", "pyright": "lint", "black": "lint", "prettier": "lint", "biome": "lint",
-    "shellcheck": "lint", "golangci-lint": "lint", "clippy-driver": "lint", "stylelint": "lint",
-    "make": "build", "gmake": "build", "ninja": "build", "cmake": "build", "meson": "build",
-    "bazel": "build", "gcc": "build", "g++": "build", "clang": "build", "clang++": "build",
-    "cc": "build", "c++": "build", "nvcc": "build", "javac": "build", "rustc": "build",
-    "pdflatex": "build", "xelatex": "build", "lualatex": "build", "latexmk": "build",
-    "msbuild": "build", "xcodebuild": "build", "webpack": "build", "vite": "build",
-    "swiftc": "build",
-}  # fmt: skip
-# Subcommand-style tools: tool -> {subcommand: category}.
-_SUBCOMMANDS = {
-    "cargo": {"test": "test", "nextest": "test", "build": "build", "check": "build", "clippy": "lint"},
-    "go": {"test": "test", "build": "build", "vet": "lint"},
-    "dotnet": {"test": "test", "build": "build"},
-    "swift": {"test": "test", "build": "build"},
-    "mvn": {"test": "test", "verify": "test", "package": "build", "compile": "build", "install": "build"},
-    "gradle": {"test": "test", "check": "test", "build": "build", "assemble": "build"},
-    "./gradlew": {"test": "test", "check": "test", "build": "build", "assemble": "build"},
-    "docker": {"build": "build"},
-    "deno": {"test": "test", "check": "lint", "lint": "lint"},
-    "bun": {"test": "test"},
-    "zig": {"build": "build", "test": "test"},
-}
-_PACKAGE_MANAGERS = {"npm", "pnpm", "yarn", "bun"}
-_SCRIPT_CATEGORIES = (
-    ("test", "test"), ("spec", "test"), ("e2e", "test"), ("vitest", "test"), ("jest", "test"),
-    ("lint", "lint"), ("type-check", "lint"), ("typecheck", "lint"), ("tsc", "lint"),
-    ("check", "lint"), ("format:check", "lint"), ("build", "build"), ("compile", "build"),
-)  # fmt: skip
-_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".m", ".java", ".rs", ".tex", ".swift")
-_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_PYTHON = re.compile(r"^(?:python[0-9.]*|py|python\.exe)$")
-
-
-_TOKEN = re.compile(r"""'[^']*'?|"(?:\\.|[^"\\])*"?|\\.|\|\||&&|[|;&\n]|[^'"\\|;&\n]+""")
-_OPERATORS = {"||", "&&", "|", ";", "&", "\n"}
-
-
-def _split_top(command: str) -> list[tuple[str, str]]:
-    """Cut a command line into (segment, operator-after) pairs, ignoring operators inside quotes."""
-    if not any(ch in command for ch in "|&;\n"):
-        return [(command.strip(), "")] if command.strip() else []
-    out: list[tuple[str, str]] = []
-    buf: list[str] = []
-    depth = 0
-    for match in _TOKEN.finditer(command):
-        tok = match.group(0)
-        if tok in _OPERATORS and depth == 0:
-            prev = buf[-1] if buf else ""
-            if tok == "&" and (prev.endswith((">", "<")) or command[match.end() : match.end() + 1] == ">"):
-                buf.append(tok)  # 2>&1, &>file: a redirection, not an operator
-                continue
-            out.append(("".join(buf).strip(), ";" if tok == "\n" else tok))
-            buf = []
-            continue
-        if tok[0] not in "'\"\\":
-            depth = max(0, depth + tok.count("(") - tok.count(")"))
-        buf.append(tok)
-    out.append(("".join(buf).strip(), ""))
-    return [(seg, op) for seg, op in out if seg]
-
-
-_REDIRECT = re.compile(r"^(?:\d*>>?|\d*<|&>>?|\d*>&\d*-?|<<<?)(.*)$")
-
-
-def _words(segment: str) -> list[str]:
-    """Whitespace words of a segment, quotes removed and redirections (`2>&1`, `> log`) dropped."""
-    out: list[str] = []
-    skip_next = False
-    for raw in segment.split():
-        if skip_next:
-            skip_next = False
-            continue
-        redirect = _REDIRECT.match(raw)
-        if redirect:
-            skip_next = not redirect.group(1) and not raw.endswith(("&1", "&2", "-"))
-            continue
-        out.append(raw.strip("'\""))
-    return out
-
-
-def _strip_prefixes(words: list[str]) -> list[str]:
-    """Drop env assignments, wrappers like `timeout 60` or `uv run`, and `python -m`."""
-    while words:
-        head = words[0]
-        if _ASSIGN.match(head) or head in _WRAPPERS:
-            words = words[1:]
-        elif head in ("timeout", "gtimeout"):
-            rest = words[1:]
-            while rest and rest[0].startswith("-"):
-                rest = rest[1:]
-            words = rest[1:]  # the duration
-        elif (len(words) > 1 and (head, words[1]) in _RUNNERS_WITH_RUN) or (
-            _PYTHON.match(head) and len(words) > 2 and words[1] == "-m"
-        ):
-            words = words[2:]
-        else:
-            break
-    return words
-
-
-def _classify(words: list[str]) -> tuple[str, str, str] | None:
-    """(key, category, tool) of a check's words, or None when they are not a check."""
-    if not words:
-        return None
-    head = words[0]
-    base = head.rsplit("/", 1)[-1]
-    if base.endswith(".exe"):
-        base = base[:-4]
-    if base in _PACKAGE_MANAGERS:
-        args = words[1:]
-        rest: list[str] = []
-        skip = False
-        for arg in args:
-            if skip:
-                skip = False
-                continue
-            if arg in PM_FLAGS_WITH_VALUE:
-                skip = True
-                continue
-            if arg.startswith("-"):
-                continue
-            rest.append(arg)
-        if rest and rest[0] in ("run", "run-script"):
-            rest = rest[1:]
-        if not rest:
-            return None
-        script = rest[0]
-        if base == "bun" and script == "test":
-            return ("bun test", "test", "bun")
-        if script in _DIRECT and script not in ("make", "cc"):
-            return (script, _DIRECT[script], script)
-        for needle, category in _SCRIPT_CATEGORIES:
-            if script == needle or script.startswith(needle + ":") or script.endswith(":" + needle):
-                return (f"{base} {script}", category, base)
-        return None
-    if base in _SUBCOMMANDS and len(words) > 1:
-        sub = next((w for w in words[1:] if not w.startswith("-")), "")
-        sub_category = _SUBCOMMANDS[base].get(sub)
-        return (f"{base} {sub}", sub_category, base) if sub_category else None
-    if base == "cmake":
-        return ("cmake --build", "build", "cmake") if "--build" in words else ("cmake", "build", "cmake")
-    if base in ("make", "gmake", "ninja"):
-        targets = [w for w in words[1:] if not w.startswith("-") and "=" not in w and not w.isdigit()]
-        # `-C dir`: the folder is part of the identity of the check
-        folder = words[words.index("-C") + 1] if "-C" in words[:-1] else ""
-        if targets and targets[0] in NOT_BUILD_TARGETS:
-            return None
-        target = targets[0] if targets else ""
-        key = " ".join(x for x in (base, f"-C {folder}" if folder else "", target) if x)
-        category = "test" if "test" in target or "check" in target else "build"
-        return (key, category, base)
-    if base in _DIRECT:
-        category = _DIRECT[base]
-        if base in ("black", "prettier", "ruff") and category == "lint":
-            sub = next((w for w in words[1:] if not w.startswith("-")), "")
-            if base == "ruff":
-                return ("ruff check", "lint", "ruff") if sub in ("check", "") else None
-            if base in ("black", "prettier") and "--check" not in words:
-                return None
-        if category == "build" and base not in ("cmake",) and base in (
-            "gcc", "g++", "clang", "clang++", "cc", "c++", "nvcc", "javac", "rustc", "swiftc",
-            "pdflatex", "xelatex", "lualatex", "latexmk",
-        ):  # fmt: skip
-            sources = sorted({w.rsplit("/", 1)[-1] for w in words[1:] if w.endswith(_SOURCE_SUFFIXES)})
-            return (" ".join([base, *sources[:3]]), category, base)
-        return (base, category, base)
-    if base.startswith(("test_", "run_tests", "run-tests")) or base in ("test.sh", "tests.sh", "runtests"):
-        return (base, "test", base)
-    return None
 
 
 _VALUE_FLAGS = {"-p", "-c", "-o", "-n", "-j", "-C", "--rootdir", "--tb", "--maxfail", "--reporter",
@@ -225,10 +52,10 @@ def _targets(words: list[str]) -> tuple[str, ...]:
     it = iter(words)
     for word in it:
         if word in _SELECTOR_FLAGS:
-            out.append(f"{word} {next(it, '')}")
+            out.append(f"{word} {next(it, '')}".rstrip())
         elif word in _VALUE_FLAGS:
             next(it, None)
-        elif not word.startswith("-") and word not in _NOT_TARGETS and "=" not in word:
+        elif not word.startswith(("-", "+")) and word not in _NOT_TARGETS and "=" not in word:
             out.append(word.rstrip("/"))
     return tuple(sorted(set(out)))
 
@@ -252,21 +79,29 @@ def display(command: str) -> str:
         text = text[match.end() :]
 
 
-_HINT_NAMES = frozenset({*_DIRECT, *_SUBCOMMANDS, *_PACKAGE_MANAGERS, "gradlew", "run_tests", "runtests"})
 _HINT_WORD = re.compile(r"[^\s|&;()<>\"'`=]+")  # words as str.split() sees them, operators and quotes cut out
 
 
 def _may_be_check(command: str) -> bool:
-    """A cheap look for a check tool's name, before the real parse."""
-    if "<<" in command and ".exe" not in command:
-        # check_of parses only a heredoc's first line (with an `x.exe` about, all of it is looked at)
-        command = command.split("\n", 1)[0]
-    if "test" in command:
-        return True
+    """A cheap look for a name check_commands can call a check (a tool or a test script), before the real parse."""
     words = _HINT_WORD.findall(command)
-    if not _HINT_NAMES.isdisjoint(words):
+    if not check_commands.NAMES.isdisjoint(words):
         return True
-    return any(word.rsplit("/", 1)[-1] in _HINT_NAMES for word in words if "/" in word)
+    for word in words:
+        if "/" in word or word.endswith(".exe") or "test" in word:
+            name = word.rpartition("/")[2].removesuffix(".exe")
+            if name in check_commands.NAMES or check_commands.is_test_script(name):
+                return True
+    return False
+
+
+def _operator(after: str) -> str:
+    """The operator that decides what happens to a command's exit status: `&&`, `||`, `|`, `&`, `;` or ""."""
+    op = after.replace("(", "").replace(")", "")
+    for known in ("||", "&&", "|", "&"):
+        if op.startswith(known):
+            return known
+    return ";" if op else ""
 
 
 @lru_cache(maxsize=1024)
@@ -274,32 +109,22 @@ def check_of(command: str) -> Check | None:
     """The check a shell command runs (the first one in it), or None when it runs no check."""
     if not command or not _may_be_check(command):
         return None
-    first_line = command.split("\n", 1)[0] if "<<" in command else command
-    pipefail = "pipefail" in first_line
-    segments = _split_top(first_line)
-    for index, (segment, op) in enumerate(segments):
-        words = _strip_prefixes(_words(segment))
-        if words and words[0] == "cd":
-            continue
-        if segment.startswith("(") and segment.endswith(")"):
-            inner = check_of(segment[1:-1])
-            if inner is not None:
-                later_ops = (
-                    op in ("||", "&")
-                    or (op == "|" and not pipefail)
-                    or (op == ";" and index + 1 < len(segments))
-                )
-                return Check(inner.key, inner.category, inner.tool, inner.masked or later_ops, inner.targets)
-            continue
-        found = _classify(words)
+    pipefail = "pipefail" in command
+    commands = shell.commands(command)
+    for index, simple in enumerate(commands):
+        found = check_commands.classify(simple.words)
         if found is None:
             continue
-        key, category, tool = found
-        own = set(key.split())
-        targets = _targets([w for w in words[1:] if w not in own]) if category in ("test", "lint") else ()
-        later = segments[index + 1 :]
-        masked = op == "||" or op == "&" or (op == "|" and not pipefail) or (op == ";" and bool(later))
-        return Check(key, category, tool, masked, targets)
+        op = _operator(simple.after)
+        masked = (
+            simple.depth > 0  # inside `$(…)`, `bash -c "…"`: the outer command's status is the one seen
+            or op in ("||", "&")
+            or (op == "|" and not pipefail)
+            or (op == ";" and index + 1 < len(commands))
+        )
+        own = set(found.key.split())
+        targets = () if found.category == "build" else _targets([w for w in found.words[1:] if w not in own])
+        return Check(found.name, found.key, found.category, masked, targets)
     return None
 
 
@@ -316,11 +141,11 @@ _GIT_WRITES = {"checkout", "restore", "reset", "revert", "stash", "apply", "am",
 @lru_cache(maxsize=1024)
 def is_fix_action(command: str) -> bool:
     """Whether a (non-check) shell command may have changed something: installs, config, edits."""
-    for segment, _op in _split_top(command.split("\n", 1)[0]):
-        words = _strip_prefixes(_words(segment))
+    for simple in shell.commands(command):
+        words = simple.words[shell.command_start(simple.words) :]
         if not words or words[0] == "cd":
             continue
-        head = words[0].rsplit("/", 1)[-1]
+        head = shell.basename(words[0])
         if head == "git":
             sub = next((w for w in words[1:] if not w.startswith("-")), "")
             if sub in _GIT_WRITES:
@@ -329,7 +154,7 @@ def is_fix_action(command: str) -> bool:
         if head == "sed" and any(w.startswith("-i") for w in words[1:]):
             return True
         if head in _READ_ONLY:
-            if ">" in segment:
+            if simple.writes:
                 return True
             continue
         return True
