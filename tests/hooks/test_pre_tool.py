@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lessonbank.hooks import dispatch as main
-from lessonbank.kernel import compiled_format, compiled_read
+from lessonbank.kernel import compiled_build, compiled_read
 from tests.hook_support import bash, context, lesson, make_bank, payload, run, slugs
 
 
@@ -165,7 +165,7 @@ def test_tool_only_trigger(tmp_path: Path) -> None:
 
 
 def test_stale_or_missing_compiled_index_gives_the_same_answers(root: Path) -> None:
-    index_bin = root / ".lessonbank" / compiled_format.NAME
+    index_bin = root / ".lessonbank" / compiled_build.NAME
     expected = answer(bash(root, "git push --force", session_id="a"))
     index_bin.unlink()
     assert answer(bash(root, "git push --force", session_id="b")) == expected

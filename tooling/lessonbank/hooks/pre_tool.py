@@ -6,7 +6,7 @@ the call contains; claimed lessons are dropped before any regex runs, and most r
 the small `rx` matcher, so `re` is rarely imported.
 """
 
-from lessonbank.kernel import compiled_format, compiled_read, shell
+from lessonbank.kernel import compiled_build, compiled_read, shell
 from lessonbank.kernel import statedir as state
 
 # rx, globs and inject are imported only when a call gets that far: each module costs start-up time.
@@ -96,12 +96,12 @@ def matching(
 ) -> list[tuple]:
     """(lesson number, slug, priority) of unclaimed lessons triggered by this call, best first."""
     commands, paths = subjects(tool, tool_input, root, cwd)
-    keys = compiled_format.grams(commands + paths, index.gram_lengths)
-    keys.add(compiled_format.TOOL + tool)
+    keys = compiled_build.grams(commands + paths, index.gram_lengths)
+    keys.add(compiled_build.TOOL + tool)
     if commands:
-        keys.add(compiled_format.ALWAYS_COMMAND)
+        keys.add(compiled_build.ALWAYS_COMMAND)
     if paths:
-        keys.add(compiled_format.ALWAYS_PATH)
+        keys.add(compiled_build.ALWAYS_PATH)
     found = index.lookup("pre", keys)
     hits: dict[int, tuple] = {}
     claimed: dict[str, bool] = {}

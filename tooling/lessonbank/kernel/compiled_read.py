@@ -1,6 +1,6 @@
 """Reading the compiled index (`<bank>/.lessonbank/index.bin`) with a few `pread`s per hook call.
 
-If INDEX.md or bank.toml differ from the staleness key in the file (see `compiled_format`), or the
+If INDEX.md or bank.toml differ from the staleness key in the file (see `compiled_build`), or the
 file is missing, unreadable or of another format, `load` rebuilds the tables from INDEX.md itself
 (slower, same answers) and rewrites the file for the next call. Only the buckets a call needs are
 read and unmarshalled, so the cost hardly grows with the bank.
@@ -10,8 +10,13 @@ import marshal
 import posix
 import sys
 
+from lessonbank.kernel import compiled_build as build
 from lessonbank.kernel import statedir as state
-from lessonbank.kernel.compiled_format import FORMAT, MAGIC, NAME, Stale, bucket, read_sources, source_key
+from lessonbank.kernel.compiled_build import FORMAT, MAGIC, NAME, bucket, read_sources, source_key
+
+
+class Stale(Exception):
+    """The compiled file does not describe the current INDEX.md and bank.toml."""
 
 
 class DiskIndex:
@@ -110,9 +115,6 @@ def load(root: str, state_dir: str) -> "DiskIndex | MemIndex":
 
 def rebuild(root: str, state_dir: str, write: bool = True) -> MemIndex:
     """Build the tables from INDEX.md (and bank.toml) and, when asked, rewrite the compiled file."""
-    # Imported here because building loads `re`; a current compiled file never needs it.
-    from lessonbank.kernel import compiled_build as build
-
     index_text, toml_text, key = read_sources(root)
     data = build.from_texts(index_text, toml_text)
     if write and key is not None:

@@ -4,7 +4,7 @@ Every module that touches the folder takes its names from here:
 
     mode                         `on` (also when absent), `off` or `test`; read on every hook call
     hook.log                     errors the hooks swallowed (they never break the agent)
-    index.bin                    the compiled index (see kernel.compiled_format)
+    index.bin                    the compiled index (see kernel.compiled_build)
     ledger.jsonl                 one line per injection or would-be injection (see kernel.records)
     pending-lessons.jsonl        #lesson blocks the Stop hook could not capture yet
     lock                         flock'd by captures and scans that change the bank
