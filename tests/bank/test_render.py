@@ -6,7 +6,7 @@ from pathlib import Path
 
 from lessonbank.bank import render
 from lessonbank.bank.store import Bank
-from lessonbank.kernel import compiled_read
+from lessonbank.kernel import compiled_build, compiled_read
 from tests.hook_support import lesson, make_bank
 
 
@@ -31,7 +31,7 @@ def test_settings_come_from_bank_toml(tmp_path: Path) -> None:
     (bank.root / "bank.toml").write_text("[recall]\nmax_lessons = 2\nmax_bytes = 900\n", encoding="utf-8")
     bank = Bank.open(bank.root)
     assert dict(render.regenerate(bank))["compiled index"] == "update"
-    index = compiled_read.load(str(bank.root), str(bank.state_dir))
+    index = compiled_build.load(str(bank.root), str(bank.state_dir))
     assert isinstance(index, compiled_read.DiskIndex)
     assert index.settings == {
         "max_lessons": 2,
@@ -44,7 +44,7 @@ def test_settings_come_from_bank_toml(tmp_path: Path) -> None:
 def test_a_broken_bank_toml_falls_back_to_defaults(tmp_path: Path) -> None:
     bank = make_bank(tmp_path / "p", [lesson("one", commands=["make"])])
     (bank.root / "bank.toml").write_text("[recall\n", encoding="utf-8")
-    index = compiled_read.load(str(bank.root), str(bank.state_dir))
+    index = compiled_build.load(str(bank.root), str(bank.state_dir))
     assert index.settings["max_lessons"] == 3
 
 

@@ -165,7 +165,7 @@ def test_tool_only_trigger(tmp_path: Path) -> None:
 
 
 def test_stale_or_missing_compiled_index_gives_the_same_answers(root: Path) -> None:
-    index_bin = root / ".lessonbank" / compiled_build.NAME
+    index_bin = root / ".lessonbank" / compiled_read.NAME
     expected = answer(bash(root, "git push --force", session_id="a"))
     index_bin.unlink()
     assert answer(bash(root, "git push --force", session_id="b")) == expected
@@ -186,9 +186,9 @@ def test_edited_index_md_is_followed_at_once(root: Path) -> None:
 
 def test_compiled_and_fallback_tables_are_equal(root: Path) -> None:
     state_dir = str(root / ".lessonbank")
-    disk = compiled_read.load(str(root), state_dir)
+    disk = compiled_build.load(str(root), state_dir)
     assert isinstance(disk, compiled_read.DiskIndex)
-    memory = compiled_read.rebuild(str(root), state_dir, write=False)
+    memory = compiled_build.rebuild(str(root), state_dir, write=False)
     keys = set(memory.data["pre"])
     assert disk.lookup("pre", keys) == memory.lookup("pre", keys)
     recall_keys = set(memory.data["recall"])

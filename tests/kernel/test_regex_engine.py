@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from lessonbank.kernel import compiled_build
+from lessonbank.kernel import compiled_read
 from lessonbank.kernel import regex_compiler as rxbuild
 from lessonbank.kernel import regex_engine as rx
 
@@ -96,7 +96,7 @@ def test_required_literals_occur_in_every_match(pattern: str) -> None:
     compiled_re = re.compile(pattern)
     for s in _subjects(13, 800) + ["\u212aelvin", "\u017f", "PIP \u0130NSTALL"]:
         if compiled_re.search(s):
-            assert all(compiled_build.fold(run) in compiled_build.fold(s) for run in runs), (pattern, s)
+            assert all(compiled_read.fold(run) in compiled_read.fold(s) for run in runs), (pattern, s)
 
 
 @pytest.mark.parametrize(
@@ -122,4 +122,4 @@ def test_fold_covers_what_ignorecase_equates_with_ascii() -> None:
         ch = chr(code)
         for letter in "abcdefghijklmnopqrstuvwxyz":
             if re.fullmatch("(?i)" + letter, ch):
-                assert compiled_build.fold(ch) == letter, hex(code)
+                assert compiled_read.fold(ch) == letter, hex(code)

@@ -17,7 +17,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from lessonbank.bank.lesson import STATUSES, Lesson
 from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.errors import BankError
-from lessonbank.kernel import compiled_build
+from lessonbank.kernel import compiled_build, compiled_read
 from lessonbank.kernel import index_md as index_mod
 
 PACKAGE_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -128,12 +128,12 @@ def stale(bank: Bank) -> list[str]:
 
 def compiled_path(bank: Bank) -> Path:
     """Where the compiled index lives."""
-    return bank.state_dir / compiled_build.NAME
+    return bank.state_dir / compiled_read.NAME
 
 
 def render_compiled(bank: Bank, lessons: list[Lesson], dry_run: bool = False) -> bytes:
     """The compiled bytes: from INDEX.md on disk, or (dry run) from the INDEX.md the lessons give."""
-    index_text, toml_text, key = compiled_build.read_sources(str(bank.root))
+    index_text, toml_text, key = compiled_read.read_sources(str(bank.root))
     if dry_run:
         expected = render(bank, lessons)["INDEX.md"]
         if expected != index_text:

@@ -6,7 +6,7 @@ the call contains; claimed lessons are dropped before any regex runs, and most r
 the small `rx` matcher, so `re` is rarely imported.
 """
 
-from lessonbank.kernel import compiled_build, compiled_read, shell
+from lessonbank.kernel import compiled_read, shell
 from lessonbank.kernel import statedir as state
 
 # rx, globs and inject are imported only when a call gets that far: each module costs start-up time.
@@ -96,12 +96,12 @@ def matching(
 ) -> list[tuple]:
     """(lesson number, slug, priority) of unclaimed lessons triggered by this call, best first."""
     commands, paths = subjects(tool, tool_input, root, cwd)
-    keys = compiled_build.grams(commands + paths, index.gram_lengths)
-    keys.add(compiled_build.TOOL + tool)
+    keys = compiled_read.grams(commands + paths, index.gram_lengths)
+    keys.add(compiled_read.TOOL + tool)
     if commands:
-        keys.add(compiled_build.ALWAYS_COMMAND)
+        keys.add(compiled_read.ALWAYS_COMMAND)
     if paths:
-        keys.add(compiled_build.ALWAYS_PATH)
+        keys.add(compiled_read.ALWAYS_PATH)
     found = index.lookup("pre", keys)
     hits: dict[int, tuple] = {}
     claimed: dict[str, bool] = {}
@@ -126,7 +126,11 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return ""
     session = state.Session(state_dir, str(payload.get("session_id") or ""))
-    index = compiled_read.load(root, state_dir)
+    index: "compiled_read.DiskIndex | compiled_read.MemIndex | None" = compiled_read.current(root, state_dir)
+    if index is None:  # missing or stale: rebuilt from INDEX.md, which loads `re`, so only now
+        from lessonbank.kernel import compiled_build
+
+        index = compiled_build.rebuild(root, state_dir)
     cwd = payload.get("cwd")
     if not isinstance(cwd, str):
         cwd = root

@@ -1,15 +1,9 @@
-"""The compiled index's format and its builder: INDEX.md rows in, lookup tables and file bytes out.
+"""Build the compiled index the hooks read: INDEX.md rows in, lookup tables and file bytes out.
 
-The file (`<bank>/.lessonbank/index.bin`) starts with MAGIC, the format number and a marshalled
-meta dict holding the staleness key: (size, mtime_ns, ctime_ns, inode) of INDEX.md and of
-bank.toml when it was built; then the sections below, which `compiled_read` reads with a few
-`pread`s. Used by `bank index` (through lessonbank.bank.render) and by the hooks' fallback when
-the compiled file is stale, so both paths give the same answers.
-
-The hooks import this module on every call for its constants, so what building needs (`re`'s
-parser through regex_compiler, globs, words, the INDEX.md parser, config) is imported inside
-the functions that build, which run only in `bank index` or when the compiled file is stale;
-so is `array` (it loads `collections`, 1.7 ms).
+Used by `bank index` (through lessonbank.bank.render) and by the hooks when the compiled file is
+missing or stale (`rebuild`), so both paths give the same answers. The format's constants live
+with the reader (`compiled_read`), which the hooks load on every call; this module loads `re`'s
+parser (through regex_compiler) and so runs only when something must be built.
 
 Tables:
 - `lessons`: one record per INDEX.md row: (slug, priority, confidence, full text, summary).
@@ -24,67 +18,25 @@ Tables:
   title, when and do, plus those) -> lesson numbers, for prompt recall.
 """
 
+import array
 import marshal
-import posix
 import sys
 
-from lessonbank.kernel import statedir
-
-MAGIC = b"LBANKIX\x00"
-FORMAT = 1
-NAME = statedir.COMPILED_INDEX
-ALWAYS_COMMAND = "\x00c"
-ALWAYS_PATH = "\x00p"
-TOOL = "\x00t:"
-# What `re`'s IGNORECASE equates with ASCII letters, folded alike in triggers and subjects.
-FOLD = {c: c + 32 for c in range(65, 91)}
-FOLD.update({0x130: 105, 0x131: 105, 0x17F: 115, 0x212A: 107})
-
-
-def bucket(key: str, size: int) -> int:
-    """A key's bucket: stable across processes (unlike `hash`)."""
-    return int.from_bytes(key.encode("utf-8"), "little") % size
-
-
-def fold(text: str) -> str:
-    """The case-folded form the candidate keys use (ASCII lower case plus re's ASCII look-alikes)."""
-    return text.translate(FOLD)
-
-
-def grams(texts: "list[str]", lengths: "tuple[int, ...]") -> "set[str]":
-    """Every folded substring of these lengths: the keys a call looks up."""
-    out: set[str] = set()
-    for text in texts:
-        folded = text.translate(FOLD)
-        for size in lengths:
-            out.update(folded[i : i + size] for i in range(len(folded) - size + 1))
-    return out
-
-
-def source_key(root: str) -> tuple:
-    """What the compiled file was built from: (size, mtime_ns, ctime_ns, inode) of INDEX.md and
-    bank.toml. An atomic rewrite changes the inode, any write the ctime (which utime cannot set)."""
-    key: list[tuple[int, int, int, int] | None] = []
-    for name in ("INDEX.md", "bank.toml"):
-        try:
-            st = posix.stat(root + "/" + name)
-            key.append((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
-        except OSError:
-            key.append(None)
-    return tuple(key)
-
-
-def read_sources(root: str) -> "tuple[str | None, str | None, tuple | None]":
-    """INDEX.md and bank.toml texts and the key they were read at (None for a missing file).
-
-    The key is taken before and after reading; if they differ the files were changing and
-    the key is None, so that nothing built from this read is ever taken for current.
-    """
-    before = source_key(root)
-    texts = [statedir.read_text(root + "/" + name) for name in ("INDEX.md", "bank.toml")]
-    after = source_key(root)
-    return texts[0], texts[1], (before if before == after else None)
-
+from lessonbank.kernel import compiled_read, globs, words
+from lessonbank.kernel import regex_compiler as rxbuild
+from lessonbank.kernel import statedir as state
+from lessonbank.kernel.compiled_read import (
+    ALWAYS_COMMAND,
+    ALWAYS_PATH,
+    FORMAT,
+    MAGIC,
+    NAME,
+    TOOL,
+    MemIndex,
+    bucket,
+    fold,
+    read_sources,
+)
 
 GRAM = 4
 # marshal from version 3 on marks strings interned and objects shared by their refcount, which
@@ -115,9 +67,6 @@ def from_texts(index_text: str | None, toml_text: str | None) -> dict:
 
 def tables(rows: list, settings: dict) -> dict:
     """The lookup tables for INDEX.md rows (objects with IndexRow's attributes)."""
-    from lessonbank.kernel import globs, words
-    from lessonbank.kernel import regex_compiler as rxbuild
-
     lessons = []
     pending: list[tuple[tuple, list[str] | None, str]] = []  # (entry, grams, fallback key)
     recall: dict[str, list[int]] = {}
@@ -222,8 +171,6 @@ def _hashed(mapping: dict) -> tuple[bytes, bytes]:
 
 
 def _array(blobs: list[bytes]) -> tuple[bytes, bytes]:
-    import array  # it loads `collections`: only when building
-
     offsets = array.array("I", [0])
     for blob in blobs:
         offsets.append(offsets[-1] + len(blob))
@@ -237,3 +184,20 @@ def _prime_at_least(n: int) -> int:
     while not prime(n):
         n += 1
     return n
+
+
+def rebuild(root: str, state_dir: str, write: bool = True) -> MemIndex:
+    """Build the tables from INDEX.md (and bank.toml) and, when asked, rewrite the compiled file."""
+    index_text, toml_text, key = read_sources(root)
+    data = from_texts(index_text, toml_text)
+    if write and key is not None:
+        try:
+            state.write_atomic(state_dir + "/" + NAME, serialize(data, key))
+        except OSError:
+            return MemIndex(data)  # a read-only state folder only costs speed
+    return MemIndex(data)
+
+
+def load(root: str, state_dir: str) -> "compiled_read.DiskIndex | MemIndex":
+    """The bank's index: the compiled file when it is current, else rebuilt from INDEX.md."""
+    return compiled_read.current(root, state_dir) or rebuild(root, state_dir)

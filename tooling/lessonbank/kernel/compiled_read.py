@@ -1,18 +1,73 @@
-"""Reading the compiled index (`<bank>/.lessonbank/index.bin`) with a few `pread`s per hook call.
+"""The compiled index (`<bank>/.lessonbank/index.bin`): its format, read with a few `pread`s per hook call.
 
-If INDEX.md or bank.toml differ from the staleness key in the file (see `compiled_build`), or the
-file is missing, unreadable or of another format, `load` rebuilds the tables from INDEX.md itself
-(slower, same answers) and rewrites the file for the next call. Only the buckets a call needs are
-read and unmarshalled, so the cost hardly grows with the bank.
+The file starts with MAGIC, the format number and a marshalled meta dict holding the staleness
+key: (size, mtime_ns, ctime_ns, inode) of INDEX.md and of bank.toml when it was built; then the
+sections `compiled_build` writes. `current` gives the file when it describes INDEX.md and
+bank.toml as they are now, else None: the caller then rebuilds the tables from INDEX.md with
+`compiled_build.rebuild` (slower, same answers), which also rewrites the file. Only the buckets a
+call needs are read and unmarshalled, so the cost hardly grows with the bank.
 """
 
 import marshal
 import posix
 import sys
 
-from lessonbank.kernel import compiled_build as build
-from lessonbank.kernel import statedir as state
-from lessonbank.kernel.compiled_build import FORMAT, MAGIC, NAME, bucket, read_sources, source_key
+from lessonbank.kernel import statedir
+
+MAGIC = b"LBANKIX\x00"
+FORMAT = 1
+NAME = statedir.COMPILED_INDEX
+ALWAYS_COMMAND = "\x00c"
+ALWAYS_PATH = "\x00p"
+TOOL = "\x00t:"
+# What `re`'s IGNORECASE equates with ASCII letters, folded alike in triggers and subjects.
+FOLD = {c: c + 32 for c in range(65, 91)}
+FOLD.update({0x130: 105, 0x131: 105, 0x17F: 115, 0x212A: 107})
+
+
+def bucket(key: str, size: int) -> int:
+    """A key's bucket: stable across processes (unlike `hash`)."""
+    return int.from_bytes(key.encode("utf-8"), "little") % size
+
+
+def fold(text: str) -> str:
+    """The case-folded form the candidate keys use (ASCII lower case plus re's ASCII look-alikes)."""
+    return text.translate(FOLD)
+
+
+def grams(texts: "list[str]", lengths: "tuple[int, ...]") -> "set[str]":
+    """Every folded substring of these lengths: the keys a call looks up."""
+    out: set[str] = set()
+    for text in texts:
+        folded = text.translate(FOLD)
+        for size in lengths:
+            out.update(folded[i : i + size] for i in range(len(folded) - size + 1))
+    return out
+
+
+def source_key(root: str) -> tuple:
+    """What the compiled file was built from: (size, mtime_ns, ctime_ns, inode) of INDEX.md and
+    bank.toml. An atomic rewrite changes the inode, any write the ctime (which utime cannot set)."""
+    key: list[tuple[int, int, int, int] | None] = []
+    for name in ("INDEX.md", "bank.toml"):
+        try:
+            st = posix.stat(root + "/" + name)
+            key.append((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+        except OSError:
+            key.append(None)
+    return tuple(key)
+
+
+def read_sources(root: str) -> "tuple[str | None, str | None, tuple | None]":
+    """INDEX.md and bank.toml texts and the key they were read at (None for a missing file).
+
+    The key is taken before and after reading; if they differ the files were changing and
+    the key is None, so that nothing built from this read is ever taken for current.
+    """
+    before = source_key(root)
+    texts = [statedir.read_text(root + "/" + name) for name in ("INDEX.md", "bank.toml")]
+    after = source_key(root)
+    return texts[0], texts[1], (before if before == after else None)
 
 
 class Stale(Exception):
@@ -103,23 +158,9 @@ class MemIndex:
         return self.data["lessons"][number]
 
 
-def load(root: str, state_dir: str) -> "DiskIndex | MemIndex":
-    """The bank's index: the compiled file when it is current, else rebuilt from INDEX.md."""
-    key = source_key(root)
+def current(root: str, state_dir: str) -> "DiskIndex | None":
+    """The compiled file when it describes INDEX.md and bank.toml as they are now, else None."""
     try:
-        return DiskIndex(state_dir + "/" + NAME, key)
+        return DiskIndex(state_dir + "/" + NAME, source_key(root))
     except (OSError, Stale, ValueError, EOFError, TypeError, KeyError):
-        pass
-    return rebuild(root, state_dir)
-
-
-def rebuild(root: str, state_dir: str, write: bool = True) -> MemIndex:
-    """Build the tables from INDEX.md (and bank.toml) and, when asked, rewrite the compiled file."""
-    index_text, toml_text, key = read_sources(root)
-    data = build.from_texts(index_text, toml_text)
-    if write and key is not None:
-        try:
-            state.write_atomic(state_dir + "/" + NAME, build.serialize(data, key))
-        except OSError:
-            return MemIndex(data)  # a read-only state folder only costs speed
-    return MemIndex(data)
+        return None
