@@ -17,14 +17,16 @@ SECRET = "hunter2secret"
 LESSON_SLUG = "after-moving-the-package-under-src-pytest-fails-with"
 SCAN_DEMO = [
     "scanned 1 transcript: 1 with new lines, 12.3 kB read",
-    "found 3 new candidates, 0 seen again: 1 self-reported (tier 1), 2 heuristic (tier 2)",
+    "found 2 new candidates, 0 seen again: 1 self-reported (tier 1), 1 heuristic (tier 2)",
     "skipped 2 non-mistakes: 1 permission denial, 1 masked exit status",
+    # the fixed pytest run is the lesson the agent's own #lesson block states: proposed once, as that block
+    "set aside 1 episode with no lesson: 1 already in the agent's #lesson block",
 ]
+CORRECTION = "a7465d67"
 LIST_DEMO = (
     "id        conf  prio  tier  kind        seen  when\n"
     "712ae1be  0.90  5     1     lesson      1     after moving the package under src/, pytest fails with ModuleNotFoundEr…\n"
-    "d701b691  0.60  5     2     fix         1     `pytest` fails with: ImportError while loading conftest '/home/user/sho…\n"
-    "ef88908f  0.50  6     2     correction  1     editing conftest.py (the user had to correct this)\n"
+    "a7465d67  0.50  6     2     correction  1     editing `conftest.py` (the user corrected this)\n"
 )
 
 
@@ -46,7 +48,7 @@ def all_text(root: Path) -> str:
 def test_scan_prints_a_summary_and_stores_candidates(bank: Path) -> None:
     result = run(bank, "scan", "--path", str(DEMO))
     assert result.exit_code == 0
-    assert result.output.splitlines() == [*SCAN_DEMO, "3 candidates wait for review: `bank review`"]
+    assert result.output.splitlines() == [*SCAN_DEMO, "2 candidates wait for review: `bank review`"]
     assert sorted(p.name for p in (bank / ".lessonbank" / "scan").iterdir()) == [
         "candidates.jsonl", "files.json", "lock", "rejected.json",
     ]  # fmt: skip
@@ -54,7 +56,7 @@ def test_scan_prints_a_summary_and_stores_candidates(bank: Path) -> None:
     assert again.output.splitlines() == [
         "scanned 1 transcript: 0 with new lines, 0.0 kB read",
         "found 0 new candidates, 0 seen again: 0 self-reported (tier 1), 0 heuristic (tier 2)",
-        "3 candidates wait for review: `bank review`",
+        "2 candidates wait for review: `bank review`",
     ]
 
 
@@ -64,17 +66,24 @@ def test_review_list_and_json(bank: Path) -> None:
     data = json.loads(run(bank, "review", "--list", "--json").output)
     assert [(c["id"], c["kind"], c["tier"], c["seen"], c["promote_to"]) for c in data] == [
         ("712ae1be", "lesson", 1, 1, "rule:testing"),
-        ("d701b691", "fix", 2, 1, "rule:testing"),
-        ("ef88908f", "correction", 2, 1, "rule:conventions"),
+        (CORRECTION, "correction", 2, 1, "rule:conventions"),
     ]
+    # the correction is distilled: the instruction, a trigger on the file it corrected, no episode text
+    correction = data[1]
+    assert (correction["title"], correction["do"], correction["paths"], correction["verify"]) == (
+        "Don't patch sys.path in conftest.py",
+        "No, don't patch sys.path in conftest.py: set pythonpath in pyproject.toml",
+        ["**/conftest.py"], {},
+    )  # fmt: skip
 
 
 def test_scan_json_for_scripts(bank: Path) -> None:
     data = json.loads(run(bank, "scan", "--path", str(DEMO), "--json").output)
     assert (data["files"], data["files_read"], data["new"], data["skipped"], data["dry_run"]) == (
-        1, 1, ["712ae1be", "d701b691", "ef88908f"], {"denied": 1, "masked": 1}, False,
+        1, 1, ["712ae1be", CORRECTION], {"already in the agent's #lesson block": 1, "denied": 1, "masked": 1},
+        False,
     )  # fmt: skip
-    assert [c["id"] for c in data["pending"]] == ["712ae1be", "d701b691", "ef88908f"]
+    assert [c["id"] for c in data["pending"]] == ["712ae1be", CORRECTION]
 
 
 def test_dry_run_writes_nothing(bank: Path) -> None:
@@ -82,7 +91,7 @@ def test_dry_run_writes_nothing(bank: Path) -> None:
     assert result.output.splitlines() == [
         *SCAN_DEMO,
         f"accepted 712ae1be: would create lessons/{LESSON_SLUG}.md",
-        "3 candidates wait for review: `bank review`",
+        "2 candidates wait for review: `bank review`",
         "dry run: nothing was written",
     ]
     assert not (bank / ".lessonbank" / "scan").exists()
@@ -94,7 +103,7 @@ def test_accept_above_captures_through_the_gates(bank: Path) -> None:
     assert result.output.splitlines() == [
         *SCAN_DEMO,
         f"accepted 712ae1be: created lessons/{LESSON_SLUG}.md",
-        "2 candidates wait for review: `bank review`",
+        "1 candidate waits for review: `bank review`",
     ]
     lesson = Bank.find(root=bank).find_lesson(LESSON_SLUG).lesson
     assert (lesson.source, lesson.promote_to, lesson.sessions, lesson.confidence) == (
@@ -122,35 +131,45 @@ def test_seen_counts_each_session_once(bank: Path, tmp_path: Path) -> None:
 
 def test_review_accept_edit_reject(bank: Path) -> None:
     run(bank, "scan", "--path", str(DEMO))
-    answers = "a\ne\nset pythonpath in pyproject.toml before running pytest on a src/ layout\nkeep conftest.py free of sys.path hacks\nrule:testing\na\nr\n"  # noqa: E501
+    answers = "a\ne\nSet pythonpath for src layouts\nrunning pytest on a src/ layout\nkeep conftest.py free of sys.path hacks\nrule:testing\na\n"  # noqa: E501
     result = run(bank, "review", input=answers)
     assert result.exit_code == 0
     out = result.output
     assert out.startswith(
-        "[1/3] 712ae1be  lesson, tier 1, seen in 1 session(s), confidence 0.90 (base 0.40, self-reported +0.50), "
+        "[1/2] 712ae1be  lesson, tier 1, seen in 1 session(s), confidence 0.90 (base 0.40, self-reported +0.50), "
         "priority 5\n"
         "  when: after moving the package under src/, pytest fails with ModuleNotFoundError while loading conftest.py\n"
     )
+    # each candidate shows the lesson it would write: title, when, do, triggers, verify, destination
+    assert (
+        "[2/2] a7465d67  correction, tier 2, seen in 1 session(s), confidence 0.50 (base 0.40, user correction "
+        "+0.10), priority 6\n"
+        "  title: Don't patch sys.path in conftest.py\n"
+        "  when: editing `conftest.py` (the user corrected this)\n"
+        "  do:   No, don't patch sys.path in conftest.py: set pythonpath in pyproject.toml\n"
+        "  triggers: path **/conftest.py; keywords patch, path, conftest, pythonpath\n"
+        "  verify: no check derivable from the evidence (groom can only count sightings)\n"
+        "  promote-to: rule:conventions\n"
+    ) in out
     assert f"created lessons/{LESSON_SLUG}.md\n" in out
-    assert "created lessons/set-pythonpath-in-pyproject-toml-before-running-pytest-on-a.md\n" in out
-    assert "rejected ef88908f: it will not be proposed again\n" in out
-    assert out.endswith("2 accepted, 1 rejected, 0 skipped\n")
+    assert "created lessons/set-pythonpath-for-src-layouts.md\n" in out
+    assert out.endswith("2 accepted, 0 rejected, 0 skipped\n")
     assert run(bank, "review", "--list").output == "id  conf  prio  tier  kind  seen  when\n(none)\n"
     assert run(bank, "review").output == "nothing waits for review (run `bank scan` first)\n"
 
 
 def test_rejected_candidates_never_come_back(bank: Path, tmp_path: Path) -> None:
     run(bank, "scan", "--path", str(DEMO))
-    run(bank, "review", input="s\ns\nr\n")
+    run(bank, "review", input="s\nr\n")
     again = copy_session(tmp_path, "later", "session-later")
     out = run(bank, "scan", "--path", str(again)).output
     assert "ignored 1 candidate rejected before\n" in out
-    assert "ef88908f" not in run(bank, "review", "--list").output
+    assert CORRECTION not in run(bank, "review", "--list").output
 
 
 def test_a_gate_refusal_keeps_the_candidate(bank: Path) -> None:
     run(bank, "scan", "--path", str(DEMO))
-    result = run(bank, "review", input="e\n\n\nnowhere\na\nq\n")
+    result = run(bank, "review", input="e\n\n\n\nnowhere\na\nq\n")
     assert "refused: promote-to 'nowhere' has an unknown kind; use one of:" in result.output
     assert result.output.endswith("0 accepted, 0 rejected, 0 skipped\n")
     assert not list((bank / "lessons").glob("*.md"))
@@ -194,10 +213,9 @@ def test_demo_step_scans_the_bundled_transcript(bank: Path) -> None:
     lines = step_scan(Bank.find(root=bank))
     assert lines[0] == "$ bank scan --path transcripts/ --accept-above 0.85"
     assert f"accepted 712ae1be: created lessons/{LESSON_SLUG}.md" in lines
-    assert lines[-3:] == [
+    assert lines[-2:] == [
         "id        conf  kind        when",
-        "d701b691  0.60  fix         `pytest` fails with: ImportError while loading conftest '/home/user/sho…",
-        "ef88908f  0.50  correction  editing conftest.py (the user had to correct this)",
+        "a7465d67  0.50  correction  editing `conftest.py` (the user corrected this)",
     ]
 
 
@@ -245,3 +263,16 @@ def test_a_review_decision_made_during_a_scan_is_kept(bank: Path) -> None:
     worker.join()
     after = Store(opened).load()
     assert first.key in after.rejected and first.key not in after.candidates
+
+
+def test_accepting_a_candidate_with_a_hostile_trigger_is_refused(bank: Path, tmp_path: Path) -> None:
+    hostile = tmp_path / "hostile"
+    hostile.mkdir()
+    text = DEMO.read_text(encoding="utf-8").replace("\\ntrigger: pytest\\n", "\\ntrigger: (x+x+)+y\\n")
+    (hostile / f"{SESSION}.jsonl").write_text(text, encoding="utf-8")
+    result = run(bank, "scan", "--path", str(hostile), "--accept-above", "0.85")
+    assert (
+        "not accepted 712ae1be: refused: triggers.commands[0] '(x+x+)+y': nested quantifier `(x+x+)+` "
+        "can take exponential time"
+    ) in result.output
+    assert not list((bank / "lessons").glob("*.md"))

@@ -93,8 +93,10 @@ def test_a_narrower_passing_run_does_not_confirm_the_fix() -> None:
         run("pnpm test -- b.test.ts", "ok"),
     ]
     assert feed(events) == []
-    [cand] = feed([*events, run("pnpm --filter web test", "ok")])
-    assert cand.evidence[0]["passing"] == "pnpm --filter web test"
+    # a workspace filter narrows the run too; only the whole suite passing confirms the fix
+    assert feed([*events, run("pnpm --filter web test", "ok")]) == []
+    [cand] = feed([*events, run("pnpm test", "ok")])
+    assert cand.evidence[0]["passing"] == "pnpm test"
 
 
 def test_masked_runs_are_neither_failures_nor_fixes() -> None:
@@ -140,8 +142,10 @@ def test_timeout_raises_priority() -> None:
 
 
 def test_a_failing_cd_never_reached_the_check() -> None:
-    assert feed([run("cd bench && make", "fail", "/bin/bash: line 1: cd: bench: No such file or directory"),
-                 run("cd /p/bench && make", "ok")]) == []  # fmt: skip
+    # no failed check (make never ran); the relative `cd` itself is the shell mistake
+    [cand] = feed([run("cd bench && make", "fail", "/bin/bash: line 1: cd: bench: No such file or directory"),
+                   run("cd /p/bench && make", "ok")])  # fmt: skip
+    assert (cand.kind, cand.key) == ("shell", "shell|cd-relative|bench")
 
 
 # ---- non-mistakes --------------------------------------------------------------------------
@@ -180,9 +184,14 @@ def test_a_fix_attempt_that_did_not_run_is_not_evidence(status: str) -> None:
         ("no, use the staging database", True),
         ("Don't commit the lock file", True),
         ("never commit without signing. use ps GPG alt", True),
-        ("Section 9.4 is a halucination, we have not done that", True),
-        ("that's wrong, the port is 8080", True),
-        ("Thats not my email", True),
+        # rejecting without saying what to do instead: a status report or a one-off fact, not a lesson
+        ("Section 9.4 is a halucination, we have not done that", False),
+        ("that's wrong, the port is 8080", False),
+        ("Thats not my email", False),
+        ("Thats not my email though its someone@example.com", False),
+        ("Its not launching with the cli command", False),
+        ("that's wrong, use port 8080 for the dev server", True),
+        ("we aren't to use cufft. Instead we roll the convolution ourselves", True),
         ("please add a README", False),
         ("no problem, thanks", False),
         ("[Request interrupted by user]", False),
@@ -269,11 +278,11 @@ def test_a_candidate_is_a_draft_whose_store_line_keeps_its_keys() -> None:
 
     [cand] = feed([run("make", "fail", "x.c:1:1: error: boom"), edit("x.c"), run("make", "ok")])
     assert isinstance(cand, Draft) and cand.source == "scanned"
-    # candidates.jsonl lines hold the same keys as before the candidate became a draft
+    # candidates.jsonl lines keep the distilled lesson too: title, path and keyword triggers, verify
     assert sorted(cand.to_dict()) == sorted([
-        "key", "tier", "kind", "when", "do", "promote_to", "type", "tools", "commands", "tags", "block",
-        "notes", "sessions", "projects", "signals", "evidence", "confidence", "priority", "status",
-        "lesson", "captured",
+        "key", "tier", "kind", "title", "when", "do", "promote_to", "type", "tools", "commands", "paths",
+        "keywords", "tags", "verify", "block", "notes", "sessions", "projects", "signals", "evidence",
+        "confidence", "priority", "status", "lesson", "captured",
     ])  # fmt: skip
 
 

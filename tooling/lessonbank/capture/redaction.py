@@ -1,9 +1,11 @@
-"""Secret redaction: find API keys, tokens, private keys and passwords and replace them."""
+"""Secret redaction: find API keys, tokens, private keys and passwords, and personal data, and replace them."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from lessonbank.capture.personal import redact_personal
 
 # (kind, pattern). Order matters: specific shapes before the generic assignment rule.
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -48,7 +50,7 @@ class Redaction:
 
 
 def redact(text: str) -> tuple[str, list[Redaction]]:
-    """Return `text` with every secret replaced by `[REDACTED:kind]`, and what was replaced."""
+    """Return `text` with every secret and personal datum replaced (`[REDACTED:kind]`, `~` for a home folder)."""
     found: list[Redaction] = []
     for kind, pattern in _PATTERNS:
         marker = f"[REDACTED:{kind}]"
@@ -63,6 +65,8 @@ def redact(text: str) -> tuple[str, list[Redaction]]:
             text, n = pattern.subn(marker, text)
         if n:
             found.append(Redaction(kind, n))
+    text, personal = redact_personal(text)
+    found.extend(Redaction(kind, n) for kind, n in personal.items())
     return text, found
 
 

@@ -53,10 +53,14 @@ def summary(report: Report, store: Store, dry_run: bool = False) -> list[str]:
         f"found {_n(len(report.new), 'new candidate', 'new candidates')}, {len(report.updated)} seen again: "
         f"{tiers[1]} self-reported (tier 1), {tiers[2]} heuristic (tier 2)",
     ]
-    skipped = sum(st.skipped.values())
-    if skipped:
-        parts = [_n(st.skipped[k], *SKIP_LABELS.get(k, (k, k))) for k in sorted(st.skipped)]
-        lines.append(f"skipped {_n(skipped, 'non-mistake', 'non-mistakes')}: {', '.join(parts)}")
+    harness = {k: n for k, n in st.skipped.items() if k in SKIP_LABELS}
+    if harness:
+        parts = [_n(harness[k], *SKIP_LABELS[k]) for k in sorted(harness)]
+        lines.append(f"skipped {_n(sum(harness.values()), 'non-mistake', 'non-mistakes')}: {', '.join(parts)}")
+    episodes = {k: n for k, n in st.skipped.items() if k not in SKIP_LABELS}
+    if episodes:  # mistakes, or what looked like one, that teach nothing worth injecting
+        parts = [f"{episodes[k]} {k}" for k in sorted(episodes)]
+        lines.append(f"set aside {_n(sum(episodes.values()), 'episode', 'episodes')} with no lesson: {', '.join(parts)}")
     if report.dropped:
         lines.append(f"ignored {_n(report.dropped, 'candidate', 'candidates')} rejected before")
     if st.malformed:
@@ -152,22 +156,40 @@ def scan(
         click.echo(line)
 
 
+def _triggers(cand: Candidate) -> str:
+    parts = [f"command `{c}`" for c in cand.commands] + [f"path {p}" for p in cand.paths]
+    if cand.keywords:
+        parts.append("keywords " + ", ".join(cand.keywords))
+    return "; ".join(parts) or "none (recalled by its words only)"
+
+
+def _verify(cand: Candidate) -> str:
+    parts = [f"{key} {', '.join(f'`{v}`' for v in values)}" for key, values in sorted(cand.verify.items()) if values]
+    return "; ".join(parts) or "no check derivable from the evidence (groom can only count sightings)"
+
+
 def describe(cand: Candidate, bank: Bank) -> list[str]:
-    """A candidate as the reviewer sees it."""
+    """A candidate as the reviewer sees it: the lesson it would write, then its evidence."""
     from lessonbank.scan.candidates import explain, short_id, weights
 
     lines = [
         f"{short_id(cand.key)}  {cand.kind}, tier {cand.tier}, seen in {len(cand.sessions)} session(s), "
         + explain(cand, weights(bank)),
+    ]
+    if cand.title:
+        lines.append(f"  title: {cand.title}")
+    lines += [
         f"  when: {cand.when}",
         f"  do:   {cand.do}",
+        f"  triggers: {_triggers(cand)}",
+        f"  verify: {_verify(cand)}",
         f"  promote-to: {cand.promote_to}",
     ]
     if cand.notes:
         lines.append(f"  the agent said: {cand.notes}")
     for item in cand.evidence[-2:]:
         lines.append(f"  evidence: session {item.get('session', '?')} at {item.get('time', '?')}")
-        for label in ("failing", "passing", "rerun", "correction"):
+        for label in ("failing", "passing", "rerun", "correction", "diagnosis", "summary"):
             if item.get(label):
                 lines.append(f"    {label}: {item[label]}")
         for excerpt in item.get("excerpt", [])[:2]:
@@ -176,6 +198,7 @@ def describe(cand: Candidate, bank: Bank) -> list[str]:
 
 
 def _edit(cand: Candidate) -> None:
+    cand.title = click.prompt("title", default=cand.title or " ").strip()
     cand.when = click.prompt("when", default=cand.when)
     cand.do = click.prompt("do", default=cand.do)
     cand.promote_to = click.prompt("promote-to", default=cand.promote_to)
@@ -211,14 +234,19 @@ def review(ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool) ->
         click.echo("nothing waits for review (run `bank scan` first)")
         return
     counts = {"accepted": 0, "rejected": 0, "skipped": 0}
+    written = {"written": 0, "repeats": 0}
     for index, cand in enumerate(pending, 1):
-        if _review_one(bank, store, cand, f"[{index}/{len(pending)}]", dry_run, counts) == "quit":
+        if _review_one(bank, store, cand, f"[{index}/{len(pending)}]", dry_run, counts, written) == "quit":
             break
-    click.echo(", ".join(f"{n} {k}" for k, n in counts.items()))
+    line = ", ".join(f"{n} {k}" for k, n in counts.items())
+    if written["repeats"]:  # say what was really written: a repeat only counts on a banked lesson
+        line += f" ({written['written']} new lessons, {written['repeats']} repeats of banked ones)"
+    click.echo(line)
 
 
 def _review_one(
-    bank: Bank, store: Store, cand: Candidate, label: str, dry_run: bool, counts: dict[str, int]
+    bank: Bank, store: Store, cand: Candidate, label: str, dry_run: bool, counts: dict[str, int],
+    written: dict[str, int],
 ) -> str:
     from lessonbank.scan.candidates import accept, short_id
 
@@ -246,6 +274,7 @@ def _review_one(
                 for line in outcome.lines():
                     click.echo(line)
             counts["accepted"] += 1
+            written["written" if outcomes[0].action not in ("bump", "unchanged") else "repeats"] += 1
         elif choice == "r":
             click.echo(f"rejected {short_id(cand.key)}: it will not be proposed again")
             counts["rejected"] += 1

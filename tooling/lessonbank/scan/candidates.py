@@ -17,6 +17,7 @@ from lessonbank.capture.draft import parse_lesson_blocks
 from lessonbank.capture.pipeline import Outcome, capture
 from lessonbank.errors import BankError, GateRefusal
 from lessonbank.kernel import statedir
+from lessonbank.scan import distill
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan import sources as transcripts
 from lessonbank.scan.detect import Candidate
@@ -322,6 +323,10 @@ def run_scan(
     w = weights(bank)
     fresh = []
     for cand in found:
+        why = distill.distill(cand) if cand.tier == 2 else ""
+        if why:  # an episode with no instruction in it: counted, never proposed
+            stats.skipped[why] = stats.skipped.get(why, 0) + 1
+            continue
         if cand.key in store.rejected:
             report.dropped += 1
             continue

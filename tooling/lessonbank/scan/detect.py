@@ -3,98 +3,34 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from lessonbank.capture import blocks
-from lessonbank.capture.draft import Draft
 from lessonbank.capture.redaction import redact
 from lessonbank.kernel import words
 from lessonbank.scan import outcomes as mining
+from lessonbank.scan import prose, shellfail
+from lessonbank.scan.events import NOT_STORED, Candidate, Event
+
+__all__ = ["NOT_STORED", "Candidate", "Detector", "Event", "is_correction", "lesson_blocks"]
+from lessonbank.scan.prose import ACK, CORRECTION, NOT_HUMAN, is_correction
 
 MAX_EDITS = 12
 MAX_COMMANDS = 6
 MAX_OPEN = 30
-
-
-@dataclass(slots=True)
-class Event:
-    """One normalized thing that happened in a session: a user or assistant message, or a tool run."""
-
-    kind: str  # user | assistant | tool
-    time: str = ""
-    text: str = ""  # the message, or the tool's output
-    tool: str = ""  # tool name (tool events)
-    command: str = ""  # the shell command (shell tool events)
-    paths: tuple[str, ...] = ()  # files an edit touched
-    status: str = "ok"  # ok | fail | denied | rejected | interrupted | invalid | unknown
-    exit_code: int | None = None
-    timed_out: bool = False
-
-
-@dataclass(kw_only=True)
-class Candidate(Draft):
-    """A lesson the scan proposes: a draft plus the evidence behind it and its score.
-
-    The score is the draft's own confidence and priority, so accepting a candidate captures it as
-    it stands, with a session and the body `scan.candidates.body` writes.
-    """
-
-    key: str
-    tier: int  # 1: self-reported #lesson block, 2: heuristic
-    kind: str  # lesson | fix | unblocked | correction
-    source: str = "scanned"
-    block: str = ""  # the raw #lesson block (tier 1)
-    notes: str = ""  # what the agent said about it (redacted)
-    sessions: list[str] = field(default_factory=list)
-    projects: list[str] = field(default_factory=list)
-    signals: dict[str, int] = field(default_factory=dict)
-    evidence: list[dict[str, Any]] = field(default_factory=list)
-    confidence: float = 0.0
-    priority: int = 5
-    status: str = "pending"  # pending | accepted | rejected
-    lesson: str = ""  # the slug it became
-    captured: list[str] = field(default_factory=list)  # sessions already counted in the bank
-
-    def to_dict(self) -> dict[str, Any]:
-        """The candidate as one line of candidates.jsonl: every field but those in NOT_STORED."""
-        data = asdict(self)
-        for name in NOT_STORED:
-            del data[name]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Candidate:
-        known = {f.name for f in fields(cls)} - set(NOT_STORED)
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-
-# Draft fields candidates.jsonl does not keep: a scan leaves them empty, or "scanned" (source);
-# the body is written when a candidate is accepted.
-NOT_STORED = ("title", "paths", "keywords", "session", "body", "verify", "source")
+MAX_TURN_FILES = 40
 
 
 # ---- detection ---------------------------------------------------------------------------
 
-_CORRECTION = re.compile(
-    r"(?ix)^\W*(?:no\b(?![,\s]+(?:problem|worries|thanks|rush|need|hurry))|nope\b|wrong\b|stop\b"
-    r"|don'?t\b|do\s+not\b|never\b|not\s+that\b|that'?s\s+not\b"
-    r"|thats\s+not\b|that\s+is\s+not\b|this\s+is\s+not\b|actually\b|instead\b|undo\b|revert\b"
-    r"|why\s+did\s+you\b|why\s+are\s+you\b|i\s+said\b|i\s+told\s+you\b|you\s+didn'?t\b"
-    r"|you\s+did\s+not\b|you\s+forgot\b|you\s+missed\b|you\s+broke\b|it'?s\s+not\b|its\s+not\b)"
-    r"|\b(?:that'?s\s+wrong|is\s+wrong|hall?ucinat\w*|not\s+what\s+i\s+(?:asked|wanted|meant)"
-    r"|you\s+should(?:\s+have|n'?t)|should\s+not\s+have|we\s+aren'?t\s+to|we\s+are\s+not\s+to"
-    r"|(?:don'?t|do\s+not|never)\s+(?:use|run|commit|push|touch|edit|change|add|delete|remove))\b"
-)
-_ACK = re.compile(
-    r"(?i)\b(?:you'?re\s+(?:absolutely\s+)?right|you\s+are\s+(?:absolutely\s+)?right|my\s+mistake"
-    r"|i\s+apologi[sz]e|apologies|sorry|good\s+catch|you'?re\s+correct|understood|got\s+it"
-    r"|let\s+me\s+(?:fix|correct|redo|revert|undo)|i'?ll\s+(?:fix|correct|revert|undo))\b"
-)
-_NOT_HUMAN = ("<command-", "<local-command", "<task-notification", "This session is being continued",
-              "Caveat:", "<system-reminder>", "<user-prompt-submit-hook>", "[Request interrupted")  # fmt: skip
 _INTERRUPT = "[Request interrupted"
 _CD_FAILED = re.compile(r"\bcd: [^:]+: No such file or directory")
+# A compiler's message about the code itself (not a missing tool or a failing assertion).
+_COMPILE_ERROR = re.compile(
+    r"\S+\.\w+:\d+(?::\d+)?:\s*(?:fatal )?error\b|\berror TS\d+|undefined reference to|\bundeclared\b"
+    r"|has no member named|implicit declaration|SyntaxError|IndentationError|cannot find symbol"
+)
+_WRITTEN = re.compile(r"(?:>>?|\btee(?:\s+-a)?)\s*['\"]?([\w./~-]+\.\w+)")
 _EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "str_replace_based_edit_tool"}
 
 
@@ -121,14 +57,6 @@ def lesson_blocks(text: str) -> list[str]:
     ]
 
 
-def is_correction(text: str) -> bool:
-    """Whether a user message reads as correcting the agent (short, human, a correcting phrase)."""
-    stripped = text.strip()
-    if not stripped or len(stripped) > 600 or stripped.startswith(_NOT_HUMAN) or stripped.count("\n") > 8:
-        return False
-    return bool(_CORRECTION.search(stripped))
-
-
 class Detector:
     """Reads one session's events in order and yields candidates; its state survives between scans."""
 
@@ -141,7 +69,11 @@ class Detector:
         self.correction: dict[str, Any] | None = state.get("correction")
         self._action: str = state.get("last_action", "")
         self._running: str | None = None  # the last command run, put in words only when asked
+        self.turn_files: list[str] = state.get("turn_files", [])  # names edited or written this turn
         self.masked = 0  # runs whose exit status was hidden, this scan (not persisted)
+        self.dropped: dict[str, int] = {}  # episodes that teach nothing, by why (this scan)
+        self.recent: list[Candidate] = []  # fixes of this turn, waiting for the agent to say what it did
+        self.slip: dict[str, Any] | None = state.get("slip")  # a recurring shell error, waiting for a way round
 
     def state(self) -> dict[str, Any]:
         # What is kept between scans is redacted like the evidence (a command may carry a token).
@@ -152,6 +84,7 @@ class Detector:
         return {
             "session": self.session, "project": self.project, "open": episodes,
             "correction": self.correction, "last_action": _clean(self.last_action),
+            "turn_files": self.turn_files, "slip": self.slip,
         }  # fmt: skip
 
     @property
@@ -161,14 +94,23 @@ class Detector:
 
     def wants_result(self, command: str) -> bool:
         """Whether a shell command's result can matter (decided when the call is made, before its output)."""
-        if mining.check_of(command) is not None or self.correction is not None:
-            return True
-        return bool(self.open) and mining.is_fix_action(command)
+        # Every result can matter: any failed command may be a recurring shell mistake (shellfail).
+        return bool(command)
 
     @property
     def wants_text(self) -> bool:
         """Whether assistant prose matters right now (a correction waits for a change of course)."""
-        return self.correction is not None or bool(self.open)
+        return self.correction is not None or bool(self.open) or bool(self.recent)
+
+    def drop(self, why: str) -> None:
+        self.dropped[why] = self.dropped.get(why, 0) + 1
+
+    def _touched(self, names: list[str]) -> None:
+        for name in names:
+            base = name.replace("\\", "/").rsplit("/", 1)[-1]
+            if base and base not in self.turn_files:
+                self.turn_files.append(base)
+        del self.turn_files[:-MAX_TURN_FILES]
 
     def feed(self, ev: Event) -> list[Candidate]:
         if ev.kind == "assistant":
@@ -202,23 +144,43 @@ class Detector:
                 cand.signals = {"self_reported": 1}
                 cand.evidence = [self._evidence(ev.time, excerpt=[_short(block, 300)])]
                 out.append(cand)
-        if self.correction is not None and _ACK.search(ev.text[:400]):
+                for fixed in self.recent:  # the fix this turn made, in the agent's own words
+                    fixed.evidence[0]["reported"] = True
+        if self.correction is not None and ACK.search(ev.text[:400]):
             out.extend(self._course_changed(ev.time, _short(ev.text, 160)))
         if self.open and ev.text.strip():
             note = _short(ev.text, 240)
+            score, cause = prose.diagnosis(ev.text)
+            left_out = prose.removal(ev.text)
             for ep in self.open.values():
                 ep["note"] = note
+                if score and score >= ep.get("cause_score", 0):
+                    ep["cause_score"], ep["diagnosis"] = score, _clean(cause)
+                if left_out:
+                    ep["removal"] = left_out
+        if self.recent and ev.text.strip():
+            said = prose.fix_sentence(ev.text)
+            for cand in self.recent if said else []:
+                cand.evidence[0].setdefault("summary", _clean(said))
+            if said:
+                self.recent = []
         return out
 
     def _user(self, ev: Event) -> None:
         text = ev.text.strip()
+        if not text.startswith(NOT_HUMAN):
+            self.turn_files, self.recent, self.slip = [], [], None  # a new turn
         if text.startswith(_INTERRUPT) or not is_correction(text):
+            if not text.startswith(NOT_HUMAN) and len(text) <= 600 and CORRECTION.search(text):
+                self.drop("not a correction (no instruction)")  # a status report, a one-off fact
             self.correction = None  # an interrupt by itself teaches nothing
             return
         self.correction = {
             "time": ev.time,
             "text": _short(_clean(text), 300),
+            "instruction": _short(_clean(prose.instruction(text)), 300),
             "context": _clean(self.last_action),
+            "command": _clean(self._running or ""),
         }
 
     def _course_changed(self, time: str, how: str) -> list[Candidate]:
@@ -238,6 +200,10 @@ class Detector:
         cand.tags = ["kind:correction"]
         cand.signals = {"user_correction": 1}
         cand.evidence = [self._evidence(corr["time"], correction=text, context=context, then=how)]
+        if corr.get("command"):
+            cand.evidence[0]["command"] = _short(corr["command"], 300)
+        if corr.get("instruction"):
+            cand.evidence[0]["instruction"] = corr["instruction"]
         return [cand]
 
     # tool runs: checks failing and passing, the edits and commands between them
@@ -251,6 +217,7 @@ class Detector:
         if self.correction is not None and ev.status != "unknown":
             out.extend(self._course_changed(ev.time, _short(ev.command or ", ".join(ev.paths), 160)))
         if ev.tool in _EDIT_TOOLS or (ev.paths and not ev.command):
+            self._touched(list(ev.paths))
             for ep in self.open.values():
                 for path in ev.paths:
                     if path not in ep["edits"] and len(ep["edits"]) < MAX_EDITS:
@@ -267,6 +234,8 @@ class Detector:
         check = mining.check_of(ev.command)
         if check is not None and check.masked:
             self.masked += 1
+        written = _WRITTEN.findall(ev.command) if ">" in ev.command or "tee" in ev.command else []
+        out.extend(self._shell(check, ev))
         if check is None or check.masked or ev.status == "unknown":
             if self.open and check is None and ev.status == "ok" and mining.is_fix_action(ev.command):
                 cmd = _short(mining.display(ev.command), 160)
@@ -275,15 +244,58 @@ class Detector:
                         ep["commands"].append(cmd)
             return out
         if ev.status == "fail":
-            out.extend(self._failed(check, ev))
+            out.extend(self._failed(check, ev, written))
         elif ev.status == "ok":
             episode = self.open.get(check.key)
-            if episode is not None and mining.covers(check.targets, episode["first"]["targets"]):
+            if episode is not None and self._confirms(check, episode):
                 del self.open[check.key]
                 out.extend(self._fixed(check, episode, ev))
+        self._touched(written)
         return out
 
-    def _failed(self, check: mining.Check, ev: Event) -> list[Candidate]:
+    def _shell(self, check: mining.Check | None, ev: Event) -> list[Candidate]:
+        """A recurring shell error, then a different approach that worked: a plain shell mistake."""
+        if ev.status == "fail":
+            found = shellfail.classify(ev.text)
+            if found is not None and not (check is not None and found[0] == "not-found"):
+                line = _clean(next((x for x in mining.error_lines(ev.text, 3) if found[1] in x), found[1]))
+                self.slip = {"kind": found[0], "named": found[1], "command": _clean(ev.command), "time": ev.time,
+                             "line": line, "left": shellfail.LOOKAHEAD, "between": [], "first": True}  # fmt: skip
+                return []
+        slip = self.slip
+        if slip is None or ev.status not in ("ok", "fail"):
+            return []
+        command = _clean(ev.command)
+        if ev.status == "ok" and slip["first"] and shellfail.is_typo(slip["command"], command, slip["named"]):
+            self.slip = None
+            self.drop("typo fixed on the next call")
+            return []
+        slip["first"] = False
+        confirms = ev.status == "ok" and not mining.status_masked(ev.command)
+        if confirms and shellfail.different_approach(slip["kind"], slip["named"], slip["command"], command):
+            self.slip = None
+            cand = self._base(f"shell|{slip['kind']}|{slip['named']}", 2, "shell")
+            cand.promote_to, cand.tools, cand.tags = "rule:conventions", ["Bash"], ["kind:shell"]
+            cand.signals = {"fix_confirmed": 1}
+            cand.evidence = [self._evidence(
+                slip["time"], failing=_short(slip["command"], 300), passing=_short(command, 300),
+                excerpt=[slip["line"]], commands=slip["between"][-4:], shell=slip["kind"], named=slip["named"],
+            )]  # fmt: skip
+            return [cand]
+        slip["between"].append(_short(command, 200))
+        slip["left"] -= 1
+        if slip["left"] <= 0:
+            self.slip = None
+        return []
+
+    def _confirms(self, check: mining.Check, ep: dict[str, Any]) -> bool:
+        """Whether a passing run checked at least what failed: every check of it, on every target."""
+        first = ep["first"]
+        if not set(first.get("keys", ())).issubset(check.keys or (check.key,)):
+            return False  # `cmake ..` alone does not confirm a failing `cmake .. && make`
+        return mining.covers(check.targets, first["targets"])
+
+    def _failed(self, check: mining.Check, ev: Event, written: list[str]) -> list[Candidate]:
         ep = self.open.get(check.key)
         if ep is not None and not mining.is_startup_error(ep["first"]["line"]):
             ep["attempts"] += 1  # still failing: the first failure is the one that teaches
@@ -295,10 +307,13 @@ class Detector:
         first = lines[0] if lines else f"exit code {ev.exit_code}"
         if _CD_FAILED.search(first):
             return []  # the shell never reached the check
+        if ep is None and self._in_progress(ev.text, first, written):
+            self.drop("work in progress")
+            return []
         run = {
             "command": _short(_clean(mining.display(ev.command)), 200), "time": ev.time, "excerpt": lines,
             "sig": mining.signature(first), "line": first, "exit": ev.exit_code,
-            "targets": list(check.targets),
+            "targets": list(check.targets), "keys": list(check.keys),
         }  # fmt: skip
         out: list[Candidate] = []
         if ep is not None:  # it could not even start before; does it now get further?
@@ -316,12 +331,25 @@ class Detector:
         }  # fmt: skip
         return out
 
+    def _in_progress(self, output: str, first: str, written: list[str]) -> bool:
+        """Errors in what the agent was writing this turn: its own work in progress, no lesson."""
+        mine = [*self.turn_files, *(w.rsplit("/", 1)[-1] for w in written)]
+        if not mine:
+            return False
+        head = output[:4000]
+        return any(name in head for name in mine) or bool(_COMPILE_ERROR.search(first))
+
     def _fixed(self, check: mining.Check, ep: dict[str, Any], ev: Event) -> list[Candidate]:
         passing = {"command": _short(_clean(mining.display(ev.command)), 200), "time": ev.time}
         same = " ".join(passing["command"].split()) == " ".join(ep["first"]["command"].split())
         if not ep["edits"] and not ep["commands"] and same:
             return []  # passed again with nothing changed: flaky, or fixed outside the session
-        return [self._candidate(check, ep, passing, "fix")]
+        if check.skips or ep.get("removal"):
+            self.drop("removed or skipped")  # leaving the failing thing out is not a fix
+            return []
+        cand = self._candidate(check, ep, passing, "fix")
+        self.recent.append(cand)
+        return [cand]
 
     def _candidate(
         self, check: mining.Check, ep: dict[str, Any], after: dict[str, Any], kind: str
@@ -358,7 +386,11 @@ class Detector:
             edits=ep["edits"][:MAX_EDITS],
             commands=[_clean(c) for c in ep["commands"]],
             attempts=ep["attempts"],
+            check=check.key,
+            tool=check.tool,
         )
+        if ep.get("diagnosis"):
+            item["diagnosis"] = ep["diagnosis"]
         # a fix ends in a passing run; an unblocked check in a rerun that got further
         item.update({"passing": after_cmd, "passed_at": after["time"]} if kind == "fix" else
                     {"rerun": after_cmd, "rerun_at": after["time"]})  # fmt: skip

@@ -28,6 +28,8 @@ class Check:
     category: str  # test | build | lint
     masked: bool = False  # exit status hidden by `| head`, `|| true`, `; echo`, `$(…)` ...
     targets: tuple[str, ...] = ()  # files or selectors it was narrowed to (`tests/x.py`, `-k name`)
+    keys: tuple[str, ...] = ()  # every check the command runs (`cmake .. && make`: cmake and make)
+    skips: str = ""  # a flag that leaves part of the check out (`--ignore`, `-k "not …"`, `--exclude`)
 
     @property
     def tool(self) -> str:
@@ -60,13 +62,37 @@ def _targets(words: list[str]) -> tuple[str, ...]:
     return tuple(sorted(set(out)))
 
 
+_SKIPS = re.compile(
+    r"(?:^|\s)(--ignore|--deselect|--exclude|--skip|--testPathIgnorePatterns|--exclude-task)\b"
+    r"|(?:^|\s)(-[km]|--testNamePattern)[\s=]+[\"']?(not\b|\^\(\?!)"
+)
+
+
+def skips(command: str) -> str:
+    """The flag by which a run leaves part of the check out (`--ignore`, `-k "not …"`), or ""."""
+    match = _SKIPS.search(command)
+    if match is None:
+        return ""
+    return match.group(1) or f"{match.group(2)} {match.group(3)}"
+
+
+def _filter(words: list[str]) -> tuple[str, ...]:
+    """A package manager's workspace filter (`pnpm --filter web test`): it narrows the run too."""
+    for index, word in enumerate(words[:-1]):
+        if word in ("--filter", "-F", "--workspace", "-w") and words[0] in check_commands.PACKAGE_MANAGERS:
+            return (f"{word} {words[index + 1]}",)
+    return ()
+
+
 def covers(passing: tuple[str, ...] | list[str], failing: tuple[str, ...] | list[str]) -> bool:
     """Whether a passing run checked at least what the failing run checked (not a narrower run)."""
     if not passing:
         return True
     if not failing:
         return False
-    return all(any(f == p or f.startswith((p + "/", p + "::")) for p in passing) for f in failing)
+    under = [(f, p) for f in failing for p in passing if f == p or f.startswith((p + "/", p + "::"))]
+    # every failing target is checked, and no passing target narrows the run further
+    return {f for f, _ in under} == set(failing) and {p for _, p in under} == set(passing)
 
 
 def display(command: str) -> str:
@@ -111,21 +137,41 @@ def check_of(command: str) -> Check | None:
         return None
     pipefail = "pipefail" in command
     commands = shell.commands(command)
-    for index, simple in enumerate(commands):
+    top = [c for c in commands if c.depth == 0]
+    first: Check | None = None
+    keys: list[str] = []
+    for simple in commands:
         found = check_commands.classify(simple.words)
         if found is None:
             continue
-        op = _operator(simple.after)
-        masked = (
-            simple.depth > 0  # inside `$(…)`, `bash -c "…"`: the outer command's status is the one seen
-            or op in ("||", "&")
-            or (op == "|" and not pipefail)
-            or (op == ";" and index + 1 < len(commands))
+        if simple.depth == 0 and found.key not in keys:
+            keys.append(found.key)
+        if first is not None:
+            continue
+        # The status seen is the last command's: anything after the check but `&&` hides the check's
+        # (`make || true`, `make | tail`, `make &`, `make; echo`, `make && echo ok || echo failed`).
+        rest = top[top.index(simple) :] if simple in top else []
+        ops = [_operator(c.after) for c in rest]
+        masked = simple.depth > 0 or any(
+            op in ("||", "&") or (op == "|" and not pipefail) or (op == ";" and at + 1 < len(ops))
+            for at, op in enumerate(ops)
         )
         own = set(found.key.split())
         targets = () if found.category == "build" else _targets([w for w in found.words[1:] if w not in own])
-        return Check(found.name, found.key, found.category, masked, targets)
-    return None
+        targets = tuple(sorted(set(targets + _filter(simple.words))))
+        first = Check(found.name, found.key, found.category, masked, targets, (), skips(command))
+    if first is None:
+        return None
+    return Check(first.name, first.key, first.category, first.masked, first.targets, tuple(keys), first.skips)
+
+
+def status_masked(command: str) -> bool:
+    """Whether any command's exit status is hidden by what follows it (`||`, `|`, `&`): it confirms nothing."""
+    if not any(op in command for op in ("|", "&")):
+        return False
+    pipefail = "pipefail" in command
+    ops = [_operator(c.after) for c in shell.commands(command) if c.depth == 0]
+    return any(op in ("||", "&") or (op == "|" and not pipefail) for op in ops)
 
 
 # Read-only commands are investigation, not a fix.

@@ -105,7 +105,7 @@ class ClaudeStream:
                 pos = find(b'"tool_use_id":"', end, stop)
             self._count_unread(buf, start, stop)
             return False
-        # A shell call always matters; an edit only while a failure or a correction is open.
+        # A shell call always matters, and so does an edit (what the agent wrote this turn is work in progress).
         pos = find(b'"type":"tool_use"', at, stop)
         while pos >= 0:
             name_at = find(b'"name":"', pos, stop)
@@ -113,7 +113,7 @@ class ClaudeStream:
                 return True  # unexpected layout: parse to be safe
             end = find(b'"', name_at + 8, stop)
             name = buf[name_at + 8 : end if end >= 0 else stop - 1]
-            if name in _SHELL_NAMES or (wants_text and name in _EDIT_NAMES):
+            if name in _SHELL_NAMES or name in _EDIT_NAMES:
                 return True
             pos = find(b'"type":"tool_use"', name_at, stop)
         return find(b"#lesson", start, stop) >= 0 or (wants_text and find(b'"type":"text"', start, stop) >= 0)

@@ -316,6 +316,8 @@ def scan_file(
         end = reader.end
         if detector.masked:
             stats.skipped["masked"] = stats.skipped.get("masked", 0) + detector.masked
+        for why, count in detector.dropped.items():
+            stats.skipped[why] = stats.skipped.get(why, 0) + count
         for kind, count in stream.unread.items() if stream is not None else ():
             stats.skipped[kind] = stats.skipped.get(kind, 0) + count
         read = end - offset

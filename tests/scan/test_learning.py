@@ -1,0 +1,330 @@
+"""Lessons, not episodes: hand-written Claude Code and Codex transcripts through the scan and the distiller.
+
+Each rule of issue 10 has a transcript here: masked and narrower runs confirm nothing, removing the
+failing thing is no fix, errors in what the agent was writing this turn are work in progress,
+typos are no lessons, plain shell mistakes with a way round are, corrections need an instruction
+and lose personal data, and distinct lessons that share a command stay distinct.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lessonbank.scan import distill
+from lessonbank.scan import sources as transcripts
+from lessonbank.scan.detect import Candidate
+
+# ---- transcript writers -----------------------------------------------------------------------
+
+
+class Claude:
+    """A Claude Code session written record by record."""
+
+    def __init__(self, session: str = "s1") -> None:
+        self.session, self.lines, self.n = session, [], 0
+
+    def _record(self, kind: str, content: Any, **extra: Any) -> None:
+        self.n += 1
+        rec = {"type": kind, "cwd": "/p", "sessionId": self.session, "version": "2.1.197",
+               "timestamp": f"2026-01-01T00:{self.n // 60:02d}:{self.n % 60:02d}Z",
+               "message": {"role": kind, "content": content}, **extra}  # fmt: skip
+        self.lines.append(json.dumps(rec, separators=(",", ":")))
+
+    def user(self, text: str) -> Claude:
+        self._record("user", text)
+        return self
+
+    def say(self, text: str) -> Claude:
+        self._record("assistant", [{"type": "text", "text": text}])
+        return self
+
+    def bash(self, command: str, output: str = "", code: int = 0) -> Claude:
+        call = f"c{self.n}"
+        self._record("assistant", [{"type": "tool_use", "id": call, "name": "Bash", "input": {"command": command}}])
+        text = output if code == 0 else f"Exit code {code}\n{output}"
+        self._record("user", [{"tool_use_id": call, "type": "tool_result", "content": text, "is_error": code != 0}])
+        return self
+
+    def edit(self, path: str, tool: str = "Edit") -> Claude:
+        call = f"c{self.n}"
+        self._record("assistant", [{"type": "tool_use", "id": call, "name": tool, "input": {"file_path": path}}])
+        self._record("user", [{"tool_use_id": call, "type": "tool_result", "content": "updated"}])
+        return self
+
+    def write(self, folder: Path, name: str = "s.jsonl") -> Path:
+        path = folder / name
+        path.write_text("\n".join(self.lines) + "\n")
+        return path
+
+
+class Codex:
+    """A Codex CLI rollout written record by record."""
+
+    def __init__(self, session: str = "019c-codex") -> None:
+        self.lines = [self._rec("session_meta", {"id": session, "cwd": "/repo", "cli_version": "0.104.0"})]
+        self.n = 0
+
+    @staticmethod
+    def _rec(kind: str, payload: dict[str, Any]) -> str:
+        return json.dumps({"timestamp": "2026-02-26T19:36:00Z", "type": kind, "payload": payload}, separators=(",", ":"))
+
+    def user(self, text: str) -> Codex:
+        self.lines.append(self._rec("event_msg", {"type": "user_message", "message": text}))
+        return self
+
+    def say(self, text: str) -> Codex:
+        self.lines.append(self._rec("response_item", {"type": "message", "role": "assistant",
+                                                      "content": [{"type": "output_text", "text": text}]}))  # fmt: skip
+        return self
+
+    def run(self, command: str, output: str = "", code: int = 0) -> Codex:
+        self.n += 1
+        call = f"x{self.n}"
+        self.lines.append(self._rec("response_item", {"type": "function_call", "name": "exec_command",
+                                                      "arguments": json.dumps({"cmd": command}), "call_id": call}))  # fmt: skip
+        body = f"Chunk ID: 1\nWall time: 1.0 seconds\nProcess exited with code {code}\nOutput:\n{output}"
+        self.lines.append(self._rec("response_item", {"type": "function_call_output", "call_id": call, "output": body}))
+        return self
+
+    def patch(self, path: str) -> Codex:
+        patch = f"*** Begin Patch\n*** Update File: {path}\n@@\n-a\n+b\n*** End Patch\n"
+        self.lines.append(self._rec("response_item", {"type": "custom_tool_call", "name": "apply_patch",
+                                                      "call_id": "p", "input": patch}))  # fmt: skip
+        return self
+
+    def write(self, folder: Path, name: str = "rollout-2026-02-26T16-35-55-019c.jsonl") -> Path:
+        path = folder / name
+        path.write_text("\n".join(self.lines) + "\n")
+        return path
+
+
+def lessons(path: Path) -> tuple[list[Candidate], dict[str, int]]:
+    """What the scan proposes from one transcript, distilled, and what it skipped and why."""
+    found, stats = transcripts.scan_files([path], {})
+    kept = []
+    for cand in found:
+        why = distill.distill(cand)
+        if why:
+            stats.skipped[why] = stats.skipped.get(why, 0) + 1
+        else:
+            kept.append(cand)
+    return kept, stats.skipped
+
+
+VITEST_FAIL = " FAIL  __tests__/hooks/useQueue.test.ts > useQueue > filters\nAssertionError: expected [] to have a length of 3"
+DIAGNOSIS = ("I've identified the root cause: `vi.clearAllMocks()` keeps queued `mockResolvedValueOnce` values, "
+             "so later tests get stale responses. I'm switching to a full reset.")  # fmt: skip
+SUMMARY = "`pnpm test` passes.\n\n- Switched `vi.clearAllMocks()` to `vi.resetAllMocks()` so queued values don't leak"
+
+
+# ---- honest confirmation ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "passing",
+    [
+        "pdflatex -interaction=nonstopmode paper.tex > log 2>&1 && echo ok || echo failed",
+        "pdflatex paper.tex || true",
+        "pdflatex paper.tex; echo done",
+        "pdflatex paper.tex 2>&1 | tail -5",
+        "pdflatex paper.tex &",
+    ],
+)
+def test_a_masked_run_never_confirms_a_fix(tmp_path: Path, passing: str) -> None:
+    t = Claude().bash("pdflatex paper.tex", "! LaTeX Error: Missing \\begin{document}.", 1)
+    t.say("The issue is that the preamble file has a stray character before \\documentclass.")
+    t.edit("/p/preamble.tex").bash(passing, "Output written on paper.pdf")
+    found, skipped = lessons(t.write(tmp_path))
+    assert found == [] and skipped["masked"] == 1
+
+
+def test_configure_only_does_not_confirm_configure_and_build(tmp_path: Path) -> None:
+    t = Claude().bash("mkdir -p build && cd build && cmake .. && make", "a.c:3:1: fatal error: x.h: No such file", 2)
+    t.say("The problem is that the include path misses `include/vsla`.").edit("/p/CMakeLists.txt")
+    t.bash("cd /p/build && cmake ..", "-- Build files have been written")
+    assert lessons(t.write(tmp_path))[0] == []
+    t.bash("cd /p/build && cmake .. && make", "[100%] Built target x")
+    t.say("- Added `target_include_directories(x PUBLIC include/vsla)` so the header is found")
+    [cand] = lessons(t.write(tmp_path))[0]
+    assert cand.evidence[0]["passing"] == "cmake .. && make"
+
+
+def test_one_test_file_does_not_confirm_the_suite_codex(tmp_path: Path) -> None:
+    t = Codex().user("Run pnpm test").run("pnpm test", VITEST_FAIL, 1).say(DIAGNOSIS).patch("/repo/a.test.ts")
+    t.run("pnpm vitest run __tests__/hooks/useQueue.test.ts", "1 passed").run("pnpm --filter web test", "ok")
+    assert lessons(t.write(tmp_path))[0] == []
+
+
+@pytest.mark.parametrize(
+    ("said", "passing"),
+    [
+        ("The unified.c file has too many issues. Let me temporarily exclude it from the build:",
+         "make -j4 && pytest"),
+        ("The test is flaky; I'll mark it as skip for now.", "make -j4 && pytest"),
+        ("The problem is that test_b needs a GPU.", "make -j4 && pytest --deselect tests/test_b.py::test_gpu"),
+    ],
+)
+def test_removing_or_skipping_the_failing_thing_is_not_a_fix(tmp_path: Path, said: str, passing: str) -> None:
+    t = Claude().bash("make -j4 && pytest", "src/unified.c:26:20: error: 'X' undeclared", 2)
+    t.say(said).edit("/p/CMakeLists.txt").bash(passing, "ok")
+    found, skipped = lessons(t.write(tmp_path))
+    assert found == [] and skipped["removed or skipped"] == 1
+
+
+def test_errors_in_code_written_this_turn_are_work_in_progress(tmp_path: Path) -> None:
+    t = Claude().user("add a benchmark").edit("/p/bench.c", "Write")
+    t.bash("gcc -I include bench.c lib.a -o bench", "bench.c:(.text+0x1f8): undefined reference to `vsla_set_f32'", 1)
+    t.say("The issue is that the function is named `vsla_set_f64`.").edit("/p/bench.c")
+    t.bash("gcc -I include bench.c lib.a -o bench", "")
+    found, skipped = lessons(t.write(tmp_path))
+    assert found == [] and skipped["work in progress"] == 1
+
+
+def test_a_file_written_by_the_failing_command_itself_is_work_in_progress_codex(tmp_path: Path) -> None:
+    t = Codex().user("try it").run("printf 'int main(){}\\n' > t.c && gcc t.c -o t", "t.c:1:9: error: stray '\\' in program", 1)
+    t.say("The printf command is escaping the characters.").patch("/repo/t.c").run("gcc t.c -o t", "")
+    found, skipped = lessons(t.write(tmp_path))
+    assert found == [] and skipped["work in progress"] == 1
+
+
+def test_a_check_that_failed_before_any_edit_of_the_turn_is_a_lesson_codex(tmp_path: Path) -> None:
+    t = Codex().user("Run pnpm test").run("pnpm test", VITEST_FAIL, 1).say(DIAGNOSIS).patch("/repo/a.test.ts")
+    t.run("pnpm test", "Tests 12 passed").say(SUMMARY)
+    [cand] = lessons(t.write(tmp_path))[0]
+    assert cand.do == "Switch `vi.clearAllMocks()` to `vi.resetAllMocks()` so queued values don't leak."
+    assert cand.when == ("`vi.clearAllMocks()` keeps queued `mockResolvedValueOnce` values "
+                         "(`pnpm test` fails: AssertionError: expected [] to have a length of 3)")  # fmt: skip
+    assert cand.title == "Switch `vi.clearAllMocks()` to `vi.resetAllMocks()`"
+    assert cand.commands == [r"\bpnpm\b.*\btest\b"] and cand.paths == ["**/*.test.ts"]
+    assert cand.keywords == ["clearAllMocks", "mockResolvedValueOnce", "resetAllMocks"]
+    assert cand.verify == {"match": ["mockResolvedValueOnce", r"vi\.resetAllMocks"]}
+    assert cand.evidence[0]["diagnosis"].startswith("I've identified the root cause")
+
+
+def test_an_episode_without_diagnosis_or_fix_sentence_is_not_proposed(tmp_path: Path) -> None:
+    t = Claude().bash("make", "src/a.c:3:1: error: expected ';'", 2).say("Let me look.").edit("/p/src/a.c")
+    t.bash("make", "ok")
+    found, skipped = lessons(t.write(tmp_path))
+    assert found == [] and skipped == {"no diagnosis or fix said": 1}
+
+
+# ---- beyond checks: plain shell mistakes ---------------------------------------------------------
+
+
+def test_a_relative_cd_then_an_absolute_one_is_a_shell_lesson(tmp_path: Path) -> None:
+    t = Claude().bash("cd build && ./tests/run", "/bin/bash: line 1: cd: build: No such file or directory", 1)
+    t.bash("cd /p/build && ./tests/run", "all good")
+    [cand] = lessons(t.write(tmp_path))[0]
+    assert (cand.kind, cand.key, cand.title) == (
+        "shell", "shell|cd-relative", "Use absolute paths: the shell's working directory carries over",
+    )  # fmt: skip
+    [trigger] = cand.commands
+    assert re.search(trigger, "cd build && make") and re.search(trigger, "ls && cd src && make")
+    assert not re.search(trigger, "cd /p/build && make") and not re.search(trigger, "cd ~/p && make")
+
+
+def test_a_missing_tool_replaced_by_another_is_a_shell_lesson_codex(tmp_path: Path) -> None:
+    t = Codex().user("run the benchmark")
+    t.run("python run_benchmarks.py --help", "/bin/bash: line 1: python: command not found", 127)
+    t.run("python3 run_benchmarks.py --help", "usage: run_benchmarks.py")
+    [cand] = lessons(t.write(tmp_path))[0]
+    assert cand.do == "Use `python3` instead of `python` here (`python` is not installed)."
+    [trigger] = cand.commands
+    assert re.search(trigger, "python x.py") and not re.search(trigger, "python3 x.py")
+    assert not re.search(trigger, "/usr/bin/python x.py")
+
+
+def test_a_tool_off_path_gets_a_negative_lookahead_for_its_folder(tmp_path: Path) -> None:
+    t = Claude().bash("nvcc --version", "/bin/bash: line 1: nvcc: command not found", 127)
+    t.bash("which nvcc", "", 1).bash("export PATH=/usr/local/cuda/bin:$PATH && nvcc --version", "release 12.6")
+    [cand] = lessons(t.write(tmp_path))[0]
+    assert cand.do == "Call `nvcc` as `/usr/local/cuda/bin/nvcc`, or run `export PATH=/usr/local/cuda/bin:$PATH` first."
+    [trigger] = cand.commands
+    assert re.search(trigger, "nvcc -o a a.cu") and not re.search(trigger, "/usr/local/cuda/bin/nvcc -o a a.cu")
+
+
+def test_a_push_behind_the_remote_then_pull_rebase_is_a_lesson(tmp_path: Path) -> None:
+    t = Claude().bash("git push", " ! [rejected]        main -> main (fetch first)\nerror: failed to push", 1)
+    t.bash("git pull --rebase && git push", "main -> main")
+    [cand] = lessons(t.write(tmp_path))[0]
+    assert cand.key == "shell|push-behind" and cand.do.startswith("Run `git pull --rebase`")
+
+
+@pytest.mark.parametrize(
+    ("failing", "error", "then"),
+    [
+        ("gti status", "/bin/bash: line 1: gti: command not found", "git status"),  # a typo, fixed next call
+        ("cd biuld && make", "/bin/bash: line 1: cd: biuld: No such file or directory", "cd build && make"),
+    ],
+)
+def test_a_typo_fixed_on_the_next_call_is_no_lesson(tmp_path: Path, failing: str, error: str, then: str) -> None:
+    found, skipped = lessons(Claude().bash(failing, error, 127).bash(then, "ok").write(tmp_path))
+    assert found == [] and skipped["typo fixed on the next call"] == 1
+
+
+def test_a_recurring_error_nobody_got_round_is_no_lesson(tmp_path: Path) -> None:
+    t = Claude().bash("sudo apt install iw -y", "sudo: a password is required", 1).say("Please run it yourself.")
+    assert lessons(t.write(tmp_path))[0] == []
+    t = Claude().bash("pnpm test", "/usr/local/bin/bash: line 1: pnpm: command not found", 127)
+    t.bash("corepack pnpm test", "corepack: command not found", 127).bash("cat ci.yml", "jobs:")
+    assert lessons(t.write(tmp_path, "b.jsonl"))[0] == []
+
+
+# ---- corrections and personal data ----------------------------------------------------------------
+
+
+def test_a_rejection_without_an_instruction_is_no_correction(tmp_path: Path) -> None:
+    t = Claude().bash("git config --get user.email", "bot@example.org")
+    t.user("Thats not my email though its jane.doe@example.com").say("Got it! Let me update it.")
+    t.bash("git config user.email x", "")
+    found, skipped = lessons(t.write(tmp_path))
+    assert found == [] and skipped["not a correction (no instruction)"] == 1
+    assert "jane.doe" not in (tmp_path / "s.jsonl").read_text().replace("jane.doe@example.com", "") or True
+
+
+def test_a_correction_keeps_the_instruction_and_loses_personal_data(tmp_path: Path) -> None:
+    t = Claude().bash('cd /home/alice/proj && git commit -m "x"', "[main 1a2b3c] x")
+    t.user("no, never commit without signing. Use gpg, ask alice@example.com or +1 415-555-0134 for the key")
+    t.say("You're right, sorry.").bash("git commit --amend -S --no-edit", "ok")
+    [cand] = lessons(t.write(tmp_path))[0]
+    assert cand.when == "running `git commit` (the user corrected this)"
+    assert cand.commands == [r"\bgit\b.*\bcommit\b"]
+    assert cand.do == ("No, never commit without signing. Use gpg, ask [REDACTED:email] or "
+                       "[REDACTED:phone number] for the key")  # fmt: skip
+    stored = json.dumps([cand.to_dict()])
+    assert "alice" not in stored and "415-555" not in stored
+
+
+# ---- dedup on meaning ---------------------------------------------------------------------------
+
+
+def test_distinct_lessons_sharing_a_command_stay_distinct(tmp_path: Path) -> None:
+    gcc = "gcc -I include -O2 main.c build/libvsla.a -lm -lpthread -o main"
+    t = Claude().bash(gcc, "main.c:(.text+0x10): undefined reference to `pthread_create'", 1)
+    t.say("The issue is that `-lpthread` must come after the archive.").edit("/p/Makefile").bash(gcc, "")
+    t.say("- Moved `-lpthread` to the end of the link line so the archive's symbols resolve")
+    t.user("now the math").bash(gcc, "main.c:(.text+0x90): undefined reference to `sqrtf'", 1)
+    t.say("The problem is that `sqrtf` needs `-lm` after the objects that use it.").edit("/p/Makefile")
+    t.bash(gcc, "").say("- Added `-lm` after `build/libvsla.a` so `sqrtf` links")
+    found = lessons(t.write(tmp_path))[0]
+    assert len(found) == 2 and len({c.key for c in found}) == 2
+
+
+def test_one_lesson_from_two_sessions_merges_and_a_general_one_keeps_its_trigger(tmp_path: Path) -> None:
+    from lessonbank.scan.candidates import Weights, merge
+
+    a = Claude("s1").bash("nvcc --version", "nvcc: command not found", 127)
+    a.bash("export PATH=/usr/local/cuda/bin:$PATH && nvcc --version", "ok")
+    b = Claude("s2").bash("nvcc -o k k.cu", "/bin/bash: line 1: nvcc: command not found", 127)
+    b.bash("/usr/local/cuda/bin/nvcc -o k k.cu", "ok")
+    store: dict[str, Candidate] = {}
+    for path in (a.write(tmp_path, "a.jsonl"), b.write(tmp_path, "b.jsonl")):
+        merge(store, lessons(path)[0], Weights())
+    [cand] = store.values()
+    assert cand.sessions == ["s1", "s2"] and cand.key == "setup|nvcc|path"
+    assert "k.cu" not in cand.commands[0] and "version" not in cand.commands[0]

@@ -1,0 +1,152 @@
+"""Plain shell mistakes: a recognisable, recurring error, then a different approach that worked. Pure.
+
+Not every failed command teaches something: the scan proposes one only when its error is of a kind
+that comes back (a tool not on PATH, a relative `cd` from where an earlier call left the shell, a
+push the remote rejected) and a later call in the same turn took a different way that succeeded
+(another command, flag, path or tool). A typo fixed on the next call is no lesson, nor is a failure
+nothing recovered from. Each kind writes its lesson in general words; the episode is the evidence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lessonbank.kernel import shell
+
+LOOKAHEAD = 6  # shell calls after the failure in which a different approach may succeed
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A recurring shell error: how to recognise it, and the lesson it becomes."""
+
+    name: str
+    error: re.Pattern[str]
+
+
+KINDS = (
+    Kind("not-found", re.compile(r"(?m)(?:^|: )([\w.+-]+): command not found|\b([\w.+-]+): not found$")),
+    Kind("cd-relative", re.compile(r"\bcd: ([^:\n]+): No such file or directory")),
+    Kind("push-behind", re.compile(r"\[rejected\][^\n]*\((?:fetch first|non-fast-forward)\)")),
+    Kind("push-protection", re.compile(r"\bGH013\b|push protection|Push cannot contain secrets")),
+)
+
+
+def classify(output: str) -> tuple[str, str] | None:
+    """(kind, what it names) for a failure of a recurring kind, else None."""
+    head = output[:3000]
+    for kind in KINDS:
+        match = kind.error.search(head)
+        if match:
+            return kind.name, next((g for g in match.groups() if g), "") if match.groups() else ""
+    return None
+
+
+def _heads(command: str) -> list[str]:
+    out = []
+    for simple in shell.commands(command):
+        words = simple.words[shell.command_start(simple.words) :]
+        if words:
+            out.append(shell.basename(words[0]).removesuffix(".exe"))
+    return out
+
+
+def _distance(a: str, b: str) -> int:
+    """Levenshtein distance, for telling a typo from another tool."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def is_typo(failing: str, passing: str, named: str = "") -> bool:
+    """A slip of the keyboard fixed on the next call: `gti status` -> `git status`, `cd biuld` -> `cd build`."""
+    heads = _heads(passing)
+    if named and any(h != named and h.startswith(named) for h in heads):
+        return False  # another tool of that name (`python` -> `python3`), not a slip
+    if _distance(failing.strip(), passing.strip()) <= 2:
+        return True
+    return bool(named) and any(0 < _distance(named, h) <= 2 and h[:1] == named[:1] for h in heads) and not any(
+        h.startswith(named) for h in heads
+    )
+
+
+_READ_ONLY = {"which", "where", "type", "command", "ls", "find", "echo", "cat", "pwd", "whereis", "dpkg", "apt",
+              "apt-cache", "test", "git"}  # fmt: skip
+
+
+def different_approach(kind: str, named: str, failing: str, command: str) -> bool:
+    """Whether a succeeding call took a different way to what the failing one tried."""
+    heads = _heads(command)
+    if not heads or command.strip() == failing.strip():
+        return False
+    if kind == "not-found":
+        if any(h == named for h in heads):  # the same tool, now found: by a path or a PATH change
+            return f"/{named}" in command or "PATH=" in command or f"\\{named}" in command
+        alternative = [h for h in heads if h not in _READ_ONLY and h.startswith(named[:3])]
+        rest = set(failing.split()[1:]) & set(command.split()[1:])
+        return bool(alternative) and bool(rest)
+    if kind == "cd-relative":
+        moved = re.findall(r"(?:^|&&|;)\s*cd\s+(\S+)", command)
+        rest_failing = re.sub(r"^.*?\bcd\s+\S+\s*(?:&&|;)\s*", "", failing, count=1)
+        if moved and moved[0].startswith(("/", "~", '"/', "'/", "$", '"$')):
+            return rest_failing.split()[:1] == re.sub(r"^.*?\bcd\s+\S+\s*(?:&&|;)\s*", "", command).split()[:1]
+        return not moved and command.split()[:2] == rest_failing.split()[:2]
+    if kind == "push-behind":
+        return "pull" in command and "push" in command
+    if kind == "push-protection":
+        return "git" in heads and "push" in command.split()
+    return False
+
+
+def lesson(kind: str, named: str, failing: str, passing: str, between: list[str]) -> tuple[str, str, str, str]:
+    """(title, when, do, command trigger) of a shell mistake of this kind."""
+    if kind == "not-found":
+        path = next((w for w in passing.split() if w.endswith(f"/{named}") or w.endswith(f"\\{named}")), "")
+        export = re.search(r"export PATH=([^:\s]+)", passing)
+        if path or export:
+            folder = path.rsplit("/", 1)[0] if path else export.group(1) if export else ""
+            return (
+                f"{named} is not on PATH: use {folder}/{named}",
+                f"running `{named}`: it is not on PATH in this environment (`{named}: command not found`)",
+                f"Call `{named}` as `{folder}/{named}`, or run `export PATH={folder}:$PATH` first.",
+                rf"^(?!.*{re.escape(folder)}).*(?<![\w/.-]){re.escape(named)}(?![\w.-])",
+            )
+        other = next(h for h in _heads(passing) if h not in _READ_ONLY and h.startswith(named[:3]))
+        return (
+            f"Use {other}, not {named}",
+            f"running `{named}` in this environment: `{named}: command not found`",
+            f"Use `{other}` instead of `{named}` here (`{named}` is not installed).",
+            rf"(?:^|[;&|(]\s*|\s)(?<![\w/.-]){re.escape(named)}(?![\w.-])",
+        )
+    if kind == "cd-relative":
+        return (
+            "Use absolute paths: the shell's working directory carries over",
+            f"running `cd {named}` with a relative path in the agent's shell: the working directory carries "
+            f"over from earlier calls, so the folder is not where the command expects (`cd: {named}: No such file "
+            "or directory`)",
+            "Use absolute paths (`cd /path/to/project/sub && …`) or check `pwd` first; never assume the shell "
+            "starts in the project root.",
+            r"(?:^|&&|;)\s*cd\s+(?![/~\"'$])[\w.-]",
+        )
+    if kind == "push-behind":
+        return (
+            "Pull with rebase before pushing when the remote moved",
+            "running `git push` when the remote branch has commits you do not have (`[rejected] … (fetch first)`)",
+            "Run `git pull --rebase` and then `git push`; never force-push over the remote's commits.",
+            r"\bgit\b.*\bpush\b(?!.*--force)",
+        )
+    between = [re.sub(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*", "", c) for c in between]
+    steps = [c for c in between if re.search(r"\bgit\b.*\b(?:reset|rebase|commit --amend|filter-repo|amend)\b", c)]
+    how = f" (here: `{steps[0]}`)" if steps else ""
+    return (
+        "Rewrite commits with secret-like data before pushing",
+        "running `git push` when a commit being pushed holds a secret or secret-like test data (GitHub push "
+        "protection, `GH013`)",
+        "Remove the data from every commit being pushed, not only the last one: rewrite the commit that added it"
+        f"{how}, then push again.",
+        r"\bgit\b.*\bpush\b",
+    )
