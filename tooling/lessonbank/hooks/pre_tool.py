@@ -1,9 +1,11 @@
 """PreToolUse: the lessons whose command or path triggers match this tool call.
 
-Bash commands are matched by their executable parts only (see `shell`); file tools by their
-path relative to the bank root. The compiled index picks candidate triggers by short literals
-the call contains; claimed lessons are dropped before any regex runs, and most regexes run on
-the small `rx` matcher, so `re` is rarely imported.
+Bash commands are matched by their executable parts, each followed by the assignments it runs
+with (`shell.trigger_texts`: `RUST_BACKTRACE=1 cargo test` is `cargo test RUST_BACKTRACE=1`, and
+`rg -n pytest docs/` is `rg -n docs/`); file tools by their path relative to the bank root. The
+compiled index picks candidate triggers by short literals the call contains; claimed lessons are
+dropped before any regex runs, and most regexes run on the small `rx` matcher, so `re` is rarely
+imported.
 """
 
 from lessonbank.kernel import compiled_read, shell
@@ -50,7 +52,7 @@ def subjects(tool: str, tool_input: dict, root: str, cwd: str) -> tuple[list[str
     if tool == "Bash":
         command = tool_input.get("command")
         if isinstance(command, str):
-            commands = [" ".join(words) for words in shell.segments(command)]
+            commands = shell.trigger_texts(command)
         return commands, paths
     for key in PATH_KEYS.get(tool, ()):
         value = tool_input.get(key)

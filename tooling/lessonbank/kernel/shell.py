@@ -8,17 +8,25 @@ newlines, parentheses) and returns each one's words, minus what is data rather t
 - the arguments of echo, printf and `:`;
 - commit and PR messages (`git commit -m "fix pytest hang"`, `gh pr create --body …`);
 - quoted text that holds whitespace (prose, inline code such as `python -c "…"`);
+- search patterns and scripts handed to a tool that reads them as data: grep, rg, ag, ack,
+  `git grep`, `git log --grep/-S/-G`, sed and awk scripts, `perl -e`, `find -name` globs, pgrep
+  patterns, the names given to which, type and man (`rg -n pytest docs/` runs no pytest);
 - leading `NAME=value` assignments, shell keywords and comments.
 
 Scripts handed to a shell (`bash -c "…"`, `eval …`) and command substitutions (`$(…)`, backticks,
 `<(…)`) are parsed in turn and add their own segments. No `re`: this runs on every Bash call.
 
 `commands(command)` gives the same simple commands with what the scan also needs: the operators
-after each one (`&&`, `||`, `|`, `;`, `)`…), how deeply it is nested and whether it writes a file.
+after each one (`&&`, `||`, `|`, `;`, `)`…), how deeply it is nested, whether it writes a file and
+the assignments it runs with. `trigger_texts(command)` is what command triggers match: each simple
+command's words followed by those assignments (`RUST_BACKTRACE=1 cargo test` is matched as
+`cargo test RUST_BACKTRACE=1`), so `\bcargo test\b(?!.*RUST_BACKTRACE=)` goes quiet when the fix is
+set, a trigger keyed on `RUST_BACKTRACE=1` sees it, and `^cargo` still anchors at the command.
 """
 
-# Longer than 400 lines: one tokenizer for the hooks and the scan; the quote scanners it calls could be
-# a module of their own, but every module the hook process loads costs it about 0.1 ms.
+# Longer than 400 lines: one tokenizer for the hooks and the scan, with the table of what each tool
+# reads as data; the quote scanners and that table could be modules of their own, but every module the
+# hook process loads costs it about 0.1 ms.
 
 SHELLS = frozenset(("sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"))
 QUIET = frozenset(("echo", "printf", ":", "true", "false"))
@@ -50,6 +58,79 @@ WRAPPERS = {
     "xvfb-run": frozenset(("-a", "-s", "-n")),
     "caffeinate": frozenset(),
 }
+
+# Tools whose arguments hold data (search patterns, scripts, names looked up); _data_specs says how
+# each reads them. Only this set is built at import: the specs are built on the first such command.
+DATA_NAMES = frozenset(
+    ("grep", "egrep", "fgrep", "zgrep", "ggrep", "ugrep", "rg", "ag", "ack", "ack-grep", "sed", "gsed",
+     "awk", "gawk", "mawk", "nawk", "pgrep", "pkill", "perl", "ruby", "node",
+     "which", "whereis", "type", "man", "apropos", "whatis", "tldr", "git", "find")
+)  # fmt: skip
+_GIT_SEARCHING = frozenset(("grep", "log", "show", "diff", "whatchanged", "rev-list", "shortlog", "reflog"))
+_GIT_GLOBAL_VALUES = frozenset(("-C", "-c", "--git-dir", "--work-tree", "--namespace"))
+_FIND_EXEC = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
+_SPECS: dict[str, tuple] = {}
+
+
+def _reads(pattern: str = "", value: str = "", data: str = "", none: str = "", positional: int = 1) -> tuple:
+    """What a tool reads as data: options whose value is its pattern or script, options taking another
+    value, options whose value is other data, options after which no word is the pattern (a file of
+    patterns, a listing mode), and which positional words are data (0 none, 1 the first, 2 all)."""
+    return (*(frozenset(names.split()) for names in (pattern, value, data, none)), positional)
+
+
+def _data_specs() -> dict[str, tuple]:
+    """How each tool of DATA_NAMES reads its arguments (`git grep`, `git log`: by subcommand)."""
+    if _SPECS:
+        return _SPECS
+    context = "-A -B -C -m --max-count --context --after-context --before-context"
+    grep = _reads(
+        "-e --regexp",
+        f"{context} -d -D -f --file --include --exclude --exclude-dir --label --binary-files --devices "
+        "--directories",
+        none="-f --file",
+    )
+    rg = _reads(
+        "-e --regexp",
+        f"{context} -g --glob --iglob -t --type -T --type-not -j --threads -M --max-columns -d --max-depth "
+        "-E --encoding --sort --sortr --type-add --type-clear --colors --color --pre --pre-glob "
+        "--ignore-file --max-filesize --context-separator --path-separator --engine -f --file",
+        data="-r --replace",
+        none="-f --file --files --type-list",
+    )
+    ack = _reads("--match -g", f"{context} --type --ignore-dir --noignore-dir", none="-f")
+    sed = _reads("-e --expression", "-l --line-length -f --file", none="-f --file")
+    awk = _reads("-e --source", "-F -v --field-separator --assign -f --file -W", none="-f --file")
+    pgrep = _reads(
+        value="-u -U -g -G -P -s -t -F --signal --uid --euid --group --parent --session --terminal --pidfile"
+    )
+    names = _reads(positional=2)  # which pytest, man git: names looked up
+    _SPECS.update(
+        dict.fromkeys(("grep", "egrep", "fgrep", "zgrep", "ggrep", "ugrep"), grep),
+        rg=rg,
+        ag=_reads("-g", f"{context} --ignore --ignore-dir --depth -p --path-to-ignore", data="-G"),
+        ack=ack,
+        sed=sed,
+        gsed=sed,
+        pgrep=pgrep,
+        pkill=pgrep,
+        # perl -e, ruby -e, node -e: a script, not a command.
+        perl=_reads("-e -E", positional=0),
+        ruby=_reads("-e", positional=0),
+        node=_reads("-e --eval -p --print", positional=0),
+    )
+    _SPECS.update(dict.fromkeys(("awk", "gawk", "mawk", "nawk"), awk))
+    _SPECS.update(dict.fromkeys(("which", "whereis", "type", "man", "apropos", "whatis", "tldr"), names))
+    _SPECS["ack-grep"] = ack
+    _SPECS["git grep"] = _reads("-e", f"{context} -f --max-depth --threads", none="-f")
+    # git log -S/-G (the pickaxe), --grep, --author: what the history is searched for.
+    _SPECS["git log"] = _reads("--grep -S -G --author --committer --grep-reflog -L", positional=0)
+    _SPECS["find"] = _reads(
+        data="-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname"
+    )
+    return _SPECS
+
+
 _MAX_DEPTH = 4
 _REDIRECTS = ("&>>", "<<<", "<<-", "&>", ">>", ">|", "<<", "<>", ">&", "<&", "<", ">")
 _WRITES = (">", ">>", ">|", "&>", "&>>", ">&")
@@ -58,12 +139,14 @@ _WRITES = (">", ">>", ">|", "&>", "&>>", ">&")
 class Command:
     """A simple command: its words (as `segments` gives them), the operators written after it up to the
     next command (`&&`, `|`, `)||`, a newline; "" at the end), its depth (0; 1 and more inside `$(…)`,
-    backticks, `bash -c "…"`, a heredoc a shell reads) and whether it redirects output to a file."""
+    backticks, `bash -c "…"`, a heredoc a shell reads), whether it redirects output to a file and the
+    NAME=value assignments it runs with (written before it, or given to env or sudo)."""
 
-    __slots__ = ("words", "after", "depth", "writes")
+    __slots__ = ("words", "after", "depth", "writes", "env")
 
-    def __init__(self, words: list[str], depth: int, writes: bool) -> None:
+    def __init__(self, words: list[str], depth: int, writes: bool, env: list[str]) -> None:
         self.words, self.after, self.depth, self.writes = words, "", depth, writes
+        self.env = env
 
     def __repr__(self) -> str:
         return f"Command({self.words!r}, after={self.after!r}, depth={self.depth}, writes={self.writes})"
@@ -81,6 +164,11 @@ def commands(command: str) -> list[Command]:
     info: list[Command] = []
     _parse(command, 0, [], info)
     return info
+
+
+def trigger_texts(command: str) -> list[str]:
+    """What command triggers match: each simple command's words, then the assignments it runs with."""
+    return [" ".join(c.words + c.env) if c.env else " ".join(c.words) for c in commands(command)]
 
 
 def basename(word: str) -> str:
@@ -402,14 +490,105 @@ def command_start(texts: list[str], k: int = 0) -> int:
 
 
 def _emit(
-    kept: list[str], depth: int, out: list[list[str]], info: list[Command] | None, writes: bool
+    kept: list[str],
+    depth: int,
+    out: list[list[str]],
+    info: list[Command] | None,
+    writes: bool,
+    words: list[tuple[str, bool]],
+    j: int,
 ) -> Command | None:
     out.append(kept)
     if info is None:
         return None
-    command = Command(kept, depth, writes)
+    env = [w for w, prose in words[:j] if not prose and _is_assignment(w)]
+    command = Command(kept, depth, writes, env)
     info.append(command)
     return command
+
+
+def _data_words(texts: list[str], start: int, end: int, drop: set[int]) -> None:
+    """Add to `drop` the indexes of the words in texts[start:end] that a tool reads as data."""
+    j = command_start(texts, start)
+    if j >= end:
+        return
+    name = basename(texts[j])
+    if name == "git":
+        i = j + 1
+        while i < end and texts[i].startswith("-"):
+            i += 2 if texts[i] in _GIT_GLOBAL_VALUES else 1
+        sub = texts[i] if i < end else ""
+        if sub in _GIT_SEARCHING:
+            _option_data(texts, i + 1, end, _data_specs()["git grep" if sub == "grep" else "git log"], drop)
+    elif name == "find":
+        patterns = _data_specs()["find"][2]  # -name '*.py': a glob
+        i = j + 1
+        while i < end:
+            word = texts[i]
+            if word in patterns:
+                drop.add(i + 1)
+                i += 1
+            elif word in _FIND_EXEC:  # -exec grep -l pytest {} + : the command it runs has data too
+                stop = i + 1
+                while stop < end and texts[stop] not in (";", "+"):
+                    stop += 1
+                _data_words(texts, i + 1, stop, drop)
+                i = stop
+            i += 1
+    elif name in DATA_NAMES:
+        _option_data(texts, j + 1, end, _data_specs()[name], drop)
+
+
+def _option_data(texts: list[str], i: int, end: int, spec: tuple, drop: set[int]) -> None:
+    """The data words of a tool's arguments texts[i:end], read as getopt reads them."""
+    pattern, value, data, none, positional = spec
+    given = False  # the pattern came through an option (-e, -f): no positional word is one
+    positionals: list[int] = []
+    while i < end:
+        word = texts[i]
+        if not word:  # sed -i '' (BSD): the empty suffix
+            pass
+        elif word == "--":
+            positionals.extend(range(i + 1, end))
+            break
+        elif word.startswith("--"):
+            name, eq, _ = word.partition("=")
+            if name in pattern or name in data:
+                given = given or name in pattern
+                if eq:
+                    drop.add(i)
+                else:
+                    drop.add(i + 1)
+                    i += 1
+            elif name in value:
+                given = given or name in none
+                i += 0 if eq else 1
+            elif name in none:
+                given = True
+        elif word.startswith("-") and len(word) > 1:
+            for at in range(1, len(word)):  # a cluster: -rn, -A3, -ie PATTERN
+                flag = "-" + word[at]
+                if flag in pattern or flag in data:
+                    given = given or flag in pattern
+                    if at + 1 < len(word):
+                        drop.add(i)
+                    else:
+                        drop.add(i + 1)
+                        i += 1
+                    break
+                if flag in value:
+                    given = given or flag in none
+                    i += 1 if at + 1 == len(word) else 0
+                    break
+                if flag in none:
+                    given = True
+        else:
+            positionals.append(i)
+        i += 1
+    if positional == 2:
+        drop.update(positionals)
+    elif positional == 1 and positionals and not given:
+        drop.add(positionals[0])
 
 
 def _simple(
@@ -423,9 +602,12 @@ def _simple(
     real = basename(texts[j]) if j < len(texts) else ""
     if real == "eval":
         _parse(" ".join(texts[j + 1 :]), depth + 1, out, info)
-        return _emit(texts[k : j + 1], depth, out, info, writes)
+        return _emit(texts[k : j + 1], depth, out, info, writes, words, j)
     if real in QUIET:
-        return _emit(texts[k : j + 1], depth, out, info, writes)
+        return _emit(texts[k : j + 1], depth, out, info, writes, words, j)
+    data: set[int] = set()
+    if real in DATA_NAMES:
+        _data_words(texts, j, len(texts), data)
     # Scripts handed to a shell run too: bash -c "…", xargs sh -c '…', find -exec sh -c '…'.
     for idx in range(j, len(texts)):
         if basename(texts[idx]) in SHELLS:
@@ -456,7 +638,7 @@ def _simple(
                         drop_next = True
                     else:
                         continue  # the message is attached: -m"text"
-        if is_prose:
+        if is_prose or idx in data:
             continue
         kept.append(word)
-    return _emit(kept, depth, out, info, writes) if kept else None
+    return _emit(kept, depth, out, info, writes, words, j) if kept else None
