@@ -186,10 +186,22 @@ def test_errors_in_code_written_this_turn_are_work_in_progress(tmp_path: Path) -
 
 
 def test_a_file_written_by_the_failing_command_itself_is_work_in_progress_codex(tmp_path: Path) -> None:
-    t = Codex().user("try it").run("printf 'int main(){}\\n' > t.c && gcc t.c -o t", "t.c:1:9: error: stray '\\' in program", 1)
-    t.say("The printf command is escaping the characters.").patch("/repo/t.c").run("gcc t.c -o t", "")
+    t = Codex().user("try it").run("cat > t.c <<'EOF'\nint main(){return 0}\nEOF\ngcc t.c -o t", "t.c:1:21: error: expected ';'", 1)
+    t.say("The issue is that the return lacks a semicolon.").patch("/repo/t.c").run("gcc t.c -o t", "")
     found, skipped = lessons(t.write(tmp_path))
     assert found == [] and skipped["work in progress"] == 1
+
+
+def test_source_mangled_by_printf_is_a_lesson_on_printf_not_on_the_compiler_codex(tmp_path: Path) -> None:
+    t = Codex().user("try it")
+    t.run("printf 'int main(){if(\\!x)return 1;}\\n' > t.c && gcc t.c -o t", "t.c:1:16: error: stray '\\' in program", 1)
+    t.say("The printf command is escaping the exclamation marks.").patch("/repo/t.c").run("gcc t.c -o t", "")
+    [cand] = lessons(t.write(tmp_path))[0]
+    assert (cand.kind, cand.key) == ("shell", "shell|shell-written-source")
+    [trigger] = cand.commands
+    assert re.search(trigger, "printf '#include <stdio.h>' > test_gpu.c")
+    assert re.search(trigger, "cat > bench.cu << 'EOF'")
+    assert not re.search(trigger, "gcc -I include test_gpu.c -o t") and not re.search(trigger, "echo hi > notes.txt")
 
 
 def test_a_check_that_failed_before_any_edit_of_the_turn_is_a_lesson_codex(tmp_path: Path) -> None:

@@ -125,9 +125,9 @@ def _shell(cand: Candidate) -> str:
     kind, named = ev.get("shell", ""), ev.get("named", "")
     title, when, do, trigger = shellfail.lesson(kind, named, ev["failing"], ev["passing"], ev.get("commands") or [])
     cand.title, cand.when, cand.do, cand.commands = title, when, do, [trigger]
-    cand.keywords = {"not-found": [named.lower()], "push-behind": ["push"], "push-protection": ["push", "secret"]}.get(
-        kind, []
-    )
+    keywords = {"not-found": [named.lower()], "push-behind": ["push"], "push-protection": ["push", "secret"],
+                "shell-written-source": ["printf", "echo", "heredoc"]}  # fmt: skip
+    cand.keywords = keywords.get(kind, [])
     cand.key = f"setup|{named}|path" if kind == "not-found" and "PATH" in do else f"shell|{kind}|{named}"
     if kind != "not-found":
         cand.key = f"shell|{kind}"  # the same lesson whatever folder or branch it met

@@ -30,7 +30,10 @@ KINDS = (
     Kind("cd-relative", re.compile(r"\bcd: ([^:\n]+): No such file or directory")),
     Kind("push-behind", re.compile(r"\[rejected\][^\n]*\((?:fetch first|non-fast-forward)\)")),
     Kind("push-protection", re.compile(r"\bGH013\b|push protection|Push cannot contain secrets")),
+    # C source written through the shell: the Bash tool turns `!` into `\!`, the compiler sees a stray `\`
+    Kind("shell-written-source", re.compile(r"stray [‘'`]\\[’'`] in program")),
 )
+_COMPILERS = {"gcc", "g++", "cc", "c++", "clang", "clang++", "nvcc", "make", "cmake"}
 
 
 def classify(output: str) -> tuple[str, str] | None:
@@ -99,6 +102,9 @@ def different_approach(kind: str, named: str, failing: str, command: str) -> boo
         return "pull" in command and "push" in command
     if kind == "push-protection":
         return "git" in heads and "push" in command.split()
+    if kind == "shell-written-source":  # compiled after the file was written another way
+        writes = re.search(r"\b(?:echo|printf)\b[^|;&]*>|<<", command)
+        return bool(_COMPILERS.intersection(heads)) and not writes
     return False
 
 
@@ -140,6 +146,16 @@ def lesson(kind: str, named: str, failing: str, passing: str, between: list[str]
             r"\bgit\b.*\bpush\b(?!.*--force)",
         )
     between = [re.sub(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*", "", c) for c in between]
+    if kind == "shell-written-source":
+        return (
+            "Write source files with the file tool, not echo, printf or a heredoc",
+            "writing C/C++/CUDA source through the shell (`echo`, `printf`, `cat <<EOF` into a `.c` file): `!` "
+            "arrives as `\\!` and the compiler fails with `stray '\\' in program`",
+            "Create or change source files with the file-writing tool (Write/Edit), never through a shell "
+            "command; then compile.",
+            r"(?:\becho\b|\bprintf\b|\bcat\b[^|;&]*<<)[^|;&]*>\s*['\"]?[\w./-]+\.(?:c|h|cc|cpp|cu|cuh|hpp)\b"
+            r"|\bcat\s*>\s*['\"]?[\w./-]+\.(?:c|h|cc|cpp|cu|cuh|hpp)\b",
+        )
     steps = [c for c in between if re.search(r"\bgit\b.*\b(?:reset|rebase|commit --amend|filter-repo|amend)\b", c)]
     how = f" (here: `{steps[0]}`)" if steps else ""
     return (
