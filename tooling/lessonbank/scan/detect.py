@@ -336,8 +336,8 @@ class Detector:
         mine = [*self.turn_files, *(w.rsplit("/", 1)[-1] for w in written)]
         if not mine:
             return False
-        head = output[:4000]
-        return any(name in head for name in mine) or bool(_COMPILE_ERROR.search(first))
+        said = "\n".join(mining.error_lines(output, 6))  # the errors, not the files that passed around them
+        return any(name in said for name in mine) or bool(_COMPILE_ERROR.search(first))
 
     def _fixed(self, check: mining.Check, ep: dict[str, Any], ev: Event) -> list[Candidate]:
         passing = {"command": _short(_clean(mining.display(ev.command)), 200), "time": ev.time}
