@@ -4,7 +4,8 @@
 folder and the generated INDEX.md and BANK.md. The weekly groom is scheduled from here too, as
 text that runs the `bank groom` command (no import of `groom`): the GitHub Actions workflow
 `bank init --ci` writes, and the crontab line `bank schedule` prints, on one shared schedule.
-It imports `bank.render`, `bank.store`, `config` and `errors`.
+It imports `bank.render` (jinja2, only where a file is rendered: `bank schedule` needs none),
+`bank.store`, `config` and `errors`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import shlex
 import sys
 from pathlib import Path
 
-from lessonbank.bank import render as generate
 from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.config import DEFAULT_TOML
 from lessonbank.errors import BankError
@@ -31,6 +31,8 @@ def init(root: Path, ci: bool = False, dry_run: bool = False) -> list[tuple[str,
         results.append((rel, "exists" if target.exists() else write_atomic(target, text, dry_run)))
     results.append((".gitignore", ignore_state(root, dry_run)))
     if not dry_run:
+        from lessonbank.bank import render as generate
+
         bank = Bank.open(root)
         for name, action in generate.regenerate(bank):
             if name in generate.GENERATED:
@@ -53,6 +55,8 @@ def ignore_state(root: Path, dry_run: bool) -> str:
 
 def workflow_text(root: Path) -> str:
     """The GitHub Actions workflow that grooms weekly on a branch and opens a pull request."""
+    from lessonbank.bank import render as generate
+
     bank_templates = root / "templates"
     env = generate.environment(bank_templates)
     env.filters["gha"] = lambda expr: "${{ " + str(expr) + " }}"

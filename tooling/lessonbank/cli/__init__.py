@@ -36,11 +36,56 @@ COMMANDS = {
 }
 
 
+# What `bank --help` says of each command: the first line of its docstring, written here so that
+# listing the commands imports none of their modules (tests/cli/test_startup.py keeps the two equal).
+SUMMARIES = {
+    "add": 'Add a typed lesson: "<situation> => <what to do>"; tags and keywords come from its words.',
+    "capture": "Add a lesson through the gates (flags, --json or --blocks on stdin); a repeat bumps seen.",
+    "check": "Validate every lesson; print each problem as path:line: message and exit 1 if any.",
+    "config": "Print the effective settings (defaults overlaid by bank.toml).",
+    "demo": "Build a bundled example bank in a fresh git repository and show each feature working.",
+    "forget": "Delete a lesson by slug or id (git keeps its history) and regenerate the index.",
+    "groom": "Re-verify lessons seen in two sessions; promote them into rules/skills/docs or delete stale ones.",
+    "hook": "Run one hook event here and print its answer; a dry run unless --record (errors are shown).",
+    "index": "Regenerate INDEX.md, BANK.md and the hooks' compiled index from lessons/.",
+    "init": "Set up a bank in PATH (default: here); never overwrites an existing file.",
+    "install": "Connect the bank to a coding agent's hooks.",
+    "ledger": "What the hooks put in front of the agent: per lesson, per session, estimated tokens, never-fired.",
+    "list": "List the lessons as a table.",
+    "off": "Inject nothing, learn nothing, nudge no agent, from the hooks' next call.",
+    "on": "Learn and inject lessons (the default mode).",
+    "review": "Walk the scan's candidates one by one: accept (through the capture gates), edit, reject or skip.",
+    "rules": "Bring CLAUDE.md (@rules imports), AGENTS.md (a copy) and Cursor rules in line with rules/.",
+    "scan": "Mine agent transcripts (Claude Code, Codex) for mistakes that were fixed; keep them for review.",
+    "schedule": "Print the crontab line that grooms this bank weekly on a new branch.",
+    "show": "Show one lesson by slug or id.",
+    "stats": "Counts by status, source, type and tag, and how many lessons groom would consider.",
+    "test": "Run the on/off trial: turns a lesson fits go at random to a with or a without arm.",
+    "trial": "The on/off trial's verdict, under a rule fixed in advance.",
+}
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported from their module on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of `bank --help`, from SUMMARIES for the commands not imported yet."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            command = self.commands.get(name)
+            if command is None:
+                rows.append((name, click.utils.make_default_short_help(SUMMARIES[name], limit)))
+            elif not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in COMMANDS:

@@ -1,4 +1,8 @@
-"""The bank's own commands: init, add, capture, list, show, forget, check, stats, index, config."""
+"""The bank's own commands: init, add, capture, list, show, forget, check, stats, index, config.
+
+Each command imports what only it uses (capture the gates, index the jinja2 renderer) in its body:
+`bank list` reads the lessons and nothing more.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +10,19 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from lessonbank.bank import lesson as lesson_mod
-from lessonbank.bank import render as generate
 from lessonbank.bank.store import Bank
-from lessonbank.capture import draft as draft_mod
-from lessonbank.capture import pipeline as capture_mod
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json, table
 from lessonbank.errors import BankError, GateRefusal
+
+if TYPE_CHECKING:
+    from lessonbank.capture import draft as draft_mod
+    from lessonbank.capture import pipeline as capture_mod
 
 
 def _bank(ctx: click.Context) -> Bank:
@@ -62,6 +67,8 @@ def _print_outcome(outcome: capture_mod.Outcome) -> None:
 def add(ctx: click.Context, text: str, promote_to: str, session: str | None, priority: int | None,
         dry_run: bool) -> None:  # fmt: skip
     """Add a typed lesson: "<situation> => <what to do>"; tags and keywords come from its words."""
+    from lessonbank.capture import draft as draft_mod
+
     when, sep, do = text.partition("=>")
     if not sep or not when.strip() or not do.strip():
         raise click.UsageError('write the lesson as "<situation> => <what to do>"')
@@ -75,6 +82,8 @@ def add(ctx: click.Context, text: str, promote_to: str, session: str | None, pri
 
 
 def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool) -> None:
+    from lessonbank.capture import pipeline as capture_mod
+
     refused = []
     for draft in drafts:
         try:
@@ -112,6 +121,9 @@ def capture(
     ctx: click.Context, as_json: bool, blocks: bool, pending: bool, dry_run: bool, **fields: Any
 ) -> None:
     """Add a lesson through the gates (flags, --json or --blocks on stdin); a repeat bumps seen."""
+    from lessonbank.capture import draft as draft_mod
+    from lessonbank.capture import pipeline as capture_mod
+
     bank = _bank(ctx)
     if sum((as_json, blocks, pending)) > 1:
         raise click.UsageError("--json, --blocks and --pending are different inputs: use one")
@@ -222,6 +234,7 @@ def show(ctx: click.Context, key: str, as_json: bool) -> None:
 @click.pass_context
 def forget(ctx: click.Context, key: str, dry_run: bool) -> None:
     """Delete a lesson by slug or id (git keeps its history) and regenerate the index."""
+    from lessonbank.bank import render as generate
     from lessonbank.bank.store import remove
 
     bank = _bank(ctx)
@@ -286,6 +299,8 @@ def stats(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def index_cmd(ctx: click.Context, check_only: bool, dry_run: bool) -> None:
     """Regenerate INDEX.md, BANK.md and the hooks' compiled index from lessons/."""
+    from lessonbank.bank import render as generate
+
     bank = _bank(ctx)
     try:
         if check_only:

@@ -1,33 +1,42 @@
-"""`bank groom`, `bank rules` and `bank schedule`: curation as a reviewable git change."""
+"""`bank groom`, `bank rules` and `bank schedule`: curation as a reviewable git change.
+
+Each command imports what it uses in its body: `bank schedule` and `bank rules` load no gitpython,
+no planner and no trial statistics.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from lessonbank.bank import scaffold
-from lessonbank.bank.git import GitRepo
-from lessonbank.bank.store import Bank
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json, table
 from lessonbank.errors import BankError
-from lessonbank.groom import apply, rulesync
-from lessonbank.groom.decide import OUTCOMES
-from lessonbank.groom.plan import Plan, command_runner, commit_message, plan_groom
-from lessonbank.trial import ledger
 
-_ORDER = {outcome: i for i, outcome in enumerate(OUTCOMES)}
+if TYPE_CHECKING:
+    from lessonbank.bank.git import GitRepo
+    from lessonbank.bank.store import Bank
+    from lessonbank.groom.plan import Plan
+
+
+def _order() -> dict[str, int]:
+    from lessonbank.groom.decide import OUTCOMES
+
+    return {outcome: i for i, outcome in enumerate(OUTCOMES)}
 
 
 def _rows(plan: Plan) -> list[list[str]]:
-    ordered = sorted(plan.decisions, key=lambda d: (_ORDER[d.outcome], d.slug))
+    order = _order()
+    ordered = sorted(plan.decisions, key=lambda d: (order[d.outcome], d.slug))
     return [[d.slug, d.outcome, d.reason, plan.targets.get(d.lesson_id, d.destination)] for d in ordered]
 
 
 def _summary(plan: Plan) -> str:
+    from lessonbank.groom.decide import OUTCOMES
+
     return ", ".join(f"{outcome} {plan.count(outcome)}" for outcome in OUTCOMES)
 
 
@@ -46,6 +55,8 @@ def _summary(plan: Plan) -> str:
 @click.pass_context
 def groom(ctx: click.Context, **opts: Any) -> None:
     """Re-verify lessons seen in two sessions; promote them into rules/skills/docs or delete stale ones."""
+    from lessonbank.bank.git import GitRepo
+
     bank = get_bank(ctx)
     try:
         repo = GitRepo(bank.root)
@@ -61,6 +72,10 @@ def _groom(
     bank: Bank, repo: GitRepo, dry_run: bool, do_commit: bool, branch: str | None, allow_dirty: bool,
     run_commands: bool, timeout: float | None, min_seen: int | None, gather: str | None, as_json: bool,
 ) -> None:  # fmt: skip
+    from lessonbank.groom import apply
+    from lessonbank.groom.plan import command_runner, commit_message, plan_groom
+    from lessonbank.trial import ledger
+
     runner = None
     if run_commands:
         seconds = timeout if timeout is not None else float(bank.config.get("groom.command_timeout"))
@@ -73,10 +88,11 @@ def _groom(
     if not dry_run and not allow_dirty:
         apply.refuse_if_dirty(bank, repo, plan)
     if as_json:
+        order = _order()
         emit_json([
             {"lesson": d.slug, "id": d.lesson_id, "decision": d.outcome, "reason": d.reason,
              "reasons": list(d.reasons), "destination": plan.targets.get(d.lesson_id, d.destination)}
-            for d in sorted(plan.decisions, key=lambda d: (_ORDER[d.outcome], d.slug))
+            for d in sorted(plan.decisions, key=lambda d: (order[d.outcome], d.slug))
         ])  # fmt: skip
     else:
         click.echo(table(["lesson", "decision", "reason", "destination"], _rows(plan), max_width=90))
@@ -125,6 +141,8 @@ def _echo_dry(plan: Plan, say: Callable[[str], None]) -> None:
 @click.pass_context
 def rules(ctx: click.Context, cursor: bool | None, dry_run: bool) -> None:
     """Bring CLAUDE.md (@rules imports), AGENTS.md (a copy) and Cursor rules in line with rules/."""
+    from lessonbank.groom import rulesync
+
     bank = get_bank(ctx)
     try:
         results = rulesync.sync(bank, cursor=cursor, dry_run=dry_run)
@@ -142,5 +160,7 @@ def rules(ctx: click.Context, cursor: bool | None, dry_run: bool) -> None:
 @click.pass_context
 def schedule(ctx: click.Context) -> None:
     """Print the crontab line that grooms this bank weekly on a new branch."""
+    from lessonbank.bank import scaffold
+
     bank = get_bank(ctx)
     click.echo(scaffold.crontab_line(Path(bank.root)))

@@ -1,0 +1,90 @@
+"""`bank` starts on what it needs: `--help` imports no command module, `list` only the bank reader."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from lessonbank import cli
+from lessonbank.bank import scaffold
+
+# Runs `bank ARGS` as the console script does, then prints the modules it loaded on the last line.
+SCRIPT = """
+import json, sys
+from lessonbank.cli import main
+code = 0
+try:
+    main(sys.argv[1:], prog_name="bank")
+except SystemExit as exc:
+    code = exc.code
+print("\\nMODULES " + json.dumps(sorted(sys.modules)))
+sys.exit(code)
+"""
+HEAVY = ("git", "jinja2", "yaml", "frontmatter", "markdown_it", "numpy")
+
+
+def loaded(args: list[str], cwd: Path) -> tuple[str, set[str]]:
+    """(what `bank ARGS` printed, the modules it imported)."""
+    env = dict(os.environ, COLUMNS="80")  # help text 78 wide, as in the comparison below
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, *args], cwd=cwd, capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    text, _, modules = done.stdout.rpartition("\nMODULES ")
+    return text, set(json.loads(modules))
+
+
+def _top(modules: set[str]) -> set[str]:
+    return {name.partition(".")[0] for name in modules}
+
+
+def test_help_imports_no_command_module_and_nothing_heavy(tmp_path: Path) -> None:
+    text, modules = loaded(["--help"], tmp_path)
+    assert "list      List the lessons as a table." in text
+    assert sorted(m for m in modules if m.startswith("lessonbank.")) == [
+        "lessonbank.cli",
+        "lessonbank.errors",
+    ]
+    assert not _top(modules) & set(HEAVY)
+
+
+def test_list_on_an_empty_bank_loads_the_lessons_reader_only(tmp_path: Path) -> None:
+    scaffold.init(tmp_path)
+    text, modules = loaded(["list"], tmp_path)
+    assert "(none)" in text
+    assert "lessonbank.bank.store" in modules and "lessonbank.cli.commands" in modules
+    assert not _top(modules) & {"git", "jinja2", "frontmatter", "markdown_it", "numpy"}
+    packages = {".".join(m.split(".")[:2]) for m in modules if m.startswith("lessonbank.")}
+    assert not packages & {"lessonbank.capture", "lessonbank.scan", "lessonbank.groom", "lessonbank.trial"}
+    assert not {m for m in modules if m.startswith("lessonbank.cli.")} - {
+        "lessonbank.cli.commands",
+        "lessonbank.cli.output",
+    }
+
+
+@pytest.mark.parametrize("args", [["schedule"], ["config"]])
+def test_light_commands_load_no_gitpython_nor_jinja2(tmp_path: Path, args: list[str]) -> None:
+    scaffold.init(tmp_path)
+    _, modules = loaded(args, tmp_path)
+    assert not _top(modules) & {"git", "jinja2", "numpy"}
+
+
+def test_the_help_summaries_are_the_commands_own(tmp_path: Path) -> None:
+    lazy, _ = loaded(["--help"], tmp_path)
+    ctx = click.Context(cli.main, info_name="bank", terminal_width=78, help_option_names=["-h", "--help"])
+    for name in cli.COMMANDS:
+        command = cli.main.get_command(ctx, name)
+        assert command is not None
+        first = (command.help or "").split("\n\n")[0].strip()
+        assert " ".join(first.split()) == cli.SUMMARIES[name], (
+            f"{name}: update cli.SUMMARIES to its docstring"
+        )
+    assert set(cli.SUMMARIES) == set(cli.COMMANDS)
+    # With every module imported, click's own listing says the same.
+    assert cli.main.get_help(ctx).strip() == lazy.strip()
