@@ -128,7 +128,7 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return ""
     session = state.Session(state_dir, str(payload.get("session_id") or ""))
-    index: "compiled_read.DiskIndex | compiled_read.MemIndex | None" = compiled_read.current(root, state_dir)
+    index: compiled_read.DiskIndex | compiled_read.MemIndex | None = compiled_read.current(root, state_dir)
     if index is None:  # missing or stale: rebuilt from INDEX.md, which loads `re`, so only now
         from lessonbank.kernel import compiled_build
 

@@ -50,7 +50,7 @@ def user_prompt_submit(payload: dict, root: str, state_dir: str, mode: str) -> s
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return ""
-    index: "compiled_read.DiskIndex | compiled_read.MemIndex | None" = compiled_read.current(root, state_dir)
+    index: compiled_read.DiskIndex | compiled_read.MemIndex | None = compiled_read.current(root, state_dir)
     if index is None:  # missing or stale: rebuilt from INDEX.md, which loads `re`, so only now
         from lessonbank.kernel import compiled_build
 

@@ -27,7 +27,7 @@ def session_start(payload: dict, root: str, state_dir: str, mode: str) -> str:
     elif source == "compact":
         from lessonbank.kernel import compiled_read
 
-        index: "compiled_read.DiskIndex | compiled_read.MemIndex | None" = compiled_read.current(root, state_dir)
+        index: compiled_read.DiskIndex | compiled_read.MemIndex | None = compiled_read.current(root, state_dir)
         if index is None:  # missing or stale: rebuilt from INDEX.md, which loads `re`, so only now
             from lessonbank.kernel import compiled_build
 
