@@ -9,7 +9,11 @@ the same way, so both see the same machine load. Two cases per bank:
   is claimed since (what nearly every call of a session costs);
 - inject: a new session per call, so every call matches, reads the lesson and answers.
 
-A last row runs the same hook in a folder without a bank (what every other project pays).
+Then, on the largest bank, each other agent's real payload (tests/fixtures: Codex, Copilot CLI,
+Gemini CLI; Cursor's documented shape) runs through that agent's installed command, a new
+session per call: the shell call's lessons (PreToolUse and its equivalents), and the check's
+record after it (Codex reads the exit status from its rollout file). A last row runs the same hook
+in a folder without a bank (what every other project pays).
 
 With `--baseline DIR` (the `tooling` folder of another checkout, e.g. a `git worktree` of an older
 commit), that checkout's hook script runs on the same bank in the same interleaved loop, and two
@@ -159,11 +163,72 @@ def measure(
     return hook_times, bare_times, first, other_times
 
 
+AGENT_FIXTURES = REPO / "tests" / "fixtures"
+
+
+def agent_payload(agent: str, event: str, command: str, cwd: Path, session: str, rollout: Path) -> dict:
+    """A real payload of another agent (tests/fixtures) for one shell call, moved to `cwd`."""
+    if agent == "codex":
+        lines = (AGENT_FIXTURES / "codex-0.171" / "hook-payloads.jsonl").read_text().splitlines()
+        data = next(p for p in map(json.loads, lines) if p["hook_event_name"] == event)
+        data.update(session_id=session, transcript_path=str(rollout), tool_use_id="call_1")
+        data["tool_input"] = {"command": command}
+    elif agent == "copilot":
+        lines = (AGENT_FIXTURES / "copilot-cli-1.0.102" / "hook-payloads.jsonl").read_text().splitlines()
+        data = next(json.loads(e["stdin"]) for e in map(json.loads, lines) if e["event"] == event)
+        data.update(sessionId=session, toolArgs={"command": command})
+    elif agent == "gemini":
+        lines = (AGENT_FIXTURES / "gemini-cli-0.61" / "hook-payloads.jsonl").read_text().splitlines()
+        data = next(p for p in map(json.loads, lines) if p["hook_event_name"] == event)
+        data.update(session_id=session, tool_input={"command": command})
+    else:  # cursor: its documented shape (no CLI to capture from)
+        data = {"conversation_id": session, "generation_id": "g", "hook_event_name": event, "command": command}
+    data["cwd"] = str(cwd)
+    return data
+
+
+# (agent, event passed on the command line or None, event in the payload, answers?)
+AGENT_CASES = (
+    ("codex", None, "PreToolUse", True),
+    ("codex", None, "PostToolUse", False),
+    ("copilot", "preToolUse", "preToolUse", True),
+    ("copilot", "postToolUse", "postToolUse", False),
+    ("gemini", None, "BeforeTool", True),
+    ("gemini", None, "AfterTool", False),
+    ("cursor", "beforeShellExecution", "beforeShellExecution", True),
+)
+
+
+def measure_agent(bank: Bank, runs: int, agent: str, named: str | None, event: str) -> tuple[list[float], list[float], str]:
+    """Each agent's own payload through its installed command, a fresh session per call."""
+    hook = install.installed_command(bank.root)
+    assert hook, "hooks not installed"
+    python = hook.split(" -I -S ")[0]
+    command = f"{hook} {agent}" + (f" {named}" if named else "")
+    bare = f"{python} -I -S -c pass"
+    shell = json.loads(FIXTURE.read_text(encoding="utf-8"))["tool_input"]["command"]
+    rollout = AGENT_FIXTURES / "codex-0.171" / "rollout-exit-127.jsonl"
+    first = ""
+    hook_times, bare_times = [], []
+    for i in range(runs + 5):
+        data = agent_payload(agent, event, shell, bank.root, f"{agent}-{i}", rollout)
+        payload = json.dumps(data).encode()
+        if i == 0:
+            first = subprocess.run(["/bin/sh", "-c", command], input=payload, capture_output=True, check=True).stdout.decode()
+            continue
+        h = spawn(command, payload, bank.root)
+        b = spawn(bare, None, bank.root)
+        if i >= 5:
+            hook_times.append(h)
+            bare_times.append(b)
+    return hook_times, bare_times, first
+
+
 def row(n: int, case: str, hook_t: list[float], bare_t: list[float], base_t: list[float]) -> None:
     bp50, bp99 = percentile(bare_t, 0.5) * 1000, percentile(bare_t, 0.99) * 1000
     hp50, hp99 = percentile(hook_t, 0.5) * 1000, percentile(hook_t, 0.99) * 1000
     line = (
-        f"{n or '-':>8} {case:>7} {bp50:>9.1f} {bp99:>9.1f} {hp50:>9.1f} {hp99:>9.1f}"
+        f"{n or '-':>8} {case:>24} {bp50:>9.1f} {bp99:>9.1f} {hp50:>9.1f} {hp99:>9.1f}"
         f" {hp50 / bp50:>6.2f} {hp99 / bp99:>6.2f}"
     )
     if base_t:
@@ -180,7 +245,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"python {sys.version.split()[0]}, {args.runs} runs per case, times in ms (p50 / p99)")
-    header = f"{'lessons':>8} {'case':>7} {'bare p50':>9} {'bare p99':>9} {'hook p50':>9} {'hook p99':>9} {'x p50':>6} {'x p99':>6}"
+    header = f"{'lessons':>8} {'case':>24} {'bare p50':>9} {'bare p99':>9} {'hook p50':>9} {'hook p99':>9} {'x p50':>6} {'x p99':>6}"
     if args.baseline:
         header += f" {'base p50':>9} {'base p99':>9}"
     print(header)
@@ -193,6 +258,11 @@ def main() -> None:
                 assert "additionalContext" in first, f"the payload should fit lesson 0: {first!r}"
                 row(n, case, hook_t, bare_t, base_t)
             print(f"{'':>8} (bank index took {built:.1f} s; index.bin {size / 1024:.0f} KiB)")
+            if n == sizes[-1]:  # each agent's payload on the largest bank, a fresh session per call
+                for agent, named, event, answers in AGENT_CASES:
+                    hook_t, bare_t, first = measure_agent(bank, args.runs, agent, named, event)
+                    assert bool(first.strip()) == answers, f"{agent} {event}: {first!r}"
+                    row(n, f"{agent} {event}", hook_t, bare_t, [])
         elsewhere = Path(tmp) / "no-bank"
         elsewhere.mkdir()
         hook_t, bare_t, first, base_t = measure(bank, args.runs, False, cwd=elsewhere, baseline=args.baseline)

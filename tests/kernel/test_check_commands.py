@@ -212,6 +212,7 @@ def _through_the_hooks(command: str, state_dir: Path) -> str:
     """What the PostToolUse hook records for a Bash call running `command` ("" when it records nothing)."""
     payload = {
         "hook_event_name": "PostToolUse",
+        "exit_status": 0,
         "tool_name": "Bash",
         "tool_input": {"command": command},
         "session_id": "s1",

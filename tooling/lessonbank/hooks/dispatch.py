@@ -1,4 +1,7 @@
-"""The hook entry point: read the payload once, dispatch by event, never break the agent.
+"""The hook entry point: read the payload once, adapt it, dispatch by event, never break the agent.
+
+`entry.py [agent [event]]`: the agent (claude when none) picks the adapter in hooks/agents that
+turns its payload into the internal event and the answer back into its output shape.
 
 Any error (bad JSON, an unknown event, a bug) ends in exit 0 with no output; the error is
 appended to `<bank>/.lessonbank/hook.log` (nowhere when there is no bank). A folder without
@@ -42,42 +45,72 @@ def _stop(payload: dict, root: str, state_dir: str, mode: str) -> str:
     return stop.stop(payload, root, state_dir, mode)
 
 
+# The agents with an adapter in hooks/agents (the hook command's first argument; claude by default).
+AGENTS = ("claude", "codex", "copilot", "gemini", "cursor")
+
+
+def load(agent: str):  # noqa: ANN201 - a module
+    """The adapter module for `agent` (hooks/agents; ValueError for an unknown name)."""
+    if agent not in AGENTS:
+        raise ValueError(f"unknown agent {agent!r}")
+    if agent == "claude":  # the common case, without importlib
+        from lessonbank.hooks.agents import claude
+
+        return claude
+    import importlib
+
+    return importlib.import_module("lessonbank.hooks.agents." + agent)
+
+
 # The event -> handler table (each handler: payload, bank root, state folder, mode -> stdout).
 EVENTS = {
     "PreToolUse": _pre_tool,
     "UserPromptSubmit": _prompt,
     "SessionStart": _session_start,
     "PostToolUse": _post_tool,
-    "PostToolUseFailure": _post_tool,
     "Stop": _stop,
 }
 
 
-def handle(raw: bytes, raise_errors: bool = False) -> str:
-    """The hook's stdout for one payload ("" for none)."""
+def handle(raw: bytes, raise_errors: bool = False, agent: str = "claude", named: str | None = None) -> str:
+    """The hook's stdout for one payload of `agent` ("" for none).
+
+    `named` is the event name the installed command passed (agents whose payloads have none).
+    The agent's adapter (hooks/agents) turns the payload into the internal event and the
+    handler's answer into the agent's shape; nothing between the two knows the agent.
+    """
     state_dir = None
-    event = "?"
+    event = named or "?"
     try:
         payload = jsonio.loads(raw.decode("utf-8", "replace"))
         if not isinstance(payload, dict):
             return ""
         cwd = payload.get("cwd")
         if not isinstance(cwd, str) or not cwd:
-            import posix
+            roots = payload.get("workspace_roots")
+            if isinstance(roots, list) and roots and isinstance(roots[0], str):
+                cwd = roots[0]
+            else:
+                import posix
 
-            cwd = posix.getcwd()
+                cwd = posix.getcwd()
         root = state.find_root(cwd)
         if root is None:
             return ""
         state_dir = root + "/" + state.STATE
-        event = str(payload.get("hook_event_name"))
-        handler = EVENTS.get(event)
-        if handler is None:
-            return ""
         mode = state.mode(state_dir)
         if mode == "off":
             return ""
-        return handler(payload, root, state_dir, mode) or ""
+        adapter = load(agent)
+        internal = adapter.event(payload, named)
+        if internal is None:
+            return ""
+        event = str(internal.get("hook_event_name"))
+        handler = EVENTS.get(event)
+        if handler is None:
+            return ""
+        out = handler(internal, root, state_dir, mode)
+        return adapter.answer(event, out) if out else ""
     except Exception as exc:
         if raise_errors:
             raise
@@ -88,7 +121,9 @@ def handle(raw: bytes, raise_errors: bool = False) -> str:
 def main() -> None:
     """Run one hook call: stdin in, stdout out, exit status 0 whatever happens."""
     try:
-        out = handle(sys.stdin.buffer.read())
+        args = sys.argv[1:]
+        agent = args[0] if args else "claude"
+        out = handle(sys.stdin.buffer.read(), agent=agent, named=args[1] if len(args) > 1 else None)
         if out:
             sys.stdout.write(out + "\n")
             sys.stdout.flush()

@@ -1,4 +1,8 @@
-"""PostToolUse and PostToolUseFailure: record each check a Bash call ran and whether it passed."""
+"""PostToolUse: record each check a Bash call ran and whether it passed, by its real exit status.
+
+The agent's adapter supplies `exit_status`; a call whose status the agent did not give is not
+recorded (a check is never guessed to have passed).
+"""
 
 from lessonbank.kernel import check_commands as checks
 from lessonbank.kernel import records as ledger
@@ -19,7 +23,10 @@ def post_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     name = checks.check_name(command)
     if not name:
         return ""
-    ok = payload.get("hook_event_name") == "PostToolUse"
+    status = payload.get("exit_status")
+    if not isinstance(status, int) or isinstance(status, bool):
+        return ""
+    ok = status == 0
     session = state.Session(state_dir, str(payload.get("session_id") or ""))
     turn = session.turn(payload.get("prompt_id"))
     ledger.record_check(session.dir, turn, command, name, ok, str(payload.get("tool_use_id") or ""))

@@ -1,0 +1,111 @@
+"""Google Gemini CLI (0.61): its own event and tool names, the exit status inside `llmContent`.
+
+Events: SessionStart, BeforeAgent (the prompt), BeforeTool, AfterTool, AfterAgent (the stop,
+with `prompt_response` as the last message). The prompt arrives with earlier hooks' context
+prepended as `<hook_context>…</hook_context>`; that is cut off before recall reads it.
+
+BeforeTool cannot add context in this version, so a tool call's lessons go out the one way that
+reaches the model before the call runs: the call is denied once, with the lessons and "run it
+again" as the reason (the model gets `Tool execution blocked: <reason>` as the tool's result).
+The lessons are claimed, so the retry passes. AfterAgent's block is `decision: "deny"`.
+"""
+
+from lessonbank.hooks.agents.shapes import context_of, exit_code_after
+from lessonbank.kernel import jsonio
+
+EVENTS = {
+    "SessionStart": "SessionStart",
+    "BeforeAgent": "UserPromptSubmit",
+    "BeforeTool": "PreToolUse",
+    "AfterTool": "PostToolUse",
+    "AfterAgent": "Stop",
+}
+OURS = {ours: theirs for theirs, ours in EVENTS.items()}
+# Gemini tool -> (internal tool, ((Gemini argument, internal argument), ...))
+TOOLS = {
+    "run_shell_command": ("Bash", (("command", "command"),)),
+    "read_file": ("Read", (("file_path", "file_path"), ("absolute_path", "file_path"))),
+    "write_file": ("Write", (("file_path", "file_path"),)),
+    "replace": ("Edit", (("file_path", "file_path"),)),
+    "glob": ("Glob", (("pattern", "pattern"), ("dir_path", "path"), ("path", "path"))),
+    "search_file_content": (
+        "Grep",
+        (("pattern", "pattern"), ("dir_path", "path"), ("path", "path"), ("include", "glob")),
+    ),
+    "grep_search": ("Grep", (("pattern", "pattern"), ("dir_path", "path"), ("include", "glob"))),
+}
+RETRY = (
+    "\n\nlessonbank held this call back once so that you read the lessons above before it runs. "
+    "Nothing is wrong with the call itself: run it again now, changed only where a lesson applies."
+)
+
+
+def event(payload: dict, named: "str | None") -> "dict | None":
+    name = EVENTS.get(str(named or payload.get("hook_event_name")))
+    if name is None:
+        return None
+    out: dict = {
+        "hook_event_name": name,
+        "session_id": payload.get("session_id"),
+        "cwd": payload.get("cwd"),
+    }
+    if name == "SessionStart":
+        out["source"] = payload.get("source")
+    elif name == "UserPromptSubmit":
+        prompt = payload.get("prompt")
+        out["prompt"] = without_hook_context(prompt) if isinstance(prompt, str) else None
+    elif name in ("PreToolUse", "PostToolUse"):
+        tool = TOOLS.get(str(payload.get("tool_name")))
+        args = payload.get("tool_input")
+        if tool is None or not isinstance(args, dict):
+            return None
+        out["tool_name"] = tool[0]
+        out["tool_input"] = {ours: args[theirs] for theirs, ours in tool[1] if theirs in args}
+        if name == "PostToolUse":
+            out["exit_status"] = exit_status(payload.get("tool_response"))
+    else:
+        out["stop_hook_active"] = payload.get("stop_hook_active") is True
+        out["last_assistant_message"] = payload.get("prompt_response")
+    return out
+
+
+def without_hook_context(prompt: str) -> str:
+    """The prompt without the `<hook_context>…</hook_context>` blocks hooks put before it."""
+    while True:
+        start = prompt.find("<hook_context>")
+        end = prompt.find("</hook_context>", start)
+        if start < 0 or end < 0:
+            return prompt.strip()
+        prompt = prompt[:start] + prompt[end + len("</hook_context>") :]
+
+
+def exit_status(response: object) -> "int | None":
+    """The shell's exit status from `llmContent`, or None when it does not say.
+
+    Gemini writes "Exit Code: N" only for a non-zero status; a command that ran and exited 0 has
+    its "Output:" and no exit code, signal or error line. A blocked or cancelled call has none
+    of these, so it is not a check at all.
+    """
+    text = response.get("llmContent") if isinstance(response, dict) else None
+    if not isinstance(text, str):
+        return None
+    code = exit_code_after(text, "Exit Code:")
+    if code is not None:
+        return code
+    lines = [line.strip() for line in text.splitlines()]
+    if not any(line.startswith("Output:") for line in lines):
+        return None
+    if any(line.startswith("Signal:") or (line.startswith("Error:") and line != "Error: (none)") for line in lines):
+        return None
+    return 0
+
+
+def answer(event: str, out: str) -> str:
+    kind, text = context_of(out)
+    if kind == "block":
+        return jsonio.dumps({"decision": "deny", "reason": text})
+    if kind != "context":
+        return ""
+    if event == "PreToolUse":
+        return jsonio.dumps({"decision": "deny", "reason": text + RETRY})
+    return jsonio.dumps({"hookSpecificOutput": {"hookEventName": OURS[event], "additionalContext": text}})

@@ -1,0 +1,58 @@
+"""What several adapters share: reading a handler's answer, an exit code in text, a transcript's tail."""
+
+
+def context_of(out: str) -> tuple[str, str]:
+    """(kind, text) of a handler's answer: ("context", text), ("block", reason) or ("", "")."""
+    from lessonbank.kernel import jsonio
+
+    data = jsonio.loads(out)
+    if not isinstance(data, dict):
+        return "", ""
+    if data.get("decision") == "block":
+        return "block", str(data.get("reason") or "")
+    inner = data.get("hookSpecificOutput")
+    if isinstance(inner, dict) and isinstance(inner.get("additionalContext"), str):
+        return "context", inner["additionalContext"]
+    return "", ""
+
+
+def exit_code_after(text: str, marker: str) -> int | None:
+    """The integer right after the last `marker` in `text` ("exit code 5" -> 5), or None."""
+    at = text.rfind(marker)
+    if at < 0:
+        return None
+    i = at + len(marker)
+    while i < len(text) and text[i] == " ":
+        i += 1
+    j = i + 1 if i < len(text) and text[i] == "-" else i
+    while j < len(text) and text[j].isdigit():
+        j += 1
+    digits = text[i:j]
+    return int(digits) if digits and digits != "-" else None
+
+
+def tail_lines(path: str, needle: str, limit: int = 1 << 26):  # noqa: ANN201 - a generator
+    """Lines of the file at `path` holding `needle`, last first, read backwards in chunks
+    (at most `limit` bytes): a long transcript costs only the end the caller reads."""
+    import posix
+
+    try:
+        fd = posix.open(path, posix.O_RDONLY)
+    except OSError:
+        return
+    try:
+        end = posix.lseek(fd, 0, 2)
+        pos, carry, chunk = end, b"", 1 << 16
+        key = needle.encode("utf-8")
+        while pos > 0 and end - pos < limit:
+            step = min(chunk, pos)
+            pos -= step
+            posix.lseek(fd, pos, 0)
+            lines = (posix.read(fd, step) + carry).split(b"\n")
+            carry = lines.pop(0) if pos > 0 else b""
+            for raw in reversed(lines):
+                if key in raw:
+                    yield raw.decode("utf-8", "replace")
+            chunk = min(chunk * 4, 1 << 22)
+    finally:
+        posix.close(fd)
