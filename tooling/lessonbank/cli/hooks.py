@@ -1,4 +1,4 @@
-"""`bank install claude` and `bank hook`: connect the bank to Claude Code, and try a hook by hand."""
+"""`bank install <agent>` and `bank hook`: connect the bank to a coding agent, and try a hook by hand."""
 
 from __future__ import annotations
 
@@ -13,9 +13,60 @@ from lessonbank.errors import BankError
 from lessonbank.install import claude as install_mod
 
 
-@main.group()
-def install() -> None:
-    """Connect the bank to a coding agent's hooks."""
+@main.group(invoke_without_command=True)
+@click.pass_context
+def install(ctx: click.Context) -> None:
+    """Connect the bank to a coding agent's hooks (with no agent: list the agents found here)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from lessonbank.install import hookfiles as agents
+
+    bank = get_bank(ctx)
+    for name, where, done in agents.found(bank.root, Path.home()):
+        state = "installed" if done else f"bank install {name}"
+        click.echo(f"{name:8} {where or 'not found':50} {state}")
+
+
+def _install_agent(name: str) -> None:
+    from lessonbank.install import hookfiles as agents
+
+    agent = agents.AGENTS[name]
+
+    @install.command(name, help=f"Merge the hooks into {agent.path} (idempotent; your own hooks stay).")
+    @click.option("--uninstall", is_flag=True, help="Remove lessonbank's hooks (and only those).")
+    @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+    @click.option(
+        "--project",
+        type=click.Path(file_okay=False, path_type=Path),
+        help=f"The project whose {agent.path} to change (default: the bank root).",
+    )
+    @click.pass_context
+    def run(ctx: click.Context, uninstall: bool, dry_run: bool, project: Path | None) -> None:
+        bank = get_bank(ctx)
+        target = (project or bank.root).resolve()
+        try:
+            result = agents.install(target, name, uninstall=uninstall, dry_run=dry_run)
+        except BankError as err:
+            raise click.ClickException(str(err)) from None
+        _report(result, target, uninstall, dry_run, agent.note)
+
+
+def _report(result: install_mod.Result, target: Path, uninstall: bool, dry_run: bool, note: str = "") -> None:
+    """What `bank install <agent>` did, in the same lines for every agent."""
+    shown = result.path.relative_to(target) if result.path.is_relative_to(target) else result.path
+    verb = f"would {result.action}" if dry_run and result.action != "unchanged" else result.action
+    click.echo(f"{verb:9} {shown}")
+    if uninstall:
+        click.echo("lessonbank hooks removed" if result.action != "unchanged" else "no lessonbank hooks here")
+        return
+    click.echo(f"hooks: {', '.join(result.events)}")
+    click.echo(f"command: {result.command}")
+    if note:
+        click.echo(note)
+
+
+for _name in ("codex", "copilot", "gemini", "cursor"):
+    _install_agent(_name)
 
 
 @install.command("claude")
@@ -35,14 +86,7 @@ def install_claude(ctx: click.Context, uninstall: bool, dry_run: bool, project: 
         result = install_mod.install(target, uninstall=uninstall, dry_run=dry_run)
     except BankError as err:
         raise click.ClickException(str(err)) from None
-    shown = result.path.relative_to(target) if result.path.is_relative_to(target) else result.path
-    verb = f"would {result.action}" if dry_run and result.action != "unchanged" else result.action
-    click.echo(f"{verb:9} {shown}")
-    if uninstall:
-        click.echo("lessonbank hooks removed" if result.action != "unchanged" else "no lessonbank hooks here")
-        return
-    click.echo(f"hooks: {', '.join(result.events)}")
-    click.echo(f"command: {result.command}")
+    _report(result, target, uninstall, dry_run)
 
 
 @main.command("hook")

@@ -13,6 +13,7 @@ import json
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,13 +97,18 @@ def merged(settings: dict[str, Any], command: str, path: Path = SETTINGS) -> dic
     return {**settings, "hooks": hooks}
 
 
-def removed(settings: dict[str, Any], path: Path = SETTINGS) -> dict[str, Any]:
-    """`settings` without our hook entries (events and `hooks` left empty by that are dropped)."""
+def removed(
+    settings: dict[str, Any], path: Path = SETTINGS, without: Callable[[list[Any]], list[Any]] | None = None
+) -> dict[str, Any]:
+    """`settings` without our hook entries (events and `hooks` left empty by that are dropped).
+
+    `without` drops ours from one event's list (default: Claude Code's groups of hooks).
+    """
     if "hooks" not in settings:
         return dict(settings)
     hooks = {}
     for event, groups in _hooks_table(settings, path).items():
-        kept = _without_ours(groups)
+        kept = (without or _without_ours)(groups)
         if kept or not groups:
             hooks[event] = kept
     out = dict(settings)

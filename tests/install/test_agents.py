@@ -1,0 +1,145 @@
+"""`bank install codex | copilot | gemini | cursor`: merged, idempotent, the user's hooks kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from lessonbank.cli import main
+from lessonbank.install import hookfiles as agents
+from lessonbank.install import claude as install
+from tests.hook_support import lesson, make_bank
+
+MINE_GROUPED = {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}
+MINE_COPILOT = {"type": "command", "bash": "echo mine", "timeoutSec": 5}
+MINE_CURSOR = {"command": "echo mine"}
+USER_FILES = {
+    "codex": {"hooks": {"PreToolUse": [MINE_GROUPED], "Notification": [MINE_GROUPED]}},
+    "gemini": {"general": {"vimMode": True}, "hooks": {"BeforeTool": [MINE_GROUPED]}},
+    "copilot": {"version": 1, "hooks": {"preToolUse": [MINE_COPILOT]}},
+    "cursor": {"version": 1, "hooks": {"beforeShellExecution": [MINE_CURSOR]}},
+}
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    make_bank(tmp_path / "proj", [lesson("pytest-lesson", commands=[r"\bpytest\b"])])
+    return tmp_path / "proj"
+
+
+def read(root: Path, name: str) -> dict:
+    return json.loads((root / agents.AGENTS[name].path).read_text(encoding="utf-8"))
+
+
+def commands(data: dict) -> list[str]:
+    found = []
+    for entries in data.get("hooks", {}).values():
+        for entry in entries:
+            for hook in entry.get("hooks", [entry]):
+                found.append(hook.get("command") or hook.get("bash"))
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(agents.AGENTS))
+def test_install_keeps_the_users_hooks_and_is_idempotent(root: Path, name: str) -> None:
+    path = root / agents.AGENTS[name].path
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(USER_FILES[name]), encoding="utf-8")
+
+    first = agents.install(root, name)
+    text = path.read_text(encoding="utf-8")
+    second = agents.install(root, name)
+
+    assert (first.action, second.action) == ("update", "unchanged")
+    assert path.read_text(encoding="utf-8") == text
+    data = read(root, name)
+    assert "echo mine" in commands(data)
+    ours = [c for c in commands(data) if c != "echo mine"]
+    assert len(ours) == len(agents.AGENTS[name].events)
+    assert all(f"entry.py {name}" in c for c in ours)
+    for key, value in USER_FILES[name].items():
+        if key != "hooks":
+            assert data[key] == value
+
+    removed = agents.install(root, name, uninstall=True)
+    assert removed.action == "update"
+    assert read(root, name) == USER_FILES[name]
+
+
+def test_codex_uses_claude_codes_shape_with_its_own_command(root: Path) -> None:
+    agents.install(root, "codex")
+    data = read(root, "codex")
+    assert list(data["hooks"]) == ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
+    (group,) = data["hooks"]["PreToolUse"]
+    assert group["matcher"] == "Bash"
+    assert group["hooks"] == [{"type": "command", "command": install.hook_command() + " codex", "timeout": 10}]
+
+
+def test_gemini_timeouts_are_milliseconds(root: Path) -> None:
+    agents.install(root, "gemini")
+    hooks = read(root, "gemini")["hooks"]
+    assert hooks["BeforeTool"][0]["matcher"].startswith("run_shell_command|")
+    assert hooks["BeforeTool"][0]["hooks"][0]["timeout"] == 10_000
+    assert hooks["AfterAgent"][0]["hooks"][0]["timeout"] == 60_000
+
+
+def test_copilot_and_cursor_commands_name_the_event(root: Path) -> None:
+    agents.install(root, "copilot")
+    agents.install(root, "cursor")
+    copilot = read(root, "copilot")
+    assert copilot["version"] == 1
+    assert copilot["hooks"]["postToolUse"] == [
+        {"type": "command", "bash": install.hook_command() + " copilot postToolUse", "timeoutSec": 10}
+    ]
+    assert read(root, "cursor")["hooks"]["stop"] == [{"command": install.hook_command() + " cursor stop"}]
+
+
+def test_copilots_own_file_goes_when_only_ours_was_in_it(root: Path) -> None:
+    agents.install(root, "copilot")
+    path = root / agents.AGENTS["copilot"].path
+    assert agents.install(root, "copilot", uninstall=True, dry_run=True).action == "delete"
+    assert path.exists()
+    assert agents.install(root, "copilot", uninstall=True).action == "delete"
+    assert not path.exists()
+    assert agents.install(root, "copilot", uninstall=True).action == "unchanged"
+
+
+def test_dry_run_writes_nothing(root: Path) -> None:
+    result = agents.install(root, "gemini", dry_run=True)
+    assert result.action == "create"
+    assert not (root / ".gemini").exists()
+
+
+def test_a_broken_file_is_refused_with_its_path(root: Path) -> None:
+    path = root / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    path.write_text('{"hooks": {"PreToolUse": {}}}', encoding="utf-8")
+    result = CliRunner().invoke(main, ["--root", str(root), "install", "codex"])
+    assert result.exit_code == 1
+    assert ".codex/hooks.json" in result.output and "fix it" in result.output
+
+
+def test_cli_install_explains_codex_trust_and_lists_agents(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(root))  # no agent binaries on it
+    runner = CliRunner()
+    done = runner.invoke(main, ["--root", str(root), "install", "codex"])
+    assert done.exit_code == 0, done.output
+    lines = done.output.splitlines()
+    assert lines[0] == "create    .codex/hooks.json"
+    assert lines[1] == "hooks: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop"
+    assert lines[2] == f"command: {install.hook_command()} codex"
+    assert lines[3].startswith("Codex runs project hooks only once trusted")
+    assert len(lines) == 4
+
+    listed = runner.invoke(main, ["--root", str(root), "install"])
+    assert listed.exit_code == 0, listed.output
+    rows = {line.split()[0]: line for line in listed.output.splitlines()}
+    assert set(rows) == {"claude", "codex", "copilot", "gemini", "cursor"}
+    assert rows["codex"].endswith("installed")
+    assert rows["gemini"].endswith("bank install gemini")
+
+    gone = runner.invoke(main, ["--root", str(root), "install", "codex", "--uninstall"])
+    assert gone.output == "update    .codex/hooks.json\nlessonbank hooks removed\n"
