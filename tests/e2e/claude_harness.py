@@ -277,23 +277,29 @@ def run_claude(
     args = [str(binary), "-p", prompt, "--allowedTools", "Bash", "--output-format", "json"]
     args += list(extra_args)
     with ModelServer(list(script)) as server:
-        full_env = {k: os.environ[k] for k in PASSED_THROUGH if k in os.environ}
-        # `python3` and `pytest` in the Bash tool (and in hooks) are this test run's interpreter.
-        here = str(Path(sys.executable).parent)
-        full_env["PATH"] = os.pathsep.join([here, full_env.get("PATH", os.defpath)])
-        full_env.update(QUIET_ENV)
-        full_env.update(HOME=str(home), ANTHROPIC_BASE_URL=server.url)
-        full_env.update(env or {})
-        started = time.monotonic()
-        proc = subprocess.run(
-            args,
-            cwd=project_dir,
-            env=full_env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        seconds = time.monotonic() - started
+        own = {**QUIET_ENV, "HOME": str(home), "ANTHROPIC_BASE_URL": server.url, **(env or {})}
+        proc, seconds = spawn_cli(args, project_dir, own, timeout)
         requests = list(server.requests)
     return ClaudeRun(args, proc.returncode, proc.stdout, proc.stderr, requests, seconds, home)
+
+
+def spawn_cli(
+    args: Sequence[str], project_dir: Path, env: Mapping[str, str], timeout: float, passed: Sequence[str] = PASSED_THROUGH
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run an agent's CLI headless in project_dir with only `passed` of our environment plus `env`;
+    (the finished process, its seconds)."""
+    full_env = {k: os.environ[k] for k in passed if k in os.environ}
+    # `python3` and `pytest` in the shell tool (and in hooks) are this test run's interpreter.
+    full_env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), full_env.get("PATH", os.defpath)])
+    full_env.update(env)
+    started = time.monotonic()
+    proc = subprocess.run(
+        list(args),
+        cwd=project_dir,
+        env=full_env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return proc, time.monotonic() - started

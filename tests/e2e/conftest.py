@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from . import agent_harness
 from .claude_harness import ClaudeRun, Runner, find_claude, run_claude
 from .model_server import Step
 
@@ -18,19 +19,29 @@ SKIP_REASON = "Claude Code CLI not installed: run .ci/install-claude"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "e2e: drives the real Claude Code CLI against a scripted model server")
+    config.addinivalue_line("markers", "e2e: drives a real agent CLI (Claude Code, Codex, Copilot, Gemini) against a scripted model server")
+
+
+# Tests with an `agent` parameter drive that agent's CLI, not Claude Code's.
+OTHER_AGENTS = ("codex", "copilot", "gemini")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    missing = find_claude() is None
-    if missing and os.environ.get("LESSONBANK_REQUIRE_E2E"):
-        # CI sets this: there a missing CLI is a failure, never a quiet skip.
-        raise pytest.UsageError(f"LESSONBANK_REQUIRE_E2E is set but {SKIP_REASON}")
+    missing = {"claude": find_claude() is None}
+    missing.update({agent: agent_harness.find(agent) is None for agent in OTHER_AGENTS})
     for item in items:
-        if HERE in Path(str(item.fspath)).resolve().parents:
-            item.add_marker(pytest.mark.e2e)
-            if missing:
-                item.add_marker(pytest.mark.skip(reason=SKIP_REASON))
+        path = Path(str(item.fspath)).resolve()
+        if HERE not in path.parents:
+            continue
+        callspec = getattr(item, "callspec", None)
+        agent = callspec.params.get("agent", "claude") if callspec is not None else "claude"
+        reason = SKIP_REASON if agent == "claude" else f"{agent} CLI not installed: run .ci/install-{agent}"
+        if missing[agent] and os.environ.get("LESSONBANK_REQUIRE_E2E"):
+            # CI sets this: there a missing CLI is a failure, never a quiet skip.
+            raise pytest.UsageError(f"LESSONBANK_REQUIRE_E2E is set but {reason}")
+        item.add_marker(pytest.mark.e2e)
+        if missing[agent]:
+            item.add_marker(pytest.mark.skip(reason=reason))
 
 
 @pytest.fixture

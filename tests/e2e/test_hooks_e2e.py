@@ -120,16 +120,16 @@ def slugs(project: Path) -> dict[str, str]:
 
 
 class Banked:
-    """A project with a bank, the two lessons, a fresh index and the Claude hooks installed."""
+    """A project with a bank, the two lessons, a fresh index and the agent's hooks installed."""
 
-    def __init__(self, root: Path, calc: str = GOOD_CALC, install: bool = True) -> None:
+    def __init__(self, root: Path, calc: str = GOOD_CALC, install: bool = True, agent: str = "claude") -> None:
         self.root = git_project(root, calc)
         bank(self.root, "init")
         bank(self.root, "capture", *PYTEST_LESSON)
         bank(self.root, "capture", *DATABASE_LESSON)
         bank(self.root, "index")
         if install:
-            bank(self.root, "install", "claude")
+            bank(self.root, "install", agent)
         titles = slugs(self.root)
         self.pytest_slug = titles["pytest needs -p no:randomly here"]
         self.database_slug = titles["start postgres before the database tests"]
