@@ -340,3 +340,22 @@ def test_one_lesson_from_two_sessions_merges_and_a_general_one_keeps_its_trigger
     [cand] = store.values()
     assert cand.sessions == ["s1", "s2"] and cand.key == "setup|nvcc|path"
     assert "k.cu" not in cand.commands[0] and "version" not in cand.commands[0]
+
+
+# ---- distilling with the user's own agent (the real CLI runs in tests/e2e/test_distill_e2e.py) -------------
+
+
+def test_an_agents_answer_is_read_by_the_lesson_parser_and_redacted() -> None:
+    from lessonbank.scan import agent
+
+    cand = Candidate(key="k", tier=2, kind="fix", when="mechanical", do="mechanical")
+    answer = ("Here it is.\n#lesson\ntitle: Sign commits\nwhen: committing in this repository\n"
+              "do: sign with gpg; ask bob@example.com for the key\ntool: Bash\ntrigger: git commit\n#/lesson")  # fmt: skip
+    assert agent.apply(cand, answer, "`claude -p`") == agent.Verdict("lesson")
+    assert (cand.title, cand.when, cand.commands, cand.notes) == (
+        "Sign commits", "committing in this repository", ["git commit"], "distilled by `claude -p`",
+    )  # fmt: skip
+    assert cand.do == "sign with gpg; ask [REDACTED:email] for the key"
+    other = Candidate(key="j", tier=2, kind="fix", when="w", do="d")
+    assert agent.apply(other, "No lesson.", "x").outcome == "no-lesson" and other.when == "w"
+    assert agent.apply(other, "I think it is fine", "x").outcome == "failed"

@@ -63,6 +63,7 @@ DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
         "priority_correction": (1, "priority added for a user correction"),
         "priority_per_session": (1, "priority added per further session (up to two)"),
         "priority_attempts": (1, "priority added when three or more runs failed before the fix"),
+        "distill_command": ("claude -p", "headless agent command `--distill` asks for one lesson (prompt appended)"),
     },
     "trial": {
         "seed": (20261129, "seed for the trial's arm assignment"),

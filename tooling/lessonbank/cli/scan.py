@@ -120,6 +120,7 @@ def _cand_json(cand: Candidate) -> dict[str, Any]:
               help="Accept candidates at or above this confidence without asking (e.g. 0.8).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--dry-run", is_flag=True, help="Show what would be found and accepted; write nothing.")
+@click.option("--distill", is_flag=True, help="Ask the agent in scan.distill_command for each new candidate's lesson.")
 @click.pass_context
 def scan(
     ctx: click.Context,
@@ -128,6 +129,7 @@ def scan(
     accept_above: float | None,
     as_json: bool,
     dry_run: bool,
+    distill: bool,
 ) -> None:
     """Mine agent transcripts (Claude Code, Codex) for mistakes that were fixed; keep them for review."""
     from lessonbank.scan import sources as transcripts
@@ -147,6 +149,9 @@ def scan(
                 report = run_scan(bank, files, store, accept_above, dry_run)
     except BankError as err:
         raise click.ClickException(str(err)) from None
+    if distill and not dry_run:
+        fresh = [store.candidates[k] for k in report.new if k in store.candidates]
+        _distill(bank, store, [c for c in fresh if c.status == "pending"], as_json)
     if as_json:
         emit_json(_report_json(report, store, dry_run))
         return
@@ -166,6 +171,28 @@ def _triggers(cand: Candidate) -> str:
 def _verify(cand: Candidate) -> str:
     parts = [f"{key} {', '.join(f'`{v}`' for v in values)}" for key, values in sorted(cand.verify.items()) if values]
     return "; ".join(parts) or "no check derivable from the evidence (groom can only count sightings)"
+
+
+def _distill(bank: Bank, store: Store, cands: list[Candidate], quiet: bool) -> None:
+    """Hand each candidate to the configured headless agent; its answer waits for review like any."""
+    from lessonbank.scan import agent
+    from lessonbank.scan.candidates import short_id
+
+    argv = agent.command(bank)
+    if not agent.available(argv):
+        name = argv[0] if argv else "(none)"
+        click.echo(f"distill: `{name}` not found; the candidates keep their mechanical lessons "
+                   "(set scan.distill_command in bank.toml)", err=quiet)  # fmt: skip
+        return
+    for cand in cands:
+        verdict = agent.distill(bank, cand, argv)
+        if verdict.outcome == "failed":
+            click.echo(f"distill {short_id(cand.key)} failed ({verdict.detail}); it keeps its mechanical lesson",
+                       err=quiet)  # fmt: skip
+            continue
+        store.record(cand)
+        said = "the agent found no lesson" if verdict.outcome == "no-lesson" else cand.title or cand.when[:72]
+        click.echo(f"distilled {short_id(cand.key)}: {said}", err=quiet)
 
 
 def describe(cand: Candidate, bank: Bank) -> list[str]:
@@ -208,8 +235,9 @@ def _edit(cand: Candidate) -> None:
 @click.option("--list", "list_only", is_flag=True, help="Print the candidates without prompting.")
 @click.option("--json", "as_json", is_flag=True, help="With --list: print them as JSON.")
 @click.option("--dry-run", is_flag=True, help="Show what accepting would do; write nothing.")
+@click.option("--distill", is_flag=True, help="First ask the agent in scan.distill_command for each candidate's lesson.")
 @click.pass_context
-def review(ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool) -> None:
+def review(ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool, distill: bool) -> None:
     """Walk the scan's candidates one by one: accept (through the capture gates), edit, reject or skip."""
     from lessonbank.scan.candidates import Store, short_id
 
@@ -219,6 +247,9 @@ def review(ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool) ->
     except BankError as err:
         raise click.ClickException(str(err)) from None
     pending = store.pending()
+    if distill and not dry_run:
+        _distill(bank, store, [c for c in pending if not c.signals.get("distilled")], as_json)
+        pending = store.pending()
     if as_json:
         emit_json([_cand_json(c) for c in pending])
         return
