@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from lessonbank.hooks import dispatch
-from lessonbank.hooks.agents import claude, codex, copilot, cursor, gemini, shapes
-from lessonbank.kernel import records
+from lessonbank.hooks.agents import claude, codex, copilot, cursor, gemini
+from lessonbank.kernel import exit_status, records
 from lessonbank.kernel import statedir as state
 from tests.hook_support import HOOK, lesson, make_bank
 
@@ -228,7 +228,7 @@ def test_cursor_documented_payloads_become_internal_events() -> None:
     ],
 )
 def test_exit_codes_are_read_from_text(text: str, marker: str, code: int | None) -> None:
-    assert shapes.exit_code_after(text, marker) == code
+    assert exit_status.after(text, marker) == code
 
 
 # --- through the hook: answers in each agent's shape ---------------------------------------

@@ -1,4 +1,5 @@
-"""Agent transcripts on disk: where they are, reading only new bytes, Claude Code and Codex records."""
+"""Agent transcripts on disk: where they are, reading only new bytes, Claude Code, Codex, Copilot CLI
+and Gemini CLI records ($CODEX_HOME, $COPILOT_HOME and $GEMINI_CLI_HOME honoured)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from typing import Any, BinaryIO
 from lessonbank.errors import BankError
 from lessonbank.scan.detect import Candidate, Detector
 from lessonbank.scan.parse import LONG_USER_LINE, ClaudeStream, CodexStream, sniff
+from lessonbank.scan.streams import CopilotStream, GeminiStream
+from lessonbank.scan.streams import make as make_stream
+from lessonbank.scan.streams import sniff as more_sniff
 
 CHUNK = 1 << 18  # small enough to stay in cache while its lines are searched (1 MB reads ran 3x slower)
 MAX_LINE = 64 << 20  # a longer line is skipped (counted malformed) without being held in memory
@@ -32,7 +36,7 @@ def claude_root() -> Path:
 
 
 def codex_root() -> Path:
-    return Path.home() / ".codex" / "sessions"
+    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "sessions"
 
 
 def claude_project_dir(cwd: Path) -> Path:
@@ -72,6 +76,42 @@ def codex_cwd(path: Path) -> str:
     return ""
 
 
+def copilot_files() -> list[Path]:
+    """$COPILOT_HOME (or ~/.copilot)/session-state/<id>/events.jsonl."""
+    root = Path(os.environ.get("COPILOT_HOME") or Path.home() / ".copilot") / "session-state"
+    return sorted(root.glob("*/events.jsonl")) if root.is_dir() else []
+
+
+def gemini_files(project: Path | None = None) -> list[Path]:
+    """$GEMINI_CLI_HOME (or ~)/.gemini/tmp/<project>/chats/session-*.jsonl; with `project`, only
+    the sessions whose first line carries its hash (sha256 of the folder's path)."""
+    root = Path(os.environ.get("GEMINI_CLI_HOME") or Path.home()) / ".gemini" / "tmp"
+    found = sorted(root.glob("*/chats/session-*.jsonl")) if root.is_dir() else []
+    if project is None:
+        return found
+    digest = hashlib.sha256(str(project).encode()).hexdigest().encode()
+    out = []
+    for path in found:
+        try:
+            with open(path, "rb") as handle:
+                if digest in handle.readline(4096):
+                    out.append(path)
+        except OSError:
+            continue
+    return out
+
+
+def copilot_cwd(path: Path) -> str:
+    """The cwd in a Copilot session's `session.start` event (its first line), or ''."""
+    try:
+        with open(path, "rb") as handle:
+            record = json.loads(handle.readline(MAX_LINE) or b"{}")
+    except (OSError, ValueError):
+        return ""
+    context = record.get("data", {}).get("context") if isinstance(record, dict) else None
+    return str(context.get("cwd", "")) if isinstance(context, dict) else ""
+
+
 def _inside(child: str, project: Path) -> bool:
     try:
         return Path(child).resolve() == project or project in Path(child).resolve().parents
@@ -101,16 +141,17 @@ def locate(
         root = claude_root()
         folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
         found = [f for folder in folders for f in claude_files(folder)]
-        found += codex_files()
+        found += codex_files() + copilot_files() + gemini_files()
     else:
         project = cwd.resolve()
         found = claude_files(claude_project_dir(project))
-        for path in codex_files():
+        for path, cwd_of in [(p, codex_cwd) for p in codex_files()] + [(p, copilot_cwd) for p in copilot_files()]:
             key = str(path)
             if key not in cache:
-                cache[key] = codex_cwd(path)
+                cache[key] = cwd_of(path)
             if cache[key] and _inside(cache[key], project):
                 found.append(path)
+        found += gemini_files(project)
     return found
 
 
@@ -273,11 +314,13 @@ def scan_file(
             entry = {"offset": 0, "format": "", "stream": {}, "detector": {}}
             offset = 0
         handle.seek(offset)
-        stream: ClaudeStream | CodexStream | None = None
+        stream: ClaudeStream | CodexStream | CopilotStream | GeminiStream | None = None
         if entry.get("format") == "codex":
             stream = CodexStream(entry.get("stream"))
         elif entry.get("format") == "claude":
             stream = ClaudeStream(entry.get("stream"))
+        else:
+            stream = make_stream(str(entry.get("format")), entry.get("stream"))
         detector = Detector(str(path), entry.get("detector"))
         if stream is not None:
             stream.want = detector.wants_result
@@ -301,8 +344,10 @@ def scan_file(
                 continue
             stats.parsed += 1
             if stream is None:
-                entry["format"] = sniff(record)
-                stream = CodexStream() if entry["format"] == "codex" else ClaudeStream()
+                entry["format"] = more_sniff(record) or sniff(record)
+                stream = make_stream(entry["format"]) or (
+                    CodexStream() if entry["format"] == "codex" else ClaudeStream()
+                )
                 stream.want = detector.wants_result
                 reader.wanted = stream.wanted
             for event in stream.events(record):

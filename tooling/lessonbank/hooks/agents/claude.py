@@ -4,7 +4,7 @@ PostToolUse fires for a Bash call that exited 0, PostToolUseFailure for one that
 `error` says "Exit code N"); both become PostToolUse with `exit_status`. Answers pass unchanged.
 """
 
-from lessonbank.hooks.agents.shapes import exit_code_after
+from lessonbank.kernel import exit_status
 
 
 def event(payload: dict, named: "str | None") -> dict:
@@ -14,7 +14,7 @@ def event(payload: dict, named: "str | None") -> dict:
     elif name == "PostToolUseFailure":
         payload["hook_event_name"] = "PostToolUse"
         error = payload.get("error")
-        code = exit_code_after(error, "Exit code") if isinstance(error, str) else None
+        code = exit_status.after(error, "Exit code") if isinstance(error, str) else None
         payload["exit_status"] = code if code else 1  # it failed: never 0, whatever the text says
     return payload
 

@@ -7,7 +7,8 @@ Its PostToolUse carries the command's output only; the status is in the rollout 
 developer message; a Stop block's reason comes back as a user message).
 """
 
-from lessonbank.hooks.agents.shapes import exit_code_after, tail_lines
+from lessonbank.hooks.agents.shapes import tail_lines
+from lessonbank.kernel import exit_status as status_text
 from lessonbank.kernel import jsonio
 
 
@@ -40,7 +41,7 @@ def exit_status(transcript: object, call_id: object) -> "int | None":
         if body.get("type") == "function_call_output" and body.get("call_id") == call_id:
             output = body.get("output")
             if isinstance(output, str):
-                found = exit_code_after(output, "Process exited with code")
+                found = status_text.codex(output)
                 if found is not None:
                     return found
     return None

@@ -8,7 +8,8 @@ read instead, once the file has caught up with the hook call. Answers: {"additio
 level; a stop block keeps Claude Code's {"decision": "block", "reason"}.
 """
 
-from lessonbank.hooks.agents.shapes import context_of, exit_code_after, tail_lines
+from lessonbank.hooks.agents.shapes import context_of, tail_lines
+from lessonbank.kernel import exit_status as status_text
 from lessonbank.kernel import jsonio
 
 EVENTS = {
@@ -66,7 +67,7 @@ def exit_status(result: object) -> "int | None":
     text = result.get("textResultForLlm") if isinstance(result, dict) else None
     if not isinstance(text, str):
         return None
-    return exit_code_after(text, "completed with exit code")
+    return status_text.copilot(text)
 
 
 def last_message(transcript: object, stamp: object = None) -> "str | None":

@@ -10,7 +10,8 @@ again" as the reason (the model gets `Tool execution blocked: <reason>` as the t
 The lessons are claimed, so the retry passes. AfterAgent's block is `decision: "deny"`.
 """
 
-from lessonbank.hooks.agents.shapes import context_of, exit_code_after
+from lessonbank.hooks.agents.shapes import context_of
+from lessonbank.kernel import exit_status as status_text
 from lessonbank.kernel import jsonio
 
 EVENTS = {
@@ -80,24 +81,9 @@ def without_hook_context(prompt: str) -> str:
 
 
 def exit_status(response: object) -> "int | None":
-    """The shell's exit status from `llmContent`, or None when it does not say.
-
-    Gemini writes "Exit Code: N" only for a non-zero status; a command that ran and exited 0 has
-    its "Output:" and no exit code, signal or error line. A blocked or cancelled call has none
-    of these, so it is not a check at all.
-    """
+    """The shell's exit status from `llmContent` (see kernel/exit_status), or None when it does not say."""
     text = response.get("llmContent") if isinstance(response, dict) else None
-    if not isinstance(text, str):
-        return None
-    code = exit_code_after(text, "Exit Code:")
-    if code is not None:
-        return code
-    lines = [line.strip() for line in text.splitlines()]
-    if not any(line.startswith("Output:") for line in lines):
-        return None
-    if any(line.startswith("Signal:") or (line.startswith("Error:") and line != "Error: (none)") for line in lines):
-        return None
-    return 0
+    return status_text.gemini(text) if isinstance(text, str) else None
 
 
 def answer(event: str, out: str) -> str:

@@ -1,4 +1,4 @@
-"""What several adapters share: reading a handler's answer, an exit code in text, a transcript's tail."""
+"""What several adapters share: reading a handler's answer, a transcript's tail."""
 
 
 def context_of(out: str) -> tuple[str, str]:
@@ -14,21 +14,6 @@ def context_of(out: str) -> tuple[str, str]:
     if isinstance(inner, dict) and isinstance(inner.get("additionalContext"), str):
         return "context", inner["additionalContext"]
     return "", ""
-
-
-def exit_code_after(text: str, marker: str) -> int | None:
-    """The integer right after the last `marker` in `text` ("exit code 5" -> 5), or None."""
-    at = text.rfind(marker)
-    if at < 0:
-        return None
-    i = at + len(marker)
-    while i < len(text) and text[i] == " ":
-        i += 1
-    j = i + 1 if i < len(text) and text[i] == "-" else i
-    while j < len(text) and text[j].isdigit():
-        j += 1
-    digits = text[i:j]
-    return int(digits) if digits and digits != "-" else None
 
 
 def tail_lines(path: str, needle: str, limit: int = 1 << 26):  # noqa: ANN201 - a generator

@@ -1,0 +1,227 @@
+"""Copilot CLI and Gemini CLI transcripts turned into scan events, beside parse's Claude Code and Codex.
+
+- Copilot CLI (~/.copilot/session-state/<id>/events.jsonl, or $COPILOT_HOME): `session.start`
+  (session id, cwd), `user.message`, `assistant.message` (text, and `toolRequests` naming the
+  calls), `tool.execution_complete` (the result; the exit status from `shellExecution.exitCode`,
+  else the result text "<shellId: N completed with exit code N>").
+- Gemini CLI (~/.gemini/tmp/<project>/chats/session-*.jsonl, or $GEMINI_CLI_HOME/.gemini): a first
+  line with `sessionId` and `projectHash` (sha256 of the project folder), then `user` and `gemini`
+  messages; a `gemini` message is written again once its `toolCalls` carry their results, so
+  messages and calls are read once by id. The shell's exit status is in its output (kernel/exit_status).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lessonbank.kernel import exit_status
+from lessonbank.scan import outcomes as mining
+from lessonbank.scan.events import Event
+
+MAX_OUTPUT = 3000
+MAX_SEEN = 2000
+SHELL = {"bash": "bash", "run_shell_command": "run_shell_command"}
+EDITS = {"edit": "path", "create": "path", "write_file": "file_path", "replace": "file_path"}
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 2 * MAX_OUTPUT else text[:MAX_OUTPUT] + "\n…\n" + text[-MAX_OUTPUT:]
+
+
+def _status(code: int | None, text: str) -> tuple[str, int | None, bool]:
+    """(status, code, timed out): a known code decides; otherwise the text's own signs do."""
+    if code is None:
+        status, _, timed_out = mining.result_status(text, False)
+        return ("unknown" if status == "ok" else status), None, timed_out
+    status, _, timed_out = mining.result_status(f"exit code {code}\n{text}", code != 0)
+    return status, code, timed_out
+
+
+def without_hook_context(text: str) -> str:
+    """A user message without the `<hook_context>…</hook_context>` blocks hooks put in it."""
+    while "<hook_context>" in text and "</hook_context>" in text:
+        start = text.find("<hook_context>")
+        end = text.find("</hook_context>", start)
+        if end < 0:
+            break
+        text = text[:start] + text[end + len("</hook_context>") :]
+    return text.strip()
+
+
+class CopilotStream:
+    """Copilot CLI's events.jsonl."""
+
+    def __init__(self, state: dict[str, Any] | None = None) -> None:
+        state = state or {}
+        self.pending: dict[str, str] = state.get("pending", {})
+        self.session: str = state.get("session", "")
+        self.cwd: str = state.get("cwd", "")
+        self.want: Callable[[str], bool] = lambda command: True
+        self.unread: dict[str, int] = {}
+
+    def state(self) -> dict[str, Any]:
+        return {"pending": dict(list(self.pending.items())[-400:]), "session": self.session, "cwd": self.cwd}
+
+    def wanted(self, buf: bytes, start: int, stop: int, wants_text: bool) -> bool:
+        head = buf[start : min(start + 60, stop)]
+        if b'"type":"tool.execution_complete"' in head or b'"type":"session.start"' in head:
+            return True
+        if b'"type":"assistant.message"' in head:
+            return True
+        return b'"type":"user.message"' in head
+
+    def trim(self, line: bytes) -> bytes:
+        return line
+
+    def events(self, record: dict[str, Any]) -> list[Event]:
+        data = record.get("data")
+        if not isinstance(data, dict):
+            return []
+        kind = record.get("type")
+        time = str(record.get("timestamp", ""))
+        if kind == "session.start":
+            self.session = str(data.get("sessionId") or self.session)
+            context = data.get("context")
+            if isinstance(context, dict) and isinstance(context.get("cwd"), str):
+                self.cwd = context["cwd"]
+            return []
+        if kind == "user.message":
+            return [Event("user", time, str(data.get("content") or ""))]
+        if kind == "assistant.message":
+            out = []
+            if isinstance(data.get("content"), str) and data["content"].strip():
+                out.append(Event("assistant", time, data["content"]))
+            for request in data.get("toolRequests") or []:
+                out.extend(self._request(request, time))
+            return out
+        if kind == "tool.execution_complete":
+            return self._complete(data, time)
+        return []
+
+    def _request(self, request: Any, time: str) -> list[Event]:
+        if not isinstance(request, dict):
+            return []
+        name, args = str(request.get("name", "")), request.get("arguments")
+        if not isinstance(args, dict):
+            return []
+        call = str(request.get("toolCallId", ""))
+        if name in SHELL and isinstance(args.get("command"), str):
+            if not self.want(args["command"]):
+                return [Event("tool", time, tool=name, command=args["command"], status="unknown")]
+            self.pending[call] = args["command"]
+        elif name in EDITS and isinstance(args.get(EDITS[name]), str):
+            self.pending[call] = "\x00edit:" + name + "\t" + args[EDITS[name]]
+        return []
+
+    def _complete(self, data: dict[str, Any], time: str) -> list[Event]:
+        command = self.pending.pop(str(data.get("toolCallId", "")), None)
+        if command is None:
+            return []
+        result = data.get("result")
+        text = ""
+        if isinstance(result, dict):
+            text = str(result.get("detailedContent") or result.get("content") or "")
+        if command.startswith("\x00edit:"):
+            tool, _, path = command[len("\x00edit:") :].partition("\t")
+            return [Event("tool", time, tool=tool, paths=(path,))] if data.get("success") else []
+        shell = data.get("shellExecution")
+        code = shell.get("exitCode") if isinstance(shell, dict) else None
+        if not isinstance(code, int):
+            code = exit_status.copilot(text)
+        status, code, timed_out = _status(code, text)
+        return [Event("tool", time, _clip(text), "bash", command, (), status, code, timed_out)]
+
+
+class GeminiStream:
+    """Gemini CLI's chats/session-*.jsonl."""
+
+    def __init__(self, state: dict[str, Any] | None = None) -> None:
+        state = state or {}
+        self.seen: list[str] = state.get("seen", [])
+        self.session: str = state.get("session", "")
+        self.cwd: str = state.get("cwd", "")
+        self.project_hash: str = state.get("project_hash", "")
+        self.want: Callable[[str], bool] = lambda command: True
+        self.unread: dict[str, int] = {}
+
+    def state(self) -> dict[str, Any]:
+        return {"seen": self.seen[-MAX_SEEN:], "session": self.session, "cwd": self.cwd, "project_hash": self.project_hash}
+
+    def wanted(self, buf: bytes, start: int, stop: int, wants_text: bool) -> bool:
+        head = buf[start : min(start + 200, stop)]
+        return b'"projectHash"' in head or b'"type":"user"' in head or b'"type":"gemini"' in head
+
+    def trim(self, line: bytes) -> bytes:
+        return line
+
+    def _new(self, key: str) -> bool:
+        if key in self.seen:
+            return False
+        self.seen.append(key)
+        del self.seen[:-MAX_SEEN]
+        return True
+
+    def events(self, record: dict[str, Any]) -> list[Event]:
+        if "projectHash" in record:
+            self.session = str(record.get("sessionId") or self.session)
+            self.project_hash = str(record.get("projectHash") or "")
+            return []
+        kind = record.get("type")
+        time = str(record.get("timestamp", ""))
+        ident = str(record.get("id", ""))
+        content = record.get("content")
+        if kind == "user":
+            parts = content if isinstance(content, list) else [{"text": content}]
+            texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+            text = without_hook_context("\n".join(texts))
+            if not text or text.startswith("<session_context>") or not self._new("u:" + ident):
+                return []
+            return [Event("user", time, text)]
+        if kind != "gemini":
+            return []
+        out = []
+        if isinstance(content, str) and content.strip() and self._new("a:" + ident):
+            out.append(Event("assistant", time, content))
+        for call in record.get("toolCalls") or []:
+            if isinstance(call, dict) and call.get("result") is not None and self._new("t:" + str(call.get("id"))):
+                out.extend(self._call(call, time))
+        return out
+
+    def _call(self, call: dict[str, Any], time: str) -> list[Event]:
+        name, args = str(call.get("name", "")), call.get("args")
+        if not isinstance(args, dict):
+            return []
+        text = ""
+        for part in call.get("result") or []:
+            response = part.get("functionResponse", {}).get("response") if isinstance(part, dict) else None
+            if isinstance(response, dict):
+                text += str(response.get("output") or response.get("error") or "")
+        if name in EDITS and isinstance(args.get(EDITS[name]), str):
+            return [Event("tool", time, tool=name, paths=(args[EDITS[name]],))] if "error" not in text[:40] else []
+        command = args.get("command")
+        if name not in SHELL or not isinstance(command, str):
+            return []
+        if not self.want(command):
+            return [Event("tool", time, tool=name, command=command, status="unknown")]
+        status, code, timed_out = _status(exit_status.gemini(text), text)
+        body = text.split("Output:", 1)[-1]
+        return [Event("tool", time, _clip(body), name, command, (), status, code, timed_out)]
+
+
+def sniff(record: dict[str, Any]) -> str:
+    """'copilot' or 'gemini' for their transcripts' records, else ''."""
+    if isinstance(record.get("data"), dict) and str(record.get("type", "")).partition(".")[2]:
+        return "copilot"
+    if "projectHash" in record or record.get("type") == "gemini" or "$set" in record:
+        return "gemini"
+    return ""
+
+
+def make(fmt: str, state: dict[str, Any] | None = None) -> CopilotStream | GeminiStream | None:
+    """The stream for a format this module reads, None for any other."""
+    if fmt == "copilot":
+        return CopilotStream(state)
+    if fmt == "gemini":
+        return GeminiStream(state)
+    return None
