@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
+
+import pytest
 
 from lessonbank.bank.store import Bank
 from lessonbank.cli.demo import DEMO_TRANSCRIPTS, step_scan
@@ -28,6 +31,13 @@ LIST_DEMO = (
     "712ae1be  0.90  5     1     lesson      1     after moving the package under src/, pytest fails with ModuleNotFoundEr…\n"
     "a7465d67  0.50  6     2     correction  1     editing `conftest.py` (the user corrected this)\n"
 )
+
+
+@pytest.fixture(autouse=True)
+def no_editor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bank review`'s edit prompts field by field unless $VISUAL or $EDITOR names an editor."""
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
 
 
 def copy_session(tmp_path: Path, name: str, session: str) -> Path:
@@ -276,3 +286,23 @@ def test_accepting_a_candidate_with_a_hostile_trigger_is_refused(bank: Path, tmp
         "can take exponential time"
     ) in result.output
     assert not list((bank / "lessons").glob("*.md"))
+
+
+def test_review_edit_opens_the_lesson_in_the_editor_and_keeps_it_on_quit(
+    bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(bank, "scan", "--path", str(DEMO))
+    script = tmp_path / "editor.py"
+    script.write_text(
+        "import sys, pathlib\n"
+        "p = pathlib.Path(sys.argv[1])\n"
+        "t = p.read_text()\n"
+        "assert t.startswith('---') and 'when: editing `conftest.py`' in t and 'Found by `bank scan`' in t\n"
+        "p.write_text(t.replace(\"title: Don't patch\", 'title: Never patch'))\n"
+    )
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    out = run(bank, "review", input="s\ne\nq\n").output  # skip the first, edit the second, quit
+    assert "  title: Never patch sys.path in conftest.py\n" in out
+    [edited] = [c for c in json.loads(run(bank, "review", "--list", "--json").output) if c["id"] == CORRECTION]
+    assert edited["title"] == "Never patch sys.path in conftest.py"  # saved before the quit
+    assert not list((bank / ".lessonbank" / "scan").glob("edit-*.md"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -224,6 +225,35 @@ def describe(cand: Candidate, bank: Bank) -> list[str]:
     return lines
 
 
+EDITED_FIELDS = ("title", "when", "do", "promote_to", "type", "tools", "commands", "paths", "keywords", "tags",
+                 "verify", "priority")  # fmt: skip
+
+
+def _edit_in_editor(bank: Bank, cand: Candidate, editor: str) -> None:
+    """Open the lesson the candidate would write in $EDITOR; read it back onto the candidate."""
+    from dataclasses import replace
+
+    from lessonbank.bank import lesson as lesson_mod
+    from lessonbank.capture.draft import to_lesson
+    from lessonbank.scan.candidates import body, scan_dir, short_id
+
+    path = scan_dir(bank) / f"edit-{short_id(cand.key)}.md"
+    if not path.exists():  # an edit left by a review that stopped is taken up again, never overwritten
+        lesson = to_lesson(replace(cand, body=body(cand)), set(), "", int(bank.config.get("capture.default_priority")))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(lesson_mod.render(lesson), encoding="utf-8")
+    click.edit(filename=str(path), editor=editor)
+    try:
+        edited = lesson_mod.parse(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as exc:
+        click.echo(f"cannot read the edited lesson ({exc}); it stays in {bank.relative(path)} for the next edit")
+        return
+    for name in EDITED_FIELDS:
+        value = getattr(edited, name)
+        setattr(cand, name, value.copy() if isinstance(value, (list, dict)) else value)
+    path.unlink()
+
+
 def _edit(cand: Candidate) -> None:
     cand.title = click.prompt("title", default=cand.title or " ").strip()
     cand.when = click.prompt("when", default=cand.when)
@@ -293,7 +323,15 @@ def _review_one(
             default="s",
         )
         if choice == "e":
-            _edit(cand)
+            editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+            if editor:
+                _edit_in_editor(bank, cand, editor)
+            else:
+                _edit(cand)
+            if not dry_run:
+                store.record(cand)  # kept now: quitting the review loses no edit
+            for line in describe(cand, bank)[1:6]:
+                click.echo(line)
             continue
         if choice == "a":
             try:

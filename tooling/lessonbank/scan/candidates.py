@@ -256,13 +256,21 @@ def body(cand: Candidate) -> str:
             f"Self-reported by the agent in a `#lesson` block (found by `bank scan`): session {sessions}.\n"
         )
     lines = [f"Found by `bank scan` ({cand.kind}, tier {cand.tier}) in {len(cand.sessions)} session(s)."]
-    if cand.notes:
+    first = cand.evidence[0] if cand.evidence else {}
+    for label, key in (("Why, in the agent's words", "diagnosis"), ("What it changed", "summary"),
+                       ("What the user said", "correction")):  # fmt: skip
+        if first.get(key):
+            lines += ["", f"{label}: {first[key]}"]
+    if cand.notes and not first.get("diagnosis"):
         lines += ["", f"The agent's note: {cand.notes}"]
+    lines += ["", "Evidence:"]
     for item in cand.evidence[-MAX_BODY_EVIDENCE:]:
         lines += ["", f"- session {item.get('session', '?')} at {item.get('time', '?')}"]
-        for label in ("failing", "passing", "rerun", "correction", "context"):
+        for label in ("failing", "passing", "rerun"):
             if item.get(label):
                 lines.append(f"  - {label}: `{item[label]}`")
+        if item.get("context"):
+            lines.append(f"  - the agent was {item['context']}")
         for excerpt in item.get("excerpt", [])[:3]:
             lines.append(f"  - error: {excerpt}")
         if item.get("edits"):
