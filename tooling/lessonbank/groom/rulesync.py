@@ -1,14 +1,18 @@
-"""`bank rules`: one source (rules/*.md) reaching every agent: CLAUDE.md, AGENTS.md, Cursor.
+"""`bank rules`: one source (rules/*.md) reaching every agent: CLAUDE.md, AGENTS.md, GEMINI.md,
+.github/copilot-instructions.md, Cursor.
 
 CLAUDE.md gets a managed block of `@rules/<name>.md` import lines. AGENTS.md cannot import
 files and agents reading it do not follow links, so its block holds a copy of each rule file.
-Cursor gets one `.cursor/rules/<name>.mdc` per rule file when asked. Nothing outside the
-managed block of CLAUDE.md or AGENTS.md is ever changed. It imports `bank.store`, `markers` and
+GEMINI.md (or Gemini's `context.fileName`) and .github/copilot-instructions.md get the same
+copy, with the same markers, where the project uses those agents (see `copy_targets`). Cursor
+gets one `.cursor/rules/<name>.mdc` per rule file when asked. Nothing outside a managed block is
+ever changed. It imports `bank.store`, `markers` and
 `errors`; `apply` also runs it after every groom.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -71,12 +75,10 @@ def claude_block(rels: list[str], imports_agents: bool) -> str:
     return head + "\n" + "\n".join(f"@{rel}" for rel in rels)
 
 
-def agents_block(bank: Bank, files: list[Path]) -> str:
-    """The inside of AGENTS.md's block: each rule file copied, headings pushed down one level."""
-    head = (
-        "<!-- Managed by `bank rules`: a copy of rules/*.md (AGENTS.md cannot import files). "
-        "Edit those files, not this block. -->"
-    )
+def agents_block(bank: Bank, files: list[Path], why: str = "AGENTS.md cannot import files") -> str:
+    """The inside of AGENTS.md's block (and GEMINI.md's, Copilot's): each rule file copied,
+    headings pushed down one level."""
+    head = f"<!-- Managed by `bank rules`: a copy of rules/*.md ({why}). Edit those files, not this block. -->"
     parts = [head]
     if not files:
         parts.append("<!-- No rules yet: `bank groom` promotes lessons seen in two sessions. -->")
@@ -116,9 +118,45 @@ def sync(bank: Bank, cursor: bool | None = None, dry_run: bool = False) -> list[
             imports_agents = bool(_IMPORTS_AGENTS.search(outside))
             text = replace_block(claude_old, claude_block(rels, imports_agents), "CLAUDE.md")
             results.append(("CLAUDE.md", write_atomic(claude, text, dry_run=dry_run)))
+    for name, why in copy_targets(bank):
+        target = bank.inside(name)
+        if target in (claude, agents):
+            continue
+        old = _read(bank, target) if target.is_file() else None
+        if files or old is not None and _BLOCK_RE.search(old):
+            text = replace_block(old, agents_block(bank, files, why), name)
+            results.append((name, write_atomic(target, text, dry_run=dry_run)))
     if use_cursor:
         results += _sync_cursor(bank, files, dry_run)
     return results
+
+
+COPILOT_INSTRUCTIONS = ".github/copilot-instructions.md"
+
+
+def copy_targets(bank: Bank) -> list[tuple[str, str]]:
+    """(file, why a copy) for the other agents this project uses: Gemini CLI's context file
+    (GEMINI.md, or `context.fileName` in .gemini/settings.json) where .gemini/ or the file exists,
+    and .github/copilot-instructions.md where it exists or Copilot's hooks are installed."""
+    out: list[tuple[str, str]] = []
+    names = ["GEMINI.md"]
+    settings = bank.inside(".gemini/settings.json")
+    if settings.is_file():
+        try:
+            data = json.loads(_read(bank, settings) or "{}")
+        except ValueError:
+            data = {}
+        context = data.get("context") if isinstance(data, dict) else None
+        given = context.get("fileName") if isinstance(context, dict) else None
+        if isinstance(given, str):
+            names = [given]
+        elif isinstance(given, list) and all(isinstance(n, str) for n in given) and given:
+            names = list(given)
+    if bank.inside(".gemini").is_dir() or any(bank.inside(n).is_file() for n in names):
+        out += [(n, "Gemini CLI's context file, kept by lessonbank") for n in names]
+    if bank.inside(COPILOT_INSTRUCTIONS).is_file() or bank.inside(".github/hooks/lessonbank.json").is_file():
+        out.append((COPILOT_INSTRUCTIONS, "Copilot's instructions cannot import files"))
+    return out
 
 
 def _sync_cursor(bank: Bank, files: list[Path], dry_run: bool) -> list[tuple[str, str]]:
