@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from lessonbank.cli import main
-from lessonbank.install import hookfiles as agents
 from lessonbank.install import claude as install
+from lessonbank.install import hookfiles as agents
 from tests.hook_support import lesson, make_bank
 
 MINE_GROUPED = {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}
@@ -143,3 +143,14 @@ def test_cli_install_explains_codex_trust_and_lists_agents(root: Path, monkeypat
 
     gone = runner.invoke(main, ["--root", str(root), "install", "codex", "--uninstall"])
     assert gone.output == "update    .codex/hooks.json\nlessonbank hooks removed\n"
+
+
+def test_claude_local_settings_are_not_the_committed_ones(root: Path) -> None:
+    done = CliRunner().invoke(main, ["--root", str(root), "install", "claude", "--local"])
+    assert done.exit_code == 0, done.output
+    assert done.output.startswith("create    .claude/settings.local.json\n")
+    assert not (root / ".claude" / "settings.json").exists()
+    data = json.loads((root / ".claude" / "settings.local.json").read_text())
+    assert install.hook_command() in json.dumps(data)
+    gone = CliRunner().invoke(main, ["--root", str(root), "install", "claude", "--local", "--uninstall"])
+    assert gone.output.startswith("update    .claude/settings.local.json\n")

@@ -77,13 +77,18 @@ for _name in ("codex", "copilot", "gemini", "cursor"):
     type=click.Path(file_okay=False, path_type=Path),
     help="The project whose .claude/settings.json to change (default: the bank root).",
 )
+@click.option(
+    "--local",
+    is_flag=True,
+    help="Use .claude/settings.local.json (not committed: the interpreter path is this machine's).",
+)
 @click.pass_context
-def install_claude(ctx: click.Context, uninstall: bool, dry_run: bool, project: Path | None) -> None:
+def install_claude(ctx: click.Context, uninstall: bool, dry_run: bool, project: Path | None, local: bool) -> None:
     """Merge the hooks into .claude/settings.json (idempotent; your own hooks stay)."""
     bank = get_bank(ctx)
     target = (project or bank.root).resolve()
     try:
-        result = install_mod.install(target, uninstall=uninstall, dry_run=dry_run)
+        result = install_mod.install(target, uninstall=uninstall, dry_run=dry_run, local=local)
     except BankError as err:
         raise click.ClickException(str(err)) from None
     _report(result, target, uninstall, dry_run)

@@ -33,6 +33,7 @@ EVENTS: tuple[tuple[str, str | None, int], ...] = (
 )
 MARKERS = ("lessonbank/hooks/entry.py", "hooks/bank-hook", "lessonbank/hot/hook.py")
 SETTINGS = Path(".claude") / "settings.json"
+LOCAL_SETTINGS = Path(".claude") / "settings.local.json"
 
 
 @dataclass
@@ -138,9 +139,12 @@ def read_settings(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def install(project: Path, uninstall: bool = False, dry_run: bool = False, python: str | None = None) -> Result:
-    """Merge (or remove) our hooks in `project`/.claude/settings.json; write only when it changes."""
-    path = project / SETTINGS
+def install(
+    project: Path, uninstall: bool = False, dry_run: bool = False, python: str | None = None, local: bool = False
+) -> Result:
+    """Merge (or remove) our hooks in `project`/.claude/settings.json (settings.local.json with
+    `local`: not committed, for a machine-specific interpreter path); write only when it changes."""
+    path = project / (LOCAL_SETTINGS if local else SETTINGS)
     command = hook_command(python)
     current = read_settings(path)
     base = current if current is not None else {}
