@@ -279,8 +279,18 @@ def test_a_typo_fixed_on_the_next_call_is_no_lesson(tmp_path: Path, failing: str
     assert found == [] and skipped["typo fixed on the next call"] == 1
 
 
+def test_sudo_handed_to_the_user_is_a_lesson_on_sudo(tmp_path: Path) -> None:
+    t = Claude().bash("sudo dpkg -i ./x.deb", "sudo: a password is required", 1)
+    t.say("Since I can't run sudo commands, here's what you should do:\n```bash\nsudo dpkg -i ./x.deb\n```")
+    [cand] = lessons(t.write(tmp_path))[0]
+    assert (cand.key, cand.title) == ("shell|sudo", "Hand sudo commands to the user instead of running them")
+    [trigger] = cand.commands
+    assert re.search(trigger, "sudo apt install iw -y") and re.search(trigger, "cd /tmp && sudo make install")
+    assert not re.search(trigger, "visudo -c") and not re.search(trigger, "echo pseudo code")
+
+
 def test_a_recurring_error_nobody_got_round_is_no_lesson(tmp_path: Path) -> None:
-    t = Claude().bash("sudo apt install iw -y", "sudo: a password is required", 1).say("Please run it yourself.")
+    t = Claude().bash("sudo apt install iw -y", "sudo: a password is required", 1).say("The install failed.")
     assert lessons(t.write(tmp_path))[0] == []
     t = Claude().bash("pnpm test", "/usr/local/bin/bash: line 1: pnpm: command not found", 127)
     t.bash("corepack pnpm test", "corepack: command not found", 127).bash("cat ci.yml", "jobs:")

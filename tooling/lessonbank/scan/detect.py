@@ -25,12 +25,6 @@ MAX_TURN_FILES = 40
 
 _INTERRUPT = "[Request interrupted"
 _CD_FAILED = re.compile(r"\bcd: [^:]+: No such file or directory")
-# A compiler's message about the code itself (not a missing tool or a failing assertion).
-_COMPILE_ERROR = re.compile(
-    r"\S+\.\w+:\d+(?::\d+)?:\s*(?:fatal )?error\b|\berror TS\d+|undefined reference to|\bundeclared\b"
-    r"|has no member named|implicit declaration|SyntaxError|IndentationError|cannot find symbol"
-)
-_WRITTEN = re.compile(r"(?:>>?|\btee(?:\s+-a)?)\s*['\"]?([\w./~-]+\.\w+)")
 _EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "str_replace_based_edit_tool"}
 
 
@@ -100,7 +94,7 @@ class Detector:
     @property
     def wants_text(self) -> bool:
         """Whether assistant prose matters right now (a correction waits for a change of course)."""
-        return self.correction is not None or bool(self.open) or bool(self.recent)
+        return self.correction is not None or bool(self.open) or bool(self.recent) or self.slip is not None
 
     def drop(self, why: str) -> None:
         self.dropped[why] = self.dropped.get(why, 0) + 1
@@ -158,6 +152,9 @@ class Detector:
                     ep["cause_score"], ep["diagnosis"] = score, _clean(cause)
                 if left_out:
                     ep["removal"] = left_out
+        if self.slip is not None and self.slip["kind"] == "sudo" and shellfail.hands_over(ev.text):
+            out.append(self._slip_candidate(self.slip, "(the agent handed the command to the user)"))
+            self.slip = None
         if self.recent and ev.text.strip():
             said = prose.fix_sentence(ev.text)
             for cand in self.recent if said else []:
@@ -234,7 +231,7 @@ class Detector:
         check = mining.check_of(ev.command)
         if check is not None and check.masked:
             self.masked += 1
-        written = _WRITTEN.findall(ev.command) if ">" in ev.command or "tee" in ev.command else []
+        written = mining.written_files(ev.command)
         out.extend(self._shell(check, ev))
         if check is None or check.masked or ev.status == "unknown":
             if self.open and check is None and ev.status == "ok" and mining.is_fix_action(ev.command):
@@ -274,19 +271,22 @@ class Detector:
         confirms = ev.status == "ok" and not mining.status_masked(ev.command)
         if confirms and shellfail.different_approach(slip["kind"], slip["named"], slip["command"], command):
             self.slip = None
-            cand = self._base(f"shell|{slip['kind']}|{slip['named']}", 2, "shell")
-            cand.promote_to, cand.tools, cand.tags = "rule:conventions", ["Bash"], ["kind:shell"]
-            cand.signals = {"fix_confirmed": 1}
-            cand.evidence = [self._evidence(
-                slip["time"], failing=_short(slip["command"], 300), passing=_short(command, 300),
-                excerpt=[slip["line"]], commands=slip["between"][-4:], shell=slip["kind"], named=slip["named"],
-            )]  # fmt: skip
-            return [cand]
+            return [self._slip_candidate(slip, command)]
         slip["between"].append(_short(command, 200))
         slip["left"] -= 1
         if slip["left"] <= 0:
             self.slip = None
         return []
+
+    def _slip_candidate(self, slip: dict[str, Any], passing: str) -> Candidate:
+        cand = self._base(f"shell|{slip['kind']}|{slip['named']}", 2, "shell")
+        cand.promote_to, cand.tools, cand.tags = "rule:conventions", ["Bash"], ["kind:shell"]
+        cand.signals = {"fix_confirmed": 1}
+        cand.evidence = [self._evidence(
+            slip["time"], failing=_short(slip["command"], 300), passing=_short(passing, 300),
+            excerpt=[slip["line"]], commands=slip["between"][-4:], shell=slip["kind"], named=slip["named"],
+        )]  # fmt: skip
+        return cand
 
     def _confirms(self, check: mining.Check, ep: dict[str, Any]) -> bool:
         """Whether a passing run checked at least what failed: every check of it, on every target."""
@@ -337,7 +337,7 @@ class Detector:
         if not mine:
             return False
         said = "\n".join(mining.error_lines(output, 6))  # the errors, not the files that passed around them
-        return any(name in said for name in mine) or bool(_COMPILE_ERROR.search(first))
+        return any(name in said for name in mine) or bool(mining.COMPILE_ERROR.search(first))
 
     def _fixed(self, check: mining.Check, ep: dict[str, Any], ev: Event) -> list[Candidate]:
         passing = {"command": _short(_clean(mining.display(ev.command)), 200), "time": ev.time}

@@ -174,6 +174,19 @@ def status_masked(command: str) -> bool:
     return any(op in ("||", "&") or (op == "|" and not pipefail) for op in ops)
 
 
+# A compiler's message about the code itself (not a missing tool or a failing assertion).
+COMPILE_ERROR = re.compile(
+    r"\S+\.\w+:\d+(?::\d+)?:\s*(?:fatal )?error\b|\berror TS\d+|undefined reference to|\bundeclared\b"
+    r"|has no member named|implicit declaration|SyntaxError|IndentationError|cannot find symbol"
+)
+_WRITTEN = re.compile(r"(?:>>?|\btee(?:\s+-a)?)\s*['\"]?([\w./~-]+\.\w+)")
+
+
+def written_files(command: str) -> list[str]:
+    """Files a command writes by redirection or `tee` (`printf … > t.c`): what the agent wrote itself."""
+    return _WRITTEN.findall(command) if ">" in command or "tee" in command else []
+
+
 # Read-only commands are investigation, not a fix.
 _READ_ONLY = {
     "ls", "cat", "sed", "nl", "rg", "grep", "find", "head", "tail", "pwd", "echo", "which", "wc",

@@ -30,6 +30,7 @@ KINDS = (
     Kind("cd-relative", re.compile(r"\bcd: ([^:\n]+): No such file or directory")),
     Kind("push-behind", re.compile(r"\[rejected\][^\n]*\((?:fetch first|non-fast-forward)\)")),
     Kind("push-protection", re.compile(r"\bGH013\b|push protection|Push cannot contain secrets")),
+    Kind("sudo", re.compile(r"\bsudo: (?:a terminal is required|a password is required|no tty present)")),
     # C source written through the shell: the Bash tool turns `!` into `\!`, the compiler sees a stray `\`
     Kind("shell-written-source", re.compile(r"stray [‘'`]\\[’'`] in program")),
 )
@@ -79,6 +80,18 @@ def is_typo(failing: str, passing: str, named: str = "") -> bool:
 
 _READ_ONLY = {"which", "where", "type", "command", "ls", "find", "echo", "cat", "pwd", "whereis", "dpkg", "apt",
               "apt-cache", "test", "git"}  # fmt: skip
+
+
+_HANDS_OVER = re.compile(
+    r"(?i)\b(?:you(?:'ll| will)? (?:need|have|can|should|must) (?:to )?run|please run|run (?:this|these|the following)"
+    r"(?: commands?)? (?:yourself|manually|in your terminal)|(?:run|install) (?:it|them) manually"
+    r"|i can'?t run sudo|need you to run|here'?s what you should do)"
+)
+
+
+def hands_over(text: str) -> bool:
+    """Whether the agent gives the user the command to run instead (the way round a sudo prompt)."""
+    return bool(_HANDS_OVER.search(text))
 
 
 def different_approach(kind: str, named: str, failing: str, command: str) -> bool:
@@ -146,6 +159,15 @@ def lesson(kind: str, named: str, failing: str, passing: str, between: list[str]
             r"\bgit\b.*\bpush\b(?!.*--force)",
         )
     between = [re.sub(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*", "", c) for c in between]
+    if kind == "sudo":
+        return (
+            "Hand sudo commands to the user instead of running them",
+            "running `sudo` in the agent's shell: nobody can answer the password prompt there "
+            "(`sudo: a password is required` / `a terminal is required`)",
+            "Do not run `sudo` yourself: give the user the exact command to run in their terminal, and continue "
+            "once they say it is done.",
+            r"(?:^|[;&|(]\s*)sudo\s",
+        )
     if kind == "shell-written-source":
         return (
             "Write source files with the file tool, not echo, printf or a heredoc",
