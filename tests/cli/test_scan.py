@@ -157,7 +157,7 @@ def test_review_accept_edit_reject(bank: Path) -> None:
         "  title: Don't patch sys.path in conftest.py\n"
         "  when: editing `conftest.py` (the user corrected this)\n"
         "  do:   No, don't patch sys.path in conftest.py: set pythonpath in pyproject.toml\n"
-        "  triggers: path **/conftest.py; keywords patch, path, conftest, pythonpath\n"
+        "  triggers: path **/conftest.py; keywords patch, path, conftest\n"
         "  verify: no check derivable from the evidence (groom can only count sightings)\n"
         "  promote-to: rule:conventions\n"
     ) in out

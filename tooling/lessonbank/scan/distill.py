@@ -246,11 +246,14 @@ def _correction(cand: Candidate) -> str:
         cand.when = "working on this project (a standing instruction from the user)"
     cand.do = said[:1].upper() + said[1:]
     cand.title = _title(cand.do)
-    cand.keywords = [w for w in re.findall(r"[a-z][\w-]{3,}", said.lower()) if w not in _COMMON][:4]
+    # the project's own name is in every prompt there: no keyword
+    home = " ".join(re.split(r"[/\\._-]+", " ".join(cand.projects).lower()))
+    words = [w for w in re.findall(r"[a-z][\w-]{3,}", said.lower()) if w not in _COMMON and w not in home.split()]
+    cand.keywords = list(dict.fromkeys(words))[:3]
     return ""
 
 
 _COMMON = STOP_WORDS | frozenset(
     "instead never always dont don't aren't isn't aren isn update status bit whole ourselves properly "
-    "scratch roll have".split()
+    "scratch roll have implement implements implemented".split()
 )
