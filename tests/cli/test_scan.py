@@ -24,6 +24,7 @@ SCAN_DEMO = [
     "skipped 2 non-mistakes: 1 permission denial, 1 masked exit status",
     # the fixed pytest run is the lesson the agent's own #lesson block states: proposed once, as that block
     "set aside 1 episode with no lesson: 1 already in the agent's #lesson block",
+    "#lesson protocol: 1 of 1 fixed check came with a block (claude 1 of 1)",
 ]
 CORRECTION = "a7465d67"
 LIST_DEMO = (
@@ -60,8 +61,11 @@ def test_scan_prints_a_summary_and_stores_candidates(bank: Path) -> None:
     assert result.exit_code == 0
     assert result.output.splitlines() == [*SCAN_DEMO, "2 candidates wait for review: `bank review`"]
     assert sorted(p.name for p in (bank / ".lessonbank" / "scan").iterdir()) == [
-        "candidates.jsonl", "files.json", "lock", "rejected.json",
+        "candidates.jsonl", "files.json", "lock", "protocol.jsonl", "rejected.json",
     ]  # fmt: skip
+    # the protocol's compliance over time: one line per scan that met fixed checks
+    [line] = (bank / ".lessonbank" / "scan" / "protocol.jsonl").read_text().splitlines()
+    assert {k: v for k, v in json.loads(line).items() if k != "date"} == {"agent": "claude", "fixed": 1, "with_block": 1}
     again = run(bank, "scan", "--path", str(DEMO))
     assert again.output.splitlines() == [
         "scanned 1 transcript: 0 with new lines, 0.0 kB read",
@@ -94,6 +98,7 @@ def test_scan_json_for_scripts(bank: Path) -> None:
         False,
     )  # fmt: skip
     assert [c["id"] for c in data["pending"]] == ["712ae1be", CORRECTION]
+    assert data["protocol"] == {"claude": {"fixed": 1, "with_block": 1}}
 
 
 def test_dry_run_writes_nothing(bank: Path) -> None:

@@ -216,6 +216,7 @@ def test_a_check_that_failed_before_any_edit_of_the_turn_is_a_lesson_codex(tmp_p
     assert cand.keywords == ["clearAllMocks", "mockResolvedValueOnce", "resetAllMocks"]
     assert cand.verify == {"match": ["mockResolvedValueOnce", r"vi\.resetAllMocks"]}
     assert cand.evidence[0]["diagnosis"].startswith("I've identified the root cause")
+    assert (cand.evidence[0]["agent"], cand.evidence[0].get("reported")) == ("codex", None)  # no #lesson block
 
 
 def test_an_episode_without_diagnosis_or_fix_sentence_is_not_proposed(tmp_path: Path) -> None:

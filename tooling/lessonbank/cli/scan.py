@@ -68,6 +68,11 @@ def summary(report: Report, store: Store, dry_run: bool = False) -> list[str]:
         lines.append(f"skipped {_n(st.malformed, 'malformed line', 'malformed lines')}")
     if st.waiting:
         lines.append(f"{_n(st.waiting, 'file ends', 'files end')} in a half-written line (read next time)")
+    if report.protocol:  # Phase 0: does the self-report protocol work for this team?
+        fixed = sum(f for f, _ in report.protocol.values())
+        said = sum(b for _, b in report.protocol.values())
+        per = ", ".join(f"{agent} {b} of {f}" for agent, (f, b) in sorted(report.protocol.items()))
+        lines.append(f"#lesson protocol: {said} of {_n(fixed, 'fixed check', 'fixed checks')} came with a block ({per})")
     for key, outcome in report.accepted:
         lines.append(f"accepted {short_id(key)}: " + "; ".join(outcome))
     for key, message in report.refused:
@@ -99,6 +104,7 @@ def _report_json(report: Report, store: Store, dry_run: bool) -> dict[str, Any]:
         "ignored_rejected": report.dropped,
         "accepted": [{"id": short_id(k), "outcome": o} for k, o in report.accepted],
         "refused": [{"id": short_id(k), "reason": m} for k, m in report.refused],
+        "protocol": {agent: {"fixed": f, "with_block": b} for agent, (f, b) in sorted(report.protocol.items())},
         "pending": [_cand_json(c) for c in store.pending()],
         "dry_run": dry_run,
     }

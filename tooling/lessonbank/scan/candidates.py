@@ -6,6 +6,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+from datetime import date
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -315,6 +316,7 @@ class Report:
     accepted: list[tuple[str, list[str]]] = field(default_factory=list)  # (key, outcome lines)
     refused: list[tuple[str, str]] = field(default_factory=list)  # (key, gate message)
     files: list[tuple[Path, str]] = field(default_factory=list)
+    protocol: dict[str, list[int]] = field(default_factory=dict)  # agent -> [fixed checks, with a #lesson block]
 
 
 def run_scan(
@@ -331,6 +333,11 @@ def run_scan(
     w = weights(bank)
     fresh = []
     for cand in found:
+        if cand.kind == "fix":
+            agent = str(cand.evidence[0].get("agent") or "unknown")
+            counts = report.protocol.setdefault(agent, [0, 0])
+            counts[0] += 1
+            counts[1] += bool(cand.evidence[0].get("reported"))
         why = distill.distill(cand) if cand.tier == 2 else ""
         if why:  # an episode with no instruction in it: counted, never proposed
             stats.skipped[why] = stats.skipped.get(why, 0) + 1
@@ -358,6 +365,12 @@ def run_scan(
             continue
         report.accepted.append((cand.key, [line for o in outcomes for line in o.lines()]))
     report.files = store.save(dry_run=dry_run)
+    if report.protocol and not dry_run:  # over time: one line per scan that met fixed checks
+        day = date.today().isoformat()
+        lines = "".join(json.dumps({"date": day, "agent": a, "fixed": f, "with_block": b}) + "\n"
+                        for a, (f, b) in sorted(report.protocol.items()))  # fmt: skip
+        with open(store.dir / "protocol.jsonl", "a", encoding="utf-8") as out:
+            out.write(lines)
     return report
 
 

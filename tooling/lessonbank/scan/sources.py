@@ -359,6 +359,8 @@ def scan_file(
                     stats.skip("interrupted")
                 found.extend(detector.feed(event))
         end = reader.end
+        for cand in found:  # whose transcript: the #lesson protocol's compliance is counted per agent
+            cand.evidence[0].setdefault("agent", str(entry.get("format") or ""))
         if detector.masked:
             stats.skipped["masked"] = stats.skipped.get("masked", 0) + detector.masked
         for why, count in detector.dropped.items():
