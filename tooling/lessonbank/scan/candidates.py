@@ -6,9 +6,9 @@ import contextlib
 import fcntl
 import hashlib
 import json
-from datetime import date
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
