@@ -118,11 +118,11 @@ class Detector:
         return Candidate(
             key=key, tier=tier, kind=kind,
             sessions=[self.session] if self.session else [],
-            projects=[self.project] if self.project else [],
+            projects=[_clean(self.project)] if self.project else [],
         )  # fmt: skip
 
     def _evidence(self, time: str, **extra: Any) -> dict[str, Any]:
-        item: dict[str, Any] = {"session": self.session, "time": time, "file": self.file}
+        item: dict[str, Any] = {"session": self.session, "time": time, "file": _clean(self.file)}
         item.update(extra)
         return item
 
@@ -196,7 +196,7 @@ class Detector:
         cand.promote_to = "rule:conventions"
         cand.tags = ["kind:correction"]
         cand.signals = {"user_correction": 1}
-        cand.evidence = [self._evidence(corr["time"], correction=text, context=context, then=how)]
+        cand.evidence = [self._evidence(corr["time"], correction=text, context=context, then=_clean(how))]
         if corr.get("command"):
             cand.evidence[0]["command"] = _short(corr["command"], 300)
         if corr.get("instruction"):
@@ -216,7 +216,7 @@ class Detector:
         if ev.tool in _EDIT_TOOLS or (ev.paths and not ev.command):
             self._touched(list(ev.paths))
             for ep in self.open.values():
-                for path in ev.paths:
+                for path in map(_clean, ev.paths):
                     if path not in ep["edits"] and len(ep["edits"]) < MAX_EDITS:
                         ep["edits"].append(path)
             if ev.paths:
