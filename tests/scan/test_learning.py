@@ -25,12 +25,12 @@ from lessonbank.scan.detect import Candidate
 class Claude:
     """A Claude Code session written record by record."""
 
-    def __init__(self, session: str = "s1") -> None:
-        self.session, self.lines, self.n = session, [], 0
+    def __init__(self, session: str = "s1", cwd: str = "/p") -> None:
+        self.session, self.cwd, self.lines, self.n = session, cwd, [], 0
 
     def _record(self, kind: str, content: Any, **extra: Any) -> None:
         self.n += 1
-        rec = {"type": kind, "cwd": "/p", "sessionId": self.session, "version": "2.1.197",
+        rec = {"type": kind, "cwd": self.cwd, "sessionId": self.session, "version": "2.1.197",
                "timestamp": f"2026-01-01T00:{self.n // 60:02d}:{self.n % 60:02d}Z",
                "message": {"role": kind, "content": content}, **extra}  # fmt: skip
         self.lines.append(json.dumps(rec, separators=(",", ":")))
@@ -321,6 +321,15 @@ def test_a_correction_keeps_the_instruction_and_loses_personal_data(tmp_path: Pa
                        "[REDACTED:phone number] for the key")  # fmt: skip
     stored = json.dumps([cand.to_dict()])
     assert "alice" not in stored and "415-555" not in stored
+
+
+def test_nothing_the_scan_keeps_names_a_home_folder(tmp_path: Path) -> None:
+    t = Claude(cwd="/home/alice/shop").bash("cd /home/alice/shop && make", "/home/alice/shop/a.c:3:1: error: x", 2)
+    t.say("The problem is that `CFLAGS` misses `-std=c11`.").edit("/home/alice/shop/Makefile")
+    t.bash("cd /home/alice/shop && make", "ok").say("- Added `-std=c11` to `CFLAGS` so C11 code compiles")
+    [cand] = lessons(t.write(tmp_path))[0]
+    stored = json.dumps(cand.to_dict())
+    assert "alice" not in stored and "~/shop" in stored
 
 
 # ---- dedup on meaning ---------------------------------------------------------------------------
