@@ -154,6 +154,8 @@ def test_a_block_the_hook_cannot_save_is_kept_and_saved_later(root: Path, tmp_pa
     assert answer["decision"] == "block"
     assert answer["reason"].startswith("lessonbank could not save your #lesson block here (")
     assert "`bank capture --pending`" in answer["reason"]
+    repository = str(Path(stop.__file__).resolve().parents[3])
+    assert f"python3 -m pip install {repository}: lessonbank is not on PyPI" in answer["reason"]
     pending = root / ".lessonbank" / stop.PENDING
     assert json.loads(pending.read_text(encoding="utf-8"))["message"] == GOOD_BLOCK
     assert "No module named" in (root / ".lessonbank" / "hook.log").read_text(encoding="utf-8")

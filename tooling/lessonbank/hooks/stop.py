@@ -25,7 +25,7 @@ REFUSED = (
 PENDING_REASON = (
     "lessonbank could not save your #lesson block here ({error}). Nothing is lost: the message is "
     "kept in {path}, and `bank capture --pending` saves it through the gates once lessonbank is "
-    "installed (python3 -m pip install lessonbank). You need not repeat the block."
+    "installed (python3 -m pip install {source}: lessonbank is not on PyPI). You need not repeat the block."
 )
 PENDING = state.PENDING_LESSONS
 CAPTURE_TIMEOUT = 50
@@ -114,4 +114,8 @@ def keep_pending(
         return ""
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     error = lines[-1][:200] if lines else type(exc).__name__
-    return block(PENDING_REASON.format(error=error, path=path))
+    import posixpath
+
+    # <repository>/tooling/lessonbank/hooks/stop.py, however the hook put the package on sys.path
+    source = posixpath.normpath(posixpath.abspath(__file__)).rsplit("/", 4)[0]
+    return block(PENDING_REASON.format(error=error, path=path, source=source))
