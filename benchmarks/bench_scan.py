@@ -26,6 +26,7 @@ from pathlib import Path
 
 from lessonbank.bank import scaffold
 from lessonbank.bank.store import Bank
+from lessonbank.scan import detect
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan import sources as transcripts
 from lessonbank.scan.candidates import Store, run_scan
@@ -49,6 +50,7 @@ def forget() -> None:
     """Empty the scan's caches, so each run costs what a new `bank scan` process pays."""
     mining.check_of.cache_clear()
     mining.is_fix_action.cache_clear()
+    detect._clean.cache_clear()
 
 
 def fresh_bank(parent: Path, name: str) -> Bank:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from lessonbank.capture import blocks
@@ -33,7 +34,9 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+@lru_cache(maxsize=2048)
 def _clean(text: str) -> str:
+    """Secrets and personal data out (the same paths, projects and commands come back often)."""
     return redact(text)[0]
 
 
@@ -78,7 +81,9 @@ class Detector:
         return {
             "session": self.session, "project": self.project, "open": episodes,
             "correction": self.correction, "last_action": _clean(self.last_action),
-            "turn_files": self.turn_files, "slip": self.slip,
+            "turn_files": self.turn_files,
+            "slip": self.slip and {**self.slip, "command": _clean(self.slip["command"]),
+                                   "between": [_clean(c) for c in self.slip["between"]]},
         }  # fmt: skip
 
     @property
@@ -256,13 +261,13 @@ class Detector:
             found = shellfail.classify(ev.text)
             if found is not None and not (check is not None and found[0] == "not-found"):
                 line = _clean(next((x for x in mining.error_lines(ev.text, 3) if found[1] in x), found[1]))
-                self.slip = {"kind": found[0], "named": found[1], "command": _clean(ev.command), "time": ev.time,
+                self.slip = {"kind": found[0], "named": found[1], "command": ev.command, "time": ev.time,
                              "line": line, "left": shellfail.LOOKAHEAD, "between": [], "first": True}  # fmt: skip
                 return []
         slip = self.slip
         if slip is None or ev.status not in ("ok", "fail"):
             return []
-        command = _clean(ev.command)
+        command = ev.command  # redacted when it becomes evidence or state
         if ev.status == "ok" and slip["first"] and shellfail.is_typo(slip["command"], command, slip["named"]):
             self.slip = None
             self.drop("typo fixed on the next call")
@@ -272,7 +277,7 @@ class Detector:
         if confirms and shellfail.different_approach(slip["kind"], slip["named"], slip["command"], command):
             self.slip = None
             return [self._slip_candidate(slip, command)]
-        slip["between"].append(_short(command, 200))
+        slip["between"].append(command[:800])
         slip["left"] -= 1
         if slip["left"] <= 0:
             self.slip = None
@@ -283,8 +288,9 @@ class Detector:
         cand.promote_to, cand.tools, cand.tags = "rule:conventions", ["Bash"], ["kind:shell"]
         cand.signals = {"fix_confirmed": 1}
         cand.evidence = [self._evidence(
-            slip["time"], failing=_short(slip["command"], 300), passing=_short(passing, 300),
-            excerpt=[slip["line"]], commands=slip["between"][-4:], shell=slip["kind"], named=slip["named"],
+            slip["time"], failing=_short(_clean(slip["command"]), 300), passing=_short(_clean(passing), 300),
+            excerpt=[slip["line"]], commands=[_clean(c) for c in slip["between"][-4:]], shell=slip["kind"],
+            named=slip["named"],
         )]  # fmt: skip
         return cand
 
@@ -301,7 +307,8 @@ class Detector:
             ep["attempts"] += 1  # still failing: the first failure is the one that teaches
             ep["timed_out"] = ep["timed_out"] or ev.timed_out
             return []
-        lines = [_clean(line) for line in mining.error_lines(ev.text)]
+        found = mining.error_lines(ev.text)
+        lines = _clean("\n".join(found)).split("\n") if found else []  # one redaction pass, not one a line
         if ev.timed_out and not any("timed out" in line.lower() for line in lines):
             lines.insert(0, "timed out")
         first = lines[0] if lines else f"exit code {ev.exit_code}"

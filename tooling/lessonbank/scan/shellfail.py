@@ -71,9 +71,12 @@ def is_typo(failing: str, passing: str, named: str = "") -> bool:
     heads = _heads(passing)
     if named and any(h != named and h.startswith(named) for h in heads):
         return False  # another tool of that name (`python` -> `python3`), not a slip
-    if _distance(failing.strip(), passing.strip()) <= 2:
+    failing, passing = failing.strip(), passing.strip()
+    if abs(len(failing) - len(passing)) <= 2 and len(failing) <= 400 and _distance(failing, passing) <= 2:
         return True
-    return bool(named) and any(0 < _distance(named, h) <= 2 and h[:1] == named[:1] for h in heads) and not any(
+    return bool(named) and any(
+        abs(len(named) - len(h)) <= 2 and h[:1] == named[:1] and 0 < _distance(named, h) <= 2 for h in heads
+    ) and not any(
         h.startswith(named) for h in heads
     )
 
