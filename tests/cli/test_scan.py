@@ -229,8 +229,8 @@ def test_demo_step_scans_the_bundled_transcript(bank: Path) -> None:
     assert lines[0] == "$ bank scan --path transcripts/ --accept-above 0.85"
     assert f"accepted 712ae1be: created lessons/{LESSON_SLUG}.md" in lines
     assert lines[-2:] == [
-        "id        conf  kind        when",
-        "a7465d67  0.50  correction  editing `conftest.py` (the user corrected this)",
+        "id        conf  kind        lesson",
+        "a7465d67  0.50  correction  Don't patch sys.path in conftest.py",
     ]
 
 

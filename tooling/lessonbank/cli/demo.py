@@ -186,8 +186,9 @@ def step_scan(bank: Bank) -> list[str]:
     report = run_scan(bank, files, store, accept_above=0.85)
     lines = [f"$ bank scan --path {DEMO_TRANSCRIPTS.name}/ --accept-above 0.85", *summary(report, store)]
     lines.append("$ bank review --list")
-    rows = [[short_id(c.key), f"{c.confidence:.2f}", c.kind, c.when] for c in store.pending()]
-    lines.extend(table(["id", "conf", "kind", "when"], rows, max_width=72).splitlines())
+    # each candidate as the lesson it would write: its title, then when and do
+    rows = [[short_id(c.key), f"{c.confidence:.2f}", c.kind, c.title or c.when] for c in store.pending()]
+    lines.extend(table(["id", "conf", "kind", "lesson"], rows, max_width=72).splitlines())
     return lines
 
 
