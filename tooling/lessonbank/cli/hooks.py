@@ -16,7 +16,10 @@ from lessonbank.install import claude as install_mod
 @main.group(invoke_without_command=True)
 @click.pass_context
 def install(ctx: click.Context) -> None:
-    """Connect the bank to a coding agent's hooks (with no agent: list the agents found here)."""
+    """Connect the bank to a coding agent's hooks.
+
+    With no agent: list the agents found on this machine, and whether each is installed here.
+    """
     if ctx.invoked_subcommand is not None:
         return
     from lessonbank.install import hookfiles as agents
