@@ -81,7 +81,8 @@ class LazyGroup(click.Group):
         for name in names:
             command = self.commands.get(name)
             if command is None:
-                rows.append((name, click.utils.make_default_short_help(SUMMARIES[name], limit)))
+                # A stand-in command shortens the summary exactly as click shortens a docstring.
+                rows.append((name, click.Command(name, help=SUMMARIES[name]).get_short_help_str(limit)))
             elif not command.hidden:
                 rows.append((name, command.get_short_help_str(limit)))
         with formatter.section("Commands"):
