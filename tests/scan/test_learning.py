@@ -198,6 +198,7 @@ def test_source_mangled_by_printf_is_a_lesson_on_printf_not_on_the_compiler_code
     t.say("The printf command is escaping the exclamation marks.").patch("/repo/t.c").run("gcc t.c -o t", "")
     [cand] = lessons(t.write(tmp_path))[0]
     assert (cand.kind, cand.key) == ("shell", "shell|shell-written-source")
+    assert cand.verify == {"glob": ["**/*.c", "**/*.h", "**/*.cu", "**/*.cpp"], "match": ["#include"]}
     [trigger] = cand.commands
     assert re.search(trigger, "printf '#include <stdio.h>' > test_gpu.c")
     assert re.search(trigger, "cat > bench.cu << 'EOF'")
@@ -234,7 +235,7 @@ def test_a_relative_cd_then_an_absolute_one_is_a_shell_lesson(tmp_path: Path) ->
     t.bash("cd /p/build && ./tests/run", "all good")
     [cand] = lessons(t.write(tmp_path))[0]
     assert (cand.kind, cand.key, cand.title) == (
-        "shell", "shell|cd-relative", "Use absolute paths: the shell's working directory carries over",
+        "shell", "shell|cd-relative", "Use absolute paths: the working directory carries over",
     )  # fmt: skip
     [trigger] = cand.commands
     assert re.search(trigger, "cd build && make") and re.search(trigger, "ls && cd src && make")
@@ -257,6 +258,7 @@ def test_a_tool_off_path_gets_a_negative_lookahead_for_its_folder(tmp_path: Path
     t.bash("which nvcc", "", 1).bash("export PATH=/usr/local/cuda/bin:$PATH && nvcc --version", "release 12.6")
     [cand] = lessons(t.write(tmp_path))[0]
     assert cand.do == "Call `nvcc` as `/usr/local/cuda/bin/nvcc`, or run `export PATH=/usr/local/cuda/bin:$PATH` first."
+    assert cand.verify == {"match": [r"\bnvcc\b"]}  # groom keeps it while the project still uses nvcc
     [trigger] = cand.commands
     assert re.search(trigger, "nvcc -o a a.cu") and not re.search(trigger, "/usr/local/cuda/bin/nvcc -o a a.cu")
 

@@ -93,7 +93,7 @@ def _globs(edits: list[str]) -> list[str]:
     return out[:3]
 
 
-def _title(text: str, limit: int = 64) -> str:
+def _title(text: str, limit: int = 58) -> str:  # a slug (60 at most) says all of it
     text = re.sub(r"(?i)^(?:no|nope|wrong|stop|actually)\b[,.!:;]*\s*", "", " ".join(text.split()))
     text = re.split(r"(?<=[a-z0-9`)])(?:\.|:|;)\s+", text, maxsplit=1)[0].rstrip(".")
     text = text[:1].upper() + text[1:]
@@ -131,7 +131,11 @@ def _shell(cand: Candidate) -> str:
     cand.key = f"setup|{named}|path" if kind == "not-found" and "PATH" in do else f"shell|{kind}|{named}"
     if kind != "not-found":
         cand.key = f"shell|{kind}"  # the same lesson whatever folder or branch it met
-    cand.verify = {}
+    # what keeps the lesson relevant, where the evidence names it: the tool, or the sources it is about
+    cand.verify = {
+        "not-found": {"match": [rf"\b{re.escape(named)}\b"]} if named else {},
+        "shell-written-source": {"glob": ["**/*.c", "**/*.h", "**/*.cu", "**/*.cpp"], "match": ["#include"]},
+    }.get(kind, {})
     return ""
 
 
@@ -171,6 +175,7 @@ def _check_lesson(cand: Candidate) -> str:
             cand.do = f"Call `{what}` as `{folder}/{what}`, or run `export PATH={folder}:$PATH` first."
             cand.title = f"{what} is not on PATH: use {folder}/{what}"
             cand.commands = [rf"^(?!.*{re.escape(folder)}).*{_tool_regex(what)}"]
+            cand.verify = {"match": [rf"\b{re.escape(what)}\b"]}  # relevant while the project still uses the tool
             cand.key = f"setup|{what}|path"
             return ""
         cand.when = f"running `{shown}` before `{what}` is installed ({symptom})"

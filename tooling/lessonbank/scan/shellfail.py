@@ -146,7 +146,7 @@ def lesson(kind: str, named: str, failing: str, passing: str, between: list[str]
         )
     if kind == "cd-relative":
         return (
-            "Use absolute paths: the shell's working directory carries over",
+            "Use absolute paths: the working directory carries over",
             f"running `cd {named}` with a relative path in the agent's shell: the working directory carries "
             f"over from earlier calls, so the folder is not where the command expects (`cd: {named}: No such file "
             "or directory`)",
@@ -173,7 +173,7 @@ def lesson(kind: str, named: str, failing: str, passing: str, between: list[str]
         )
     if kind == "shell-written-source":
         return (
-            "Write source files with the file tool, not echo, printf or a heredoc",
+            "Write source files with the file tool, not the shell",
             "writing C/C++/CUDA source through the shell (`echo`, `printf`, `cat <<EOF` into a `.c` file): `!` "
             "arrives as `\\!` and the compiler fails with `stray '\\' in program`",
             "Create or change source files with the file-writing tool (Write/Edit), never through a shell "
