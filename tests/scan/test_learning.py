@@ -263,6 +263,21 @@ def test_a_tool_off_path_gets_a_negative_lookahead_for_its_folder(tmp_path: Path
     assert re.search(trigger, "nvcc -o a a.cu") and not re.search(trigger, "/usr/local/cuda/bin/nvcc -o a a.cu")
 
 
+def test_windows_switches_in_git_bash_then_cmd_exe_is_a_lesson(tmp_path: Path) -> None:
+    t = Claude().bash("whoami /groups", "Exit code 1\nwhoami: extra operand '/groups'\nTry 'whoami --help' for more information.", 1)
+    t.bash('cmd.exe /c "whoami /groups"', "GROUP INFORMATION")
+    [cand] = lessons(t.write(tmp_path))[0]
+    assert cand.key == "shell|windows-switch" and cand.do.startswith("Run it as `cmd.exe /c")
+    [trigger] = cand.commands
+    assert re.search(trigger, "whoami /priv") and re.search(trigger, 'dir "C:\\Program Files" /b')
+    assert re.search(trigger, "cd x && net user /domain")
+    assert not re.search(trigger, 'cmd.exe /c "whoami /priv"') and not re.search(trigger, "grep net /etc/hosts")
+    assert not re.search(trigger, "ls -la /usr/lib")
+    # a GNU tool's own usage error on Linux is no Windows lesson
+    t = Claude().bash("ls --bogus /tmp", "ls: unrecognized option\nTry 'ls --help' for more information.", 2)
+    assert lessons(t.bash("ls /tmp", "a").write(tmp_path, "b.jsonl"))[0] == []
+
+
 def test_a_push_behind_the_remote_then_pull_rebase_is_a_lesson(tmp_path: Path) -> None:
     t = Claude().bash("git push", " ! [rejected]        main -> main (fetch first)\nerror: failed to push", 1)
     t.bash("git pull --rebase && git push", "main -> main")

@@ -258,7 +258,7 @@ class Detector:
     def _shell(self, check: mining.Check | None, ev: Event) -> list[Candidate]:
         """A recurring shell error, then a different approach that worked: a plain shell mistake."""
         if ev.status == "fail":
-            found = shellfail.classify(ev.text)
+            found = shellfail.classify(ev.text, ev.command)
             if found is not None and not (check is not None and found[0] == "not-found"):
                 line = _clean(next((x for x in mining.error_lines(ev.text, 3) if found[1] in x), found[1]))
                 self.slip = {"kind": found[0], "named": found[1], "command": ev.command, "time": ev.time,

@@ -126,7 +126,8 @@ def _shell(cand: Candidate) -> str:
     title, when, do, trigger = shellfail.lesson(kind, named, ev["failing"], ev["passing"], ev.get("commands") or [])
     cand.title, cand.when, cand.do, cand.commands = title, when, do, [trigger]
     keywords = {"not-found": [named.lower()], "push-behind": ["push"], "push-protection": ["push", "secret"],
-                "shell-written-source": ["printf", "echo", "heredoc"], "sudo": ["sudo"]}  # fmt: skip
+                "shell-written-source": ["printf", "echo", "heredoc"], "sudo": ["sudo"],
+                "windows-switch": ["windows", "cmd"]}  # fmt: skip
     cand.keywords = keywords.get(kind, [])
     cand.key = f"setup|{named}|path" if kind == "not-found" and "PATH" in do else f"shell|{kind}|{named}"
     if kind != "not-found":

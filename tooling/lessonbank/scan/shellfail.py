@@ -19,10 +19,15 @@ LOOKAHEAD = 6  # shell calls after the failure in which a different approach may
 
 @dataclass(frozen=True)
 class Kind:
-    """A recurring shell error: how to recognise it, and the lesson it becomes."""
+    """A recurring shell error: how to recognise it (its output, and the command when that matters)."""
 
     name: str
     error: re.Pattern[str]
+    command: re.Pattern[str] | None = None
+
+
+_WINDOWS_TOOLS = r"(?:whoami|dir|net|ipconfig|tasklist|taskkill|findstr|sc|reg|netsh|icacls|systeminfo|schtasks)"
+_WINDOWS_SWITCH = re.compile(rf"(?:^|[;&|(]\s*|\bpowershell(?:\.exe)? -Command \"?){_WINDOWS_TOOLS}\b[^|;&]*\s/[A-Za-z]{{1,8}}\b")
 
 
 KINDS = (
@@ -30,6 +35,9 @@ KINDS = (
     Kind("cd-relative", re.compile(r"\bcd: ([^:\n]+): No such file or directory")),
     Kind("push-behind", re.compile(r"\[rejected\][^\n]*\((?:fetch first|non-fast-forward)\)")),
     Kind("push-protection", re.compile(r"\bGH013\b|push protection|Push cannot contain secrets")),
+    # a cmd.exe command with /switches typed into Git Bash: the GNU tool of that name runs, or /b becomes a path
+    Kind("windows-switch", re.compile(r"Try '[^'\n]*--help' for more information|cannot access '[^'\n]*/[A-Za-z]{1,8}'"),
+         _WINDOWS_SWITCH),
     Kind("sudo", re.compile(r"\bsudo: (?:a terminal is required|a password is required|no tty present)")),
     # C source written through the shell: the Bash tool turns `!` into `\!`, the compiler sees a stray `\`
     Kind("shell-written-source", re.compile(r"stray [‘'`]\\[’'`] in program")),
@@ -37,12 +45,12 @@ KINDS = (
 _COMPILERS = {"gcc", "g++", "cc", "c++", "clang", "clang++", "nvcc", "make", "cmake"}
 
 
-def classify(output: str) -> tuple[str, str] | None:
+def classify(output: str, command: str = "") -> tuple[str, str] | None:
     """(kind, what it names) for a failure of a recurring kind, else None."""
     head = output[:3000]
     for kind in KINDS:
         match = kind.error.search(head)
-        if match:
+        if match and (kind.command is None or kind.command.search(command)):
             return kind.name, next((g for g in match.groups() if g), "") if match.groups() else ""
     return None
 
@@ -118,6 +126,8 @@ def different_approach(kind: str, named: str, failing: str, command: str) -> boo
         return "pull" in command and "push" in command
     if kind == "push-protection":
         return "git" in heads and "push" in command.split()
+    if kind == "windows-switch":
+        return bool(re.search(r"\bcmd(?:\.exe)?\s+/+c\b|\bpowershell(?:\.exe)?\b.*\bGet-\w+", command))
     if kind == "shell-written-source":  # compiled after the file was written another way
         writes = re.search(r"\b(?:echo|printf)\b[^|;&]*>|<<", command)
         return bool(_COMPILERS.intersection(heads)) and not writes
@@ -162,6 +172,14 @@ def lesson(kind: str, named: str, failing: str, passing: str, between: list[str]
             r"\bgit\b.*\bpush\b(?!.*--force)",
         )
     between = [re.sub(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*", "", c) for c in between]
+    if kind == "windows-switch":
+        return (
+            "Run Windows /switch commands through cmd.exe /c",
+            "running a Windows command with `/switches` (`whoami /priv`, `dir /b`) from Git Bash: bash runs the "
+            "GNU tool of that name or turns the switch into a path (`Try 'whoami --help'`, `cannot access '/b'`)",
+            'Run it as `cmd.exe /c "whoami /priv"`, or use the PowerShell cmdlet (`Get-ChildItem` for `dir`).',
+            r"^(?!.*\bcmd(?:\.exe)?\s+/+c\b).*?" + _WINDOWS_SWITCH.pattern,
+        )
     if kind == "sudo":
         return (
             "Hand sudo commands to the user instead of running them",
