@@ -29,9 +29,10 @@ from typing import Any
 
 from lessonbank.bank import scaffold
 from lessonbank.bank.store import Bank
+from lessonbank.cli.scan import SKIP_LABELS
 from lessonbank.scan import sources as transcripts
 from lessonbank.scan.candidates import Store, run_scan
-from lessonbank.scan.detect import Candidate
+from lessonbank.scan.detect import Candidate, Detector, Event
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "transcripts"
 _FILE = re.compile(r"^[\w./~-]*[\w-]\.(?:c|h|cc|cpp|cu|py|ts|tsx|js|tex|sh|md|json|txt)$")
@@ -59,7 +60,23 @@ def cause_based(cand: Candidate) -> bool:
     return not any(re.escape(name) in t or name in t for name in names for t in triggers)
 
 
+FAILED = Counter[str]()  # failed tool calls the detector saw, for "of how many"
+
+
+def _counting(feed: Any) -> Any:
+    def wrapped(self: Detector, ev: Event) -> list[Candidate]:
+        if ev.kind == "tool" and ev.status == "fail":
+            FAILED["failed"] += 1
+        return list(feed(self, ev))
+
+    return wrapped
+
+
+Detector.feed = _counting(Detector.feed)
+
+
 def scan_project(folder: Path) -> dict[str, Any]:
+    FAILED.clear()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "bank"
         root.mkdir()
@@ -72,6 +89,7 @@ def scan_project(folder: Path) -> dict[str, Any]:
         return {
             "project": folder.name,
             "files": report.stats.files,
+            "failed_calls": FAILED["failed"],
             "candidates": len(cands),
             "by_kind": dict(Counter(c.kind for c in cands)),
             "cause_triggers": sum(cause_based(c) for c in cands),
@@ -99,12 +117,13 @@ def main() -> None:
     total = Counter[str]()
     for res in results:
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(res["by_kind"].items()))
-        print(f"{res['project']} ({res['files']} transcripts)")
+        print(f"{res['project']} ({res['files']} transcripts, {res['failed_calls']} failed tool calls)")
         print(f"  candidates: {res['candidates']} ({kinds or 'none'})")
         print(f"  with cause-based triggers: {res['cause_triggers']} of {res['candidates']}")
         print(f"  with verify fields: {res['verify']} of {res['candidates']}")
         aside = sum(res["set_aside"].values())
-        print(f"  set aside: {aside}: " + ", ".join(f"{n} {why}" for why, n in res["set_aside"].items()))
+        named = [f"{n} {SKIP_LABELS.get(why, (why, why))[n != 1]}" for why, n in res["set_aside"].items()]
+        print(f"  set aside: {aside}: " + ", ".join(named))
         for key in ("candidates", "cause_triggers", "verify"):
             total[key] += res[key]
         total["set_aside"] += aside
