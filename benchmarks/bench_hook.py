@@ -1,13 +1,20 @@
-"""Whole-process latency of the PreToolUse hook, spawned exactly as `bank install claude` installs it.
+"""Whole-process latency of the hooks on realistic banks, spawned exactly as `bank install claude` installs them.
 
-For banks of 100, 1,000 and 10,000 synthetic lessons, the hook command from the bank's
-.claude/settings.json runs through `/bin/sh -c` (as Claude Code runs it) with a real Claude Code
-2.1.197 PreToolUse payload on stdin, interleaved run by run with `python3 -I -S -c pass` spawned
-the same way, so both see the same machine load. Two cases per bank:
+Banks of 1,000, 10,000 and (with `--sizes 1000,10000,50000`) 50,000 generated lessons shaped like
+real ones: about 50 tools, a few of which hold most lessons, and their subcommands and flags, so
+many lessons share a tool name; seven kinds of command regex (plain, negative and positive
+lookaheads, alternation, flags, environment assignments, arguments); `**/` and `{a,b}` globs with
+directory literals and extensions; keywords and tags; short and long texts and bodies.
 
-- steady: one session throughout; the lesson that fits was handed over on the first call and
-  is claimed since (what nearly every call of a session costs);
-- inject: a new session per call, so every call matches, reads the lesson and answers.
+Each hook command runs through `/bin/sh -c` (as Claude Code runs it) with a real Claude Code
+2.1.197 payload on stdin, interleaved run by run with `python3 -I -S -c pass` spawned the same way,
+so both see the same machine load. The calls: a Bash command that fits lessons and one that fits
+none (but names a tool hundreds of lessons are about), an Edit that fits a glob, a Write that fits
+none, and a prompt that recalls lessons by their words. A call that fits is timed two ways:
+
+- fresh: a new session per call, so every call matches, reads its lessons and answers;
+- steady: one session throughout, after every lesson the call fits was handed over (what most
+  calls of a long session cost: all the matching work, nothing to hand over).
 
 Then, on the largest bank, each other agent's real payload (tests/fixtures: Codex, Copilot CLI,
 Gemini CLI; Cursor's documented shape) runs through that agent's installed command, a new
@@ -16,10 +23,12 @@ record after it (Codex reads the exit status from its rollout file). A last row 
 in a folder without a bank (what every other project pays).
 
 With `--baseline DIR` (the `tooling` folder of another checkout, e.g. a `git worktree` of an older
-commit), that checkout's hook script runs on the same bank in the same interleaved loop, and two
-more columns give its times: a before/after comparison under one machine load.
+commit), that checkout's hook script runs on a copy of the same bank (its compiled index built by
+that checkout) in the same interleaved loop, and more columns give its times: a before/after
+comparison under one machine load.
 
-Usage: python benchmarks/bench_hook.py [--runs 200] [--sizes 100,1000,10000] [--baseline DIR]
+Usage: python benchmarks/bench_hook.py [--runs 200] [--sizes 1000,10000[,50000]] [--cases 'bash match']
+       [--no-agents] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -43,51 +53,188 @@ from lessonbank.bank.store import Bank  # noqa: E402
 from lessonbank.install import claude as install  # noqa: E402
 
 FIXTURE = REPO / "tests" / "fixtures" / "claude-code-2.1.197" / "PreToolUse.json"
-TOOLS = (
-    "pytest", "npm", "cargo", "go", "make", "docker", "git", "pip", "ruff", "mypy", "terraform",
-    "kubectl", "yarn", "pnpm", "tox", "alembic", "helm", "gradle", "mvn", "tsc", "eslint", "uv",
-)  # fmt: skip
+PROMPT_FIXTURE = REPO / "tests" / "fixtures" / "claude-code-2.1.197" / "UserPromptSubmit.json"
+# Tools, their subcommands and flags: what real lessons are about (50 tools, many lessons per tool).
+TOOLBOX = {
+    "cargo": ("build test run check clippy fmt bench doc", "--release --workspace --locked --all-features --offline"),
+    "npm": ("install run test ci publish audit exec", "--legacy-peer-deps --save-dev --workspaces --omit=dev"),
+    "yarn": ("install add build test run dlx", "--frozen-lockfile --immutable --prod"),
+    "pnpm": ("install add run test exec publish", "--frozen-lockfile --filter --recursive"),
+    "pytest": ("tests unit integration e2e", "-x -k --lf -n --maxfail --cov -vv"),
+    "python": ("-m setup.py manage.py -c", "-X -O -B -u"),
+    "pip": ("install uninstall freeze download wheel", "--no-deps --user --upgrade --pre -e"),
+    "uv": ("sync run pip lock add venv", "--frozen --locked --no-dev --python"),
+    "poetry": ("install lock add run update build", "--no-root --sync --only"),
+    "go": ("build test run vet mod generate", "-race -count -tags -mod=vendor -v"),
+    "make": ("build test lint clean install release", "-j -B -C -k"),
+    "docker": ("build run push pull compose exec", "--no-cache --platform --pull --rm -it"),
+    "kubectl": ("apply delete get logs rollout exec", "-f -n --context --dry-run --force"),
+    "helm": ("install upgrade template lint rollback", "--atomic --wait --set -f --dry-run"),
+    "terraform": ("plan apply init destroy import fmt", "-auto-approve -target -var-file -upgrade -lock=false"),
+    "git": ("push rebase commit merge reset stash clean", "--force --no-verify --hard -i --amend -fdx"),
+    "gh": ("pr release workflow run issue api", "--draft --fill --web --repo"),
+    "ruff": ("check format", "--fix --select --unsafe-fixes --diff"),
+    "mypy": ("src tests", "--strict --ignore-missing-imports --install-types"),
+    "eslint": ("src . lib", "--fix --cache --max-warnings --ext"),
+    "tsc": ("-p --build --noEmit", "--watch --incremental --skipLibCheck"),
+    "jest": ("src tests", "--watch --runInBand --ci --coverage -u"),
+    "vitest": ("run bench", "--watch --coverage --reporter --threads"),
+    "gradle": ("build test assemble clean publish", "--offline --refresh-dependencies --no-daemon --info"),
+    "mvn": ("install test package deploy verify", "-DskipTests -U -o -pl -am"),
+    "tox": ("-e run", "-p -r --recreate"),
+    "alembic": ("upgrade downgrade revision stamp", "--autogenerate --sql head"),
+    "rails": ("db:migrate console server generate test", "-e RAILS_ENV --sandbox"),
+    "bundle": ("install exec update", "--deployment --path --jobs"),
+    "rake": ("db:migrate test assets:precompile", "--trace -T"),
+    "composer": ("install update require dump-autoload", "--no-dev -o --ignore-platform-reqs"),
+    "dotnet": ("build test run publish restore", "-c --no-restore --framework"),
+    "swift": ("build test run package", "-c --parallel --filter"),
+    "flutter": ("build run test pub", "--release --debug --no-sound-null-safety"),
+    "bazel": ("build test run query clean", "--config --jobs --test_output=errors"),
+    "cmake": ("--build -S -B --install", "-G -DCMAKE_BUILD_TYPE -j"),
+    "ansible-playbook": ("site.yml deploy.yml", "--check --diff -i --limit --tags"),
+    "aws": ("s3 ec2 lambda cloudformation ecr", "--profile --region --dry-run --recursive"),
+    "gcloud": ("deploy builds run functions auth", "--project --region --quiet"),
+    "psql": ("-c -f -d", "-U -h --single-transaction"),
+    "redis-cli": ("flushall keys monitor", "-h -p -n --scan"),
+    "node": ("index.js server.js scripts", "--inspect --max-old-space-size --experimental-vm-modules"),
+    "deno": ("run test task fmt", "--allow-all --unstable --watch"),
+    "bun": ("install run test build", "--frozen-lockfile --watch --hot"),
+    "rsync": ("-av -a -r", "--delete --dry-run --exclude"),
+    "ssh": ("deploy bastion", "-i -L -o"),
+    "curl": ("-X -d -H", "-k -L --fail -sS"),
+    "sed": ("-i -e -n", "-E -r"),
+    "jq": ("-r . -c", "--arg -e -s"),
+    "pre-commit": ("run install autoupdate", "--all-files --hook-stage"),
+}
+ENVS = ("RUST_BACKTRACE", "NODE_OPTIONS", "DOCKER_BUILDKIT", "CI", "PYTHONPATH", "GOFLAGS", "RAILS_ENV", "TF_LOG")
 WORDS = (
     "cache", "flaky", "timeout", "migration", "fixture", "lockfile", "deploy", "schema", "secret",
     "network", "retry", "snapshot", "coverage", "parallel", "seed", "vendor", "release", "build",
     "config", "database", "worker", "queue", "token", "locale", "encoding", "symlink", "docs",
+    "memory", "proxy", "cert", "monorepo", "plugin", "codegen", "fixtures", "tenant", "billing",
 )  # fmt: skip
-EXTENSIONS = ("py", "ts", "tsx", "go", "rs", "sql", "yaml", "toml", "json", "md", "proto", "tf")
+EXTENSIONS = ("py", "ts", "tsx", "go", "rs", "sql", "yaml", "toml", "json", "md", "proto", "tf", "rb", "java")
+DIRS = ("src", "app", "lib", "services", "packages", "migrations", "infra", "charts", "api", "web", "cmd", "internal")
+
+# The calls timed: (case, tool, input or prompt, answers?). The banks always hold a lesson for each
+# matching call (numbers 0-2 below), and never one for the non-matching ones.
+MATCH_COMMAND = "RUST_BACKTRACE=1 cargo test --workspace -- --nocapture"
+MISS_COMMAND = "cargo tree --duplicates --edges normal"
+EDIT_PATH = "src/billing/models/invoice.py"
+WRITE_PATH = "docs/notes/meeting-2026.txt"
+PROMPT = "why does the billing worker time out on the cache after the schema migration"
+CALLS = (
+    ("bash match", "Bash", {"command": MATCH_COMMAND}, True),
+    ("bash miss", "Bash", {"command": MISS_COMMAND}, False),
+    ("edit match", "Edit", {"file_path": EDIT_PATH, "old_string": "a", "new_string": "b"}, True),
+    ("write miss", "Write", {"file_path": WRITE_PATH, "content": "notes"}, False),
+    ("prompt", "", PROMPT, True),
+)
+
+
+def _pick(rng: random.Random, items: tuple | list, skew: float = 0.8):  # noqa: ANN202
+    """An item, earlier ones likelier (Zipf-like: a few tools hold most lessons, as in real banks)."""
+    weights = [1 / (k + 1) ** skew for k in range(len(items))]
+    return rng.choices(items, weights)[0]
+
+
+def _command_trigger(rng: random.Random, tools: list[str]) -> str:
+    """One of seven kinds of command regex real lessons carry, about a tool and its subcommand."""
+    tool = _pick(rng, tools)
+    subs, flags = (part.split() for part in TOOLBOX[tool])
+    sub, flag, word = rng.choice(subs), rng.choice(flags), rng.choice(WORDS)
+    t, s, f = re.escape(tool), re.escape(sub), re.escape(flag)
+    kind = rng.choices(range(7), (8, 17, 15, 15, 15, 15, 15))[0]
+    if kind == 0:  # plain tool and subcommand
+        return rf"\b{t}\s+{s}\b"
+    if kind == 1:  # quiet once the fix (a flag) is in the command
+        return rf"\b{t}\s+{s}\b(?!.*{f}).*\b{word}\b"
+    if kind == 2:  # alternation of tools and subcommands, with a flag
+        other = _pick(rng, tools)
+        s2 = rng.choice(TOOLBOX[other][0].split())
+        return rf"\b(?:{t}|{re.escape(other)})\s+(?:{s}|{re.escape(s2)})\b.*\s{f}(?:\s|=|$)"
+    if kind == 3:  # a flag anywhere after the tool
+        return rf"\b{t}\b.*\s{f}\b"
+    if kind == 4:  # an environment assignment the command runs with
+        return rf"\b{t}\s+{s}\b.*\b{rng.choice(ENVS)}=\S+"
+    if kind == 5:  # lookaheads: the tool first, a flag and a word anywhere
+        return rf"^{t}\b(?=.*\s{f})(?=.*{word})"
+    return rf"\b{t}\s+{s}\s+\S*{word}\S*\.(?:{rng.choice(EXTENSIONS)}|{rng.choice(EXTENSIONS)})\b"
+
+
+def _path_trigger(rng: random.Random) -> str:
+    """A path glob of the shapes real lessons carry: `**/`, `{a,b}`, directory literals, extensions."""
+    ext, ext2 = rng.sample(EXTENSIONS, 2)
+    folder, other = rng.sample(DIRS, 2)
+    word = rng.choice(WORDS)
+    kind = rng.randrange(6)
+    if kind == 0:
+        return f"{folder}/**/*.{ext}"
+    if kind == 1:
+        return f"{folder}/**/{word}/*.{{{ext},{ext2}}}"
+    if kind == 2:
+        return f"**/{word}/**/*.{ext}"
+    if kind == 3:
+        return f"{{{folder},{other}}}/**/{word}*.{ext}"
+    if kind == 4:
+        return f"**/{word}_*.{ext}"
+    return f"{folder}/{word}/**"
+
+
+# The lessons the matching calls meet (they stand among the others, numbered 0-2).
+FITTING = (
+    ([r"\bcargo\s+test\b(?!.*--test-threads).*\bRUST_BACKTRACE=\S+"], []),
+    ([], ["src/**/billing/**/*.{py,pyi}"]),
+    ([], []),  # the prompt's: keywords only
+)
 
 
 def synthetic(n: int, seed: int = 7) -> list[lesson_mod.Lesson]:
-    """n varied lessons; one of them fits the benchmark payload (`python3 -c …`)."""
+    """n lessons shaped like a real bank's: about 50 tools (a few hold most lessons) and their
+    subcommands, seven kinds of command regex, `**/` and `{a,b}` globs, keywords and tags, short
+    and long texts and bodies. Lessons 0-2 fit the matching calls."""
     rng = random.Random(seed)
+    tools = list(TOOLBOX)
     lessons = []
     for i in range(n):
-        tool = rng.choice(TOOLS)
+        tool = _pick(rng, tools)
         word, other = rng.sample(WORDS, 2)
-        slug = f"{tool}-{word}-{other}-{i}"
         commands: list[str] = []
         paths: list[str] = []
-        if i == 0:
-            commands = [r"\bpython3?\s+-c\b"]
-        elif rng.random() < 0.7:
-            commands = [rf"\b{tool}\b.*\b{word}{i}\b" if rng.random() < 0.5 else rf"\b{tool}\s+{word}{i}"]
+        keywords = [tool, word]
+        if i < len(FITTING):
+            commands, paths = (list(x) for x in FITTING[i])
+            keywords = ["billing", "worker", "timeout"] if i == 2 else keywords
         else:
-            paths = [f"{word}/{other}{i}/**/*.{rng.choice(EXTENSIONS)}"]
+            shape = rng.random()
+            if shape < 0.6:
+                commands = [_command_trigger(rng, tools) for _ in range(rng.choice((1, 1, 1, 2)))]
+            elif shape < 0.85:
+                paths = [_path_trigger(rng) for _ in range(rng.choice((1, 1, 2)))]
+            elif shape < 0.95:
+                commands, paths = [_command_trigger(rng, tools)], [_path_trigger(rng)]
+            # else: keywords only (recalled by prompts)
+        detail = " ".join(rng.choice(WORDS) for _ in range(rng.choice((3, 8, 20, 40))))
+        body = "\n".join(f"- {rng.choice(WORDS)} {detail}" for _ in range(rng.choice((0, 0, 1, 5, 30))))
         lessons.append(
             lesson_mod.Lesson(
                 id=f"01BENCH{i:019d}",
-                slug=slug,
+                slug=f"{tool}-{word}-{other}-{i}",
                 title=f"{tool} {word} needs care ({i})",
-                when=f"running {tool} with the {word} {other} setup",
+                when=f"running {tool} with the {word} {other} setup ({detail})",
                 do=f"set the {word} option before running {tool}; see docs/{other}.md",
                 promote_to=f"rule:{tool}",
-                tools=["Bash"] if commands else [],
+                tools=(["Bash"] if commands else []) + (["Edit", "Write"] if paths and rng.random() < 0.5 else []),
                 commands=commands,
                 paths=paths,
-                keywords=[tool, word],
-                tags=[f"tool:{tool}"],
+                keywords=keywords,
+                tags=[f"tool:{tool}", f"area:{word}"],
                 priority=rng.randint(1, 10),
                 confidence=round(rng.random(), 2),
                 created="2026-11-29",
                 updated="2026-11-29",
+                body=body,
             )
         )
     return lessons
@@ -129,38 +276,74 @@ def baseline_command(hook: str, tooling: Path) -> str:
     raise SystemExit(f"no hook script under {tooling}")
 
 
+def payload_for(tool: str, value: object, cwd: Path, session: str) -> dict:
+    """A real Claude Code payload (tests/fixtures) for one call, moved to `cwd`."""
+    if not tool:
+        data = json.loads(PROMPT_FIXTURE.read_text(encoding="utf-8"))
+        data["prompt"] = value
+    else:
+        data = json.loads(FIXTURE.read_text(encoding="utf-8"))
+        data.update(tool_name=tool, tool_input=value)
+    data.update(cwd=str(cwd), session_id=session)
+    return data
+
+
+def base_copy(bank: Bank, tooling: Path) -> Path:
+    """A copy of the bank whose compiled index the other checkout builds in its own format (the
+    first call there rebuilds it), so neither hook ever reads the other's file."""
+    copy = bank.root.with_name(bank.root.name + "-base")
+    if not copy.exists():
+        shutil.copytree(bank.root, copy, ignore=shutil.ignore_patterns(".lessonbank"))
+    return copy
+
+
 def measure(
-    bank: Bank, runs: int, fresh_sessions: bool, cwd: Path | None = None, baseline: Path | None = None
+    bank: Bank, runs: int, call: tuple, fresh: bool, cwd: Path | None = None, baseline: Path | None = None
 ) -> tuple[list[float], list[float], str, list[float]]:
-    """(hook times, bare times, the first answer, baseline hook times) over `runs` interleaved rounds."""
-    hook = install.installed_command(bank.root)
+    """(hook times, bare times, the first answer, baseline hook times) over `runs` interleaved rounds.
+
+    fresh: a new session per call (every matching call reads its lessons and answers); steady: one
+    session throughout, run until every lesson the call fits is claimed (what most calls of a
+    long session cost).
+    """
+    _, tool, value, _ = call
+    event = "PreToolUse" if tool else "UserPromptSubmit"
+    hook = install.installed_command(bank.root, event)
     assert hook, "hooks not installed"
     python = hook.split(" -I -S ")[0]
     bare = f"{python} -I -S -c pass"
-    base = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    base["cwd"] = str(cwd or bank.root)
-    shutil.rmtree(bank.state_dir / "sessions", ignore_errors=True)
-    first = subprocess.run(
-        ["/bin/sh", "-c", hook], input=json.dumps(base).encode(), capture_output=True, check=True
-    ).stdout.decode()
+    where = cwd or bank.root
     other = baseline_command(hook, baseline) if baseline else None
+    other_where = base_copy(bank, baseline) if baseline and cwd is None else where
+    shutil.rmtree(bank.state_dir / "sessions", ignore_errors=True)
+    tag = f"{event}-{time.monotonic_ns()}"
+
+    def data(i: int, place: Path, prefix: str) -> bytes:
+        session = f"{prefix}-{tag}-{i}" if fresh else f"{prefix}-{tag}-steady"
+        return json.dumps(payload_for(tool, value, place, session)).encode()
+
+    first = subprocess.run(["/bin/sh", "-c", hook], input=data(-1, where, "h"), capture_output=True, check=True)
     if other:
-        subprocess.run(["/bin/sh", "-c", other], input=json.dumps(base).encode(), capture_output=True)
+        subprocess.run(["/bin/sh", "-c", other], input=data(-1, other_where, "o"), capture_output=True)
+    if not fresh:  # claim everything this call fits before timing
+        for _ in range(200):
+            if not subprocess.run(["/bin/sh", "-c", hook], input=data(0, where, "h"), capture_output=True).stdout:
+                break
+        for _ in range(200 if other else 0):
+            if not subprocess.run(["/bin/sh", "-c", other], input=data(0, other_where, "o"), capture_output=True).stdout:  # type: ignore[list-item]
+                break
     hook_times, bare_times, other_times = [], [], []
     for i in range(runs + 5):
-        payload = dict(base, session_id=f"bench-{i}") if fresh_sessions else base
-        data = json.dumps(payload).encode()
-        h = spawn(hook, data, cwd or bank.root)
-        b = spawn(bare, None, cwd or bank.root)
-        if other:  # its own sessions, so that neither hook finds the other's claims
-            o_payload = dict(base, session_id=f"base-{i}") if fresh_sessions else base
-            o = spawn(other, json.dumps(o_payload).encode(), cwd or bank.root)
+        h = spawn(hook, data(i, where, "h"), where)
+        b = spawn(bare, None, where)
+        if other:
+            o = spawn(other, data(i, other_where, "o"), other_where)
         if i >= 5:  # warm-up
             hook_times.append(h)
             bare_times.append(b)
             if other:
                 other_times.append(o)
-    return hook_times, bare_times, first, other_times
+    return hook_times, bare_times, first.stdout.decode(), other_times
 
 
 AGENT_FIXTURES = REPO / "tests" / "fixtures"
@@ -206,7 +389,7 @@ def measure_agent(bank: Bank, runs: int, agent: str, named: str | None, event: s
     python = hook.split(" -I -S ")[0]
     command = f"{hook} {agent}" + (f" {named}" if named else "")
     bare = f"{python} -I -S -c pass"
-    shell = json.loads(FIXTURE.read_text(encoding="utf-8"))["tool_input"]["command"]
+    shell = MATCH_COMMAND
     rollout = AGENT_FIXTURES / "codex-0.171" / "rollout-exit-127.jsonl"
     first = ""
     hook_times, bare_times = [], []
@@ -233,39 +416,49 @@ def row(n: int, case: str, hook_t: list[float], bare_t: list[float], base_t: lis
     )
     if base_t:
         op50, op99 = percentile(base_t, 0.5) * 1000, percentile(base_t, 0.99) * 1000
-        line += f" {op50:>9.1f} {op99:>9.1f}"
-    print(line)
+        line += f" {op50:>9.1f} {op99:>9.1f} {op50 / bp50:>6.2f} {op99 / bp99:>6.2f}"
+    print(line, flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
-    parser.add_argument("--sizes", default="100,1000,10000")
+    parser.add_argument("--sizes", default="1000,10000", help="bank sizes, e.g. 1000,10000,50000")
+    parser.add_argument("--cases", default="", help="only these cases (comma-separated, e.g. 'bash match')")
+    parser.add_argument("--no-agents", action="store_true", help="skip the other agents' payloads")
     parser.add_argument("--baseline", type=Path, help="another checkout's tooling folder, timed alongside")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    wanted = {c.strip() for c in args.cases.split(",") if c.strip()}
     print(f"python {sys.version.split()[0]}, {args.runs} runs per case, times in ms (p50 / p99)")
     header = f"{'lessons':>8} {'case':>24} {'bare p50':>9} {'bare p99':>9} {'hook p50':>9} {'hook p99':>9} {'x p50':>6} {'x p99':>6}"
     if args.baseline:
-        header += f" {'base p50':>9} {'base p99':>9}"
-    print(header)
+        header += f" {'base p50':>9} {'base p99':>9} {'x p50':>6} {'x p99':>6}"
+    print(header, flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-hook-") as tmp:
         for n in sizes:
             bank, built = make_bank(Path(tmp) / f"bank{n}", n)
             size = (bank.state_dir / "index.bin").stat().st_size
-            for case, fresh in (("steady", False), ("inject", True)):
-                hook_t, bare_t, first, base_t = measure(bank, args.runs, fresh, baseline=args.baseline)
-                assert "additionalContext" in first, f"the payload should fit lesson 0: {first!r}"
-                row(n, case, hook_t, bare_t, base_t)
-            print(f"{'':>8} (bank index took {built:.1f} s; index.bin {size / 1024:.0f} KiB)")
-            if n == sizes[-1]:  # each agent's payload on the largest bank, a fresh session per call
+            for call in CALLS:
+                if wanted and call[0] not in wanted:
+                    continue
+                for mode, fresh in (("fresh", True), ("steady", False)):
+                    if not call[3] and not fresh:
+                        continue  # a call that fits nothing claims nothing: fresh and steady are one
+                    hook_t, bare_t, first, base_t = measure(bank, args.runs, call, fresh, baseline=args.baseline)
+                    assert ("additionalContext" in first) == call[3], f"{call[0]}: {first[:200]!r}"
+                    row(n, f"{call[0]}, {mode}" if call[3] else call[0], hook_t, bare_t, base_t)
+            print(f"{'':>8} (bank index took {built:.1f} s; index.bin {size / 1024:.0f} KiB)", flush=True)
+            if n == sizes[-1] and not args.no_agents:  # each agent's payload, a fresh session per call
                 for agent, named, event, answers in AGENT_CASES:
                     hook_t, bare_t, first = measure_agent(bank, args.runs, agent, named, event)
                     assert bool(first.strip()) == answers, f"{agent} {event}: {first!r}"
                     row(n, f"{agent} {event}", hook_t, bare_t, [])
+            if n != sizes[-1]:
+                shutil.rmtree(bank.root)
         elsewhere = Path(tmp) / "no-bank"
         elsewhere.mkdir()
-        hook_t, bare_t, first, base_t = measure(bank, args.runs, False, cwd=elsewhere, baseline=args.baseline)
+        hook_t, bare_t, first, base_t = measure(bank, args.runs, CALLS[0], False, cwd=elsewhere, baseline=args.baseline)
         assert first == "", "no bank, no output"
         row(0, "no bank", hook_t, bare_t, base_t)
 
