@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 from lessonbank.errors import BankError
 from lessonbank.scan.detect import Candidate, Detector
 from lessonbank.scan.parse import LONG_USER_LINE, ClaudeStream, CodexStream, sniff
-from lessonbank.scan.streams import CopilotStream, GeminiStream
+from lessonbank.scan.streams import CopilotStream, GeminiStream, copilot_cwd, copilot_files, gemini_files
 from lessonbank.scan.streams import make as make_stream
 from lessonbank.scan.streams import sniff as more_sniff
 
@@ -74,42 +74,6 @@ def codex_cwd(path: Path) -> str:
     except (OSError, ValueError):
         return ""
     return ""
-
-
-def copilot_files() -> list[Path]:
-    """$COPILOT_HOME (or ~/.copilot)/session-state/<id>/events.jsonl."""
-    root = Path(os.environ.get("COPILOT_HOME") or Path.home() / ".copilot") / "session-state"
-    return sorted(root.glob("*/events.jsonl")) if root.is_dir() else []
-
-
-def gemini_files(project: Path | None = None) -> list[Path]:
-    """$GEMINI_CLI_HOME (or ~)/.gemini/tmp/<project>/chats/session-*.jsonl; with `project`, only
-    the sessions whose first line carries its hash (sha256 of the folder's path)."""
-    root = Path(os.environ.get("GEMINI_CLI_HOME") or Path.home()) / ".gemini" / "tmp"
-    found = sorted(root.glob("*/chats/session-*.jsonl")) if root.is_dir() else []
-    if project is None:
-        return found
-    digest = hashlib.sha256(str(project).encode()).hexdigest().encode()
-    out = []
-    for path in found:
-        try:
-            with open(path, "rb") as handle:
-                if digest in handle.readline(4096):
-                    out.append(path)
-        except OSError:
-            continue
-    return out
-
-
-def copilot_cwd(path: Path) -> str:
-    """The cwd in a Copilot session's `session.start` event (its first line), or ''."""
-    try:
-        with open(path, "rb") as handle:
-            record = json.loads(handle.readline(MAX_LINE) or b"{}")
-    except (OSError, ValueError):
-        return ""
-    context = record.get("data", {}).get("context") if isinstance(record, dict) else None
-    return str(context.get("cwd", "")) if isinstance(context, dict) else ""
 
 
 def _inside(child: str, project: Path) -> bool:

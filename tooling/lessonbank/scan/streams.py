@@ -12,7 +12,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from lessonbank.kernel import exit_status
@@ -23,6 +27,48 @@ MAX_OUTPUT = 3000
 MAX_SEEN = 2000
 SHELL = {"bash": "bash", "run_shell_command": "run_shell_command"}
 EDITS = {"edit": "path", "create": "path", "write_file": "file_path", "replace": "file_path"}
+
+
+# ---- where their transcripts live -------------------------------------------------------------
+
+
+def copilot_files() -> list[Path]:
+    """$COPILOT_HOME (or ~/.copilot)/session-state/<id>/events.jsonl."""
+    root = Path(os.environ.get("COPILOT_HOME") or Path.home() / ".copilot") / "session-state"
+    return sorted(root.glob("*/events.jsonl")) if root.is_dir() else []
+
+
+def gemini_files(project: Path | None = None) -> list[Path]:
+    """$GEMINI_CLI_HOME (or ~)/.gemini/tmp/<project>/chats/session-*.jsonl; with `project`, only
+    the sessions whose first line carries its hash (sha256 of the folder's path)."""
+    root = Path(os.environ.get("GEMINI_CLI_HOME") or Path.home()) / ".gemini" / "tmp"
+    found = sorted(root.glob("*/chats/session-*.jsonl")) if root.is_dir() else []
+    if project is None:
+        return found
+    digest = hashlib.sha256(str(project).encode()).hexdigest().encode()
+    out = []
+    for path in found:
+        try:
+            with open(path, "rb") as handle:
+                if digest in handle.readline(4096):
+                    out.append(path)
+        except OSError:
+            continue
+    return out
+
+
+def copilot_cwd(path: Path) -> str:
+    """The cwd in a Copilot session's `session.start` event (its first line), or ''."""
+    try:
+        with open(path, "rb") as handle:
+            record = json.loads(handle.readline(1 << 20) or b"{}")
+    except (OSError, ValueError):
+        return ""
+    context = record.get("data", {}).get("context") if isinstance(record, dict) else None
+    return str(context.get("cwd", "")) if isinstance(context, dict) else ""
+
+
+# ---- reading them ---------------------------------------------------------------------------
 
 
 def _clip(text: str) -> str:
