@@ -250,15 +250,28 @@ def forget(ctx: click.Context, key: str, dry_run: bool) -> None:
 
 
 @main.command()
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "github"]),
+    default="text",
+    show_default=True,
+    help="github: one `::error file=…,line=…::…` annotation per problem, for GitHub Actions.",
+)
 @click.pass_context
-def check(ctx: click.Context) -> None:
+def check(ctx: click.Context, fmt: str) -> None:
     """Validate every lesson; print each problem as path:line: message and exit 1 if any."""
     from lessonbank.bank.lint import check_bank
 
     bank = _bank(ctx)
     problems, count = check_bank(bank)
     for problem in problems:
-        click.echo(f"{bank.relative(problem.path)}:{problem.line}: {problem.message}")
+        where = bank.relative(problem.path)
+        if fmt == "github":
+            text = problem.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+            click.echo(f"::error file={where},line={problem.line}::{text}")
+        else:
+            click.echo(f"{where}:{problem.line}: {problem.message}")
     if problems:
         raise click.ClickException(f"{len(problems)} problem(s) in {count} lesson file(s)")
     click.echo(f"ok: {count} lesson file(s), no problems")
