@@ -195,3 +195,74 @@ def test_compiled_and_fallback_tables_are_equal(root: Path) -> None:
     assert disk.lookup("recall", recall_keys) == memory.lookup("recall", recall_keys)
     assert [disk.lesson(i) for i in range(disk.count)] == memory.data["lessons"]
     assert disk.settings == memory.settings
+
+
+# Trigger shapes of real banks: many lessons share a tool and subcommand, and differ by a flag,
+# a word, an environment assignment or a lookahead; the candidate keys and literal checks must
+# never drop a lesson that `re` itself would fire.
+TOOLS = ("cargo", "go", "git", "npm", "pytest", "docker", "make", "uv", "pip", "gh")
+SUBS = ("test", "build", "run", "push", "install", "tree", "lint", "check")
+FLAGS = ("--release", "-e", "--force", "-x", "--workspace", "-k", "--no-cache", "-race")
+SHAPES = (
+    r"\b{t}\s+{s}\b",
+    r"\b{t}\s+{s}\b(?!.*{f}).*\b{w}\b",
+    r"\b(?:{t}|{t2})\s+(?:{s}|{s2})\b.*\s{f}(?:\s|=|$)",
+    r"\b{t}\b.*\s{f}\b",
+    r"\b{t}\s+{s}\b.*\bRUST_BACKTRACE=\S+",
+    r"^{t}\b(?=.*\s{f})(?=.*{w})",
+    r"(?i)\b{T}\s+{s}\s+\S*{w}\S*\.(?:py|rs)\b",
+    r"{t} {s}",
+    r"(?<=uv ){t}",
+    r"\b{t}\s*{s}",
+)
+GLOBS = ("src/**/*.{e}", "**/{w}/**/*.{{py,rs}}", "{{src,lib}}/**/{w}*.{e}", "*.{e}", "**/{w}_*.{e}", "docs/{w}/**")
+
+
+def test_the_index_fires_exactly_what_re_fires_on_a_bank_of_shared_tools(tmp_path: Path) -> None:
+    import random
+    import re
+
+    from lessonbank.hooks import pre_tool
+    from lessonbank.kernel import globs, shell
+    from lessonbank.kernel import statedir as state
+
+    rng = random.Random(14)
+    words = ("cache", "flaky", "billing", "seed", "worker")
+    lessons = []
+    for i in range(300):
+        t, t2, s, s2, f, w = (rng.choice(TOOLS), rng.choice(TOOLS), rng.choice(SUBS), rng.choice(SUBS),
+                              rng.choice(FLAGS), rng.choice(words))  # fmt: skip
+        fields = dict(t=re.escape(t), t2=re.escape(t2), s=s, s2=s2, f=re.escape(f), w=w, T=t.upper())
+        commands = [rng.choice(SHAPES).format(**fields)] if rng.random() < 0.7 else []
+        paths = [rng.choice(GLOBS).format(e=rng.choice(("py", "rs", "md")), w=w)] if not commands or rng.random() < 0.2 else []
+        lessons.append(lesson(f"l{i:03d}", commands=commands, paths=paths, priority=rng.randint(1, 10)))
+    root = tmp_path / "p"
+    make_bank(root, lessons)
+    index = compiled_build.load(str(root), str(root / ".lessonbank"))
+    assert isinstance(index, compiled_read.DiskIndex)
+    rank = {x.slug: (-x.priority, -x.confidence, x.slug) for x in lessons}
+    calls = [
+        "RUST_BACKTRACE=1 cargo test --workspace -- --nocapture", "cargo tree --duplicates --edges normal",
+        "go test -race ./... && git push --force origin main", "uv pip install -e .", "CARGO TEST src/flaky_x.py",
+        "docker build --no-cache -t x .", "make\tlint -k", "npm run build -- --release", "pytest -x -k cache",
+        "gh run list", "pip  install seed", "cargo test\u2028--release flaky",
+    ]  # fmt: skip
+    session = state.Session(str(tmp_path / "state"), "s")
+    fired = 0
+    for command in calls:
+        texts = shell.trigger_texts(command)
+        want = sorted(
+            (x.slug for x in lessons if any(re.search(p, t) for p in x.commands for t in texts)), key=rank.__getitem__
+        )
+        got = [slug for _, slug, _ in pre_tool.matching(index, "Bash", {"command": command}, str(root), str(root), session)]
+        assert got == want, command
+        fired += len(got)
+    for path in ("src/a/b.py", "lib/billing/cache_x.rs", "docs/seed/x/y.md", "x.md", "a/worker/b/c.rs", "seed_1.py"):
+        want = sorted(
+            (x.slug for x in lessons if any(globs.match(globs.compile_glob(g), path) for g in x.paths)),
+            key=rank.__getitem__,
+        )
+        got = [slug for _, slug, _ in pre_tool.matching(index, "Edit", {"file_path": path}, str(root), str(root), session)]
+        assert got == want, path
+        fired += len(got)
+    assert fired > 60  # the table means something

@@ -78,7 +78,8 @@ def test_random_patterns_agree_with_re() -> None:
     ("pattern", "runs"),
     [
         (r"\bpytest\b", ["pytest"]),
-        (r"^git\s+push\b.*--force", ["git", "push", "--force"]),
+        (r"^git\s+push\b.*--force", ["git ", " push", "--force"]),  # \s stands as " "
+        (r"^go\b(?=.*\s-race)(?=.*flaky)", [" -race", "flaky", "go"]),  # lookaheads count
         (r"py(test)+", ["py", "test"]),
         (r"(pytest|tox)", []),
         (r"npm (run )?test", ["npm ", "test"]),

@@ -3,9 +3,10 @@
 Bash commands are matched by their executable parts, each followed by the assignments it runs
 with (`shell.trigger_texts`: `RUST_BACKTRACE=1 cargo test` is `cargo test RUST_BACKTRACE=1`, and
 `rg -n pytest docs/` is `rg -n docs/`); file tools by their path relative to the bank root. The
-compiled index picks candidate triggers by short literals the call contains; claimed lessons are
-dropped before any regex runs, and most regexes run on the small `rx` matcher, so `re` is rarely
-imported.
+compiled index picks candidate triggers by the rarest literal each must contain, and drops those
+whose other literals are not in the call or whose lesson is claimed before any regex runs; the
+rest run best first and only until the budget is full, most on the small `rx` matcher, so `re` is
+rarely imported.
 """
 
 from lessonbank.kernel import compiled_read, shell
@@ -80,23 +81,29 @@ def _applies(entry: tuple, tool: str) -> bool:
     return kind == "p"
 
 
-def _fires(entry: tuple, commands: list[str], paths: list[str]) -> bool:
-    kind, source, program = entry[5], entry[6], entry[7]
+def _fires(index, entry: tuple, commands: list[str], paths: list[str]) -> bool:
+    kind, source = entry[5], entry[6]
     if kind == "c":
         from lessonbank.kernel import regex_engine as rx
 
+        program = index.program(entry[7])
         return any(rx.search(program, source, text) for text in commands)
     if kind == "p":
         from lessonbank.kernel import globs
 
+        program = index.program(entry[7])
         return any(globs.match(program, path) for path in paths)
     return True
 
 
-def matching(
-    index, tool: str, tool_input: dict, root: str, cwd: str, session: state.Session
-) -> list[tuple]:
-    """(lesson number, slug, priority) of unclaimed lessons triggered by this call, best first."""
+def hits(index, tool: str, tool_input: dict, root: str, cwd: str, session: state.Session):  # noqa: ANN201
+    """(lesson number, slug, priority) of unclaimed lessons triggered by this call, best first:
+    lazily, so that a caller that has enough stops the matching there.
+
+    Candidates come from the index by the literals the call contains; an entry whose literals are
+    not all in the call, or whose lesson this session already has (one listing of its claims), is
+    dropped before its program is even read; the rest run in rank order.
+    """
     commands, paths = subjects(tool, tool_input, root, cwd)
     keys = compiled_read.grams(commands + paths, index.gram_lengths)
     keys.add(compiled_read.TOOL + tool)
@@ -105,20 +112,39 @@ def matching(
     if paths:
         keys.add(compiled_read.ALWAYS_PATH)
     found = index.lookup("pre", keys)
-    hits: dict[int, tuple] = {}
-    claimed: dict[str, bool] = {}
-    for key in sorted(found):
-        for entry in found[key]:
-            number, slug = entry[0], entry[1]
-            if number in hits or not _applies(entry, tool):
+    folded = {"c": compiled_read.fold("\n".join(commands)), "p": compiled_read.fold("\n".join(paths)), "t": ""}
+    candidates = []
+    for entries in found.values():
+        for entry in entries:
+            if not _applies(entry, tool):
                 continue
-            if slug not in claimed:
-                claimed[slug] = session.claimed(slug)
-            if claimed[slug] or not _fires(entry, commands, paths):
-                continue
-            hits[number] = entry
-    ranked = sorted(hits.values(), key=lambda e: (-e[2], -e[3], e[1]))
-    return [(e[0], e[1], e[2]) for e in ranked]
+            text = folded[entry[5]]
+            if all(literal in text for literal in entry[8]):
+                candidates.append(entry)
+    if not candidates:
+        return
+    candidates.sort(key=lambda e: (e[9], e[7]))
+    claimed = session.claimed_names()
+    done: set[int] = set()
+    for entry in candidates:
+        number = entry[0]
+        if number in done or (claimed and state.safe_name(entry[1]) in claimed):
+            continue
+        if _fires(index, entry, commands, paths):
+            done.add(number)
+            yield (number, entry[1], entry[2])
+
+
+def _then(first: tuple, rest):  # noqa: ANN001, ANN202 - generators
+    yield first
+    yield from rest
+
+
+def matching(
+    index, tool: str, tool_input: dict, root: str, cwd: str, session: state.Session
+) -> list[tuple]:
+    """(lesson number, slug, priority) of unclaimed lessons triggered by this call, best first."""
+    return list(hits(index, tool, tool_input, root, cwd, session))
 
 
 def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
@@ -136,13 +162,14 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     cwd = payload.get("cwd")
     if not isinstance(cwd, str):
         cwd = root
-    ranked = matching(index, tool, tool_input, root, cwd, session)
-    if not ranked:
+    ranked = hits(index, tool, tool_input, root, cwd, session)
+    first = next(ranked, None)
+    if first is None:
         return ""
     from lessonbank.hooks import handover as inject
 
     settings = index.settings
-    chosen = inject.select(ranked, index, settings["max_lessons"], settings["max_bytes"])
+    chosen = inject.select(_then(first, ranked), index, settings["max_lessons"], settings["max_bytes"])
     heading = (
         f"lessonbank: lessons this project learned that may bear on this {tool} call. "
         "Use one only where it fits what you are doing; ignore the rest."

@@ -7,13 +7,16 @@ parser (through regex_compiler) and so runs only when something must be built.
 
 Tables:
 - `lessons`: one record per INDEX.md row: (slug, priority, confidence, full text, summary).
-- `pre`: candidate key -> trigger entries. An entry is
-  (lesson number, slug, priority, confidence, tools, kind, source, program) where kind is
-  "c" (command regex; program from rxbuild, or None for `re`), "p" (path glob; program from
-  globs) or "t" (a tool-only trigger). Its key is the rarest short literal (a "gram" of at most
-  GRAM characters, case-folded) that every match must contain, so a call only looks at the
-  entries whose gram occurs in its command or path; entries without such a literal sit under
-  ALWAYS_COMMAND / ALWAYS_PATH, tool-only ones under TOOL + name.
+- `pre`: candidate key -> trigger entries. An entry is (lesson number, slug, priority,
+  confidence, tools, kind, source, program number, literals, rank) where kind is "c" (command
+  regex), "p" (path glob) or "t" (a tool-only trigger); the program (from rxbuild, or None for
+  `re`; from globs) sits in `programs` and is read only for the few entries that get that far.
+  `literals` are the folded literal runs every match must contain, so an entry whose literals are
+  not all in the call is dropped without running anything; `rank` orders lessons best first
+  (priority, confidence, slug), so the hook stops once it has what it can hand over. Its key is
+  the rarest literal every match must contain (a "gram" of one of KEY_LENGTHS, case-folded), so a
+  call only looks at the entries whose gram occurs in its command or path; entries without such a
+  literal sit under ALWAYS_COMMAND / ALWAYS_PATH, tool-only ones under TOOL + name.
 - `recall`: "k:<term>" (keywords and tag values) and "a:<term>" (all meaningful words of the
   title, when and do, plus those) -> lesson numbers, for prompt recall.
 """
@@ -28,17 +31,19 @@ from lessonbank.kernel import statedir as state
 from lessonbank.kernel.compiled_read import (
     ALWAYS_COMMAND,
     ALWAYS_PATH,
+    FILTER_BITS,
     FORMAT,
+    KEY_LENGTHS,
     MAGIC,
     NAME,
     TOOL,
     MemIndex,
     bucket,
+    filter_bits,
     fold,
     read_sources,
 )
 
-GRAM = 4
 # marshal from version 3 on marks strings interned and objects shared by their refcount, which
 # depends on what else the process holds: the same tables could give different bytes, and
 # `bank index` would rewrite an unchanged file. Version 2 writes values only.
@@ -68,8 +73,13 @@ def from_texts(index_text: str | None, toml_text: str | None) -> dict:
 def tables(rows: list, settings: dict) -> dict:
     """The lookup tables for INDEX.md rows (objects with IndexRow's attributes)."""
     lessons = []
+    programs: list = []
     pending: list[tuple[tuple, list[str] | None, str]] = []  # (entry, grams, fallback key)
     recall: dict[str, list[int]] = {}
+    order = sorted(range(len(rows)), key=lambda n: (-int(rows[n].priority), -float(rows[n].confidence), rows[n].slug))
+    rank = [0] * len(rows)
+    for position, number in enumerate(order):
+        rank[number] = position
     for number, row in enumerate(rows):
         lessons.append((row.slug, int(row.priority), float(row.confidence), row.full, row.summary))
         tools = tuple(row.tools)
@@ -79,15 +89,19 @@ def tables(rows: list, settings: dict) -> dict:
                 program, runs = rxbuild.compile_pattern(pattern)
             except Exception:  # an invalid regex never fires; `bank check` names it
                 continue
-            pending.append((base + ("c", pattern, program), _grams(runs), ALWAYS_COMMAND))
+            entry = base + ("c", pattern, len(programs), _literals(runs), rank[number])
+            programs.append(program)
+            pending.append((entry, _grams(runs), ALWAYS_COMMAND))
         for glob in row.paths:
             name_only, alternatives = globs.compile_glob(glob)
             for tokens in alternatives:
-                program = (name_only, (tokens,))
-                pending.append((base + ("p", glob, program), _grams(globs.literals(tokens)), ALWAYS_PATH))
+                runs = globs.literals(tokens)
+                entry = base + ("p", glob, len(programs), _literals(runs), rank[number])
+                programs.append((name_only, (tokens,)))
+                pending.append((entry, _grams(runs), ALWAYS_PATH))
         if tools and not (row.commands or row.paths or row.keywords):
             for tool in tools:
-                pending.append((base + ("t", tool, None), None, TOOL + tool))
+                pending.append((base + ("t", tool, -1, (), rank[number]), None, TOOL + tool))
         key_terms = words.terms(" ".join(row.keywords)) | words.terms(
             " ".join(tag.partition(":")[2] or tag for tag in row.tags)
         )
@@ -107,6 +121,7 @@ def tables(rows: list, settings: dict) -> dict:
     return {
         "settings": dict(settings),
         "lessons": lessons,
+        "programs": programs,
         "pre": {k: tuple(pre[k]) for k in sorted(pre)},
         "recall": {k: tuple(recall[k]) for k in sorted(recall)},
         "gram_lengths": tuple(sorted({len(k) for k in pre if not k.startswith("\x00")}, reverse=True)),
@@ -114,17 +129,25 @@ def tables(rows: list, settings: dict) -> dict:
 
 
 def _grams(runs: list[str]) -> list[str] | None:
-    """Candidate keys of a trigger: the GRAM-long substrings of its folded literal runs, else
-    its longest run of 2-3 characters, else None (the trigger is checked on every call)."""
-    folded = [fold(run) for run in runs]
-    grams = sorted({run[i : i + GRAM] for run in folded for i in range(len(run) - GRAM + 1)})
-    if grams:
-        return grams
-    short = [run for run in folded if len(run) >= 2]
-    if not short:
-        return None
-    longest = max(len(run) for run in short)
-    return sorted({run for run in short if len(run) == longest})
+    """Candidate keys of a trigger: of each folded literal run of 2 characters or more, its
+    substrings of the longest of KEY_LENGTHS it reaches; None when it has no such run (the
+    trigger is then checked on every call)."""
+    grams: set[str] = set()
+    for run in runs:
+        folded = fold(run)
+        size = next((n for n in KEY_LENGTHS if len(folded) >= n), 0)
+        grams.update(folded[i : i + size] for i in range(len(folded) - size + 1) if size)
+    return sorted(grams) or None
+
+
+def _literals(runs: list[str]) -> tuple[str, ...]:
+    """The folded runs of 2 characters or more a call must all contain, none inside another."""
+    folded = sorted({fold(run) for run in runs if len(run) >= 2}, key=lambda r: (-len(r), r))
+    kept: list[str] = []
+    for run in folded:
+        if not any(run in longer for longer in kept):
+            kept.append(run)
+    return tuple(kept)
 
 
 def serialize(data: dict, key: tuple) -> bytes:
@@ -141,11 +164,13 @@ def serialize(data: dict, key: tuple) -> bytes:
 
     for name in ("pre", "recall"):
         table, payload = _hashed(data[name])
+        add(name + ".filter", _filter(data[name]))
         add(name + ".table", table)
         add(name + ".data", payload)
-    table, payload = _array([marshal.dumps(record, MARSHAL_VERSION) for record in data["lessons"]])
-    add("lessons.table", table)
-    add("lessons.data", payload)
+    for name in ("lessons", "programs"):
+        table, payload = _array([marshal.dumps(record, MARSHAL_VERSION) for record in data[name]])
+        add(name + ".table", table)
+        add(name + ".data", payload)
     meta = marshal.dumps(
         {
             "key": key,
@@ -168,6 +193,17 @@ def _hashed(mapping: dict) -> tuple[bytes, bytes]:
     for key in sorted(mapping):
         buckets[bucket(key, size)][key] = mapping[key]
     return _array([marshal.dumps(b, MARSHAL_VERSION) if b else b"" for b in buckets])
+
+
+def _filter(mapping: dict) -> bytes:
+    """A bit filter of the keys: three bits each, FILTER_BITS bits per key (a lookup of a key
+    not in it reads no bucket, but for about one in a hundred)."""
+    bits = bytearray(max(64, len(mapping) * FILTER_BITS // 8))
+    size = len(bits) * 8
+    for key in mapping:
+        for bit in filter_bits(key, size):
+            bits[bit >> 3] |= 1 << (bit & 7)
+    return bytes(bits)
 
 
 def _array(blobs: list[bytes]) -> tuple[bytes, bytes]:

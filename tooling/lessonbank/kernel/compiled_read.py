@@ -5,7 +5,9 @@ key: (size, mtime_ns, ctime_ns, inode) of INDEX.md and of bank.toml when it was 
 sections `compiled_build` writes. `current` gives the file when it describes INDEX.md and
 bank.toml as they are now, else None: the caller then rebuilds the tables from INDEX.md with
 `compiled_build.rebuild` (slower, same answers), which also rewrites the file. Only the buckets a
-call needs are read and unmarshalled, so the cost hardly grows with the bank.
+call needs are read and unmarshalled, so the cost hardly grows with the bank: each hashed table
+carries a bit filter of its keys (FILTER_BITS per key, three bits each), read once per call,
+so the keys a call looks up that no lesson has (nearly all of them) cost no bucket read.
 """
 
 import marshal
@@ -15,7 +17,9 @@ import sys
 from lessonbank.kernel import statedir
 
 MAGIC = b"LBANKIX\x00"
-FORMAT = 1
+# 3: longer keys, literal checks, ranks, programs apart, key filters. A file of another format is
+# stale, so it is rebuilt.
+FORMAT = 3
 NAME = statedir.COMPILED_INDEX
 ALWAYS_COMMAND = "\x00c"
 ALWAYS_PATH = "\x00p"
@@ -23,6 +27,17 @@ TOOL = "\x00t:"
 # What `re`'s IGNORECASE equates with ASCII letters, folded alike in triggers and subjects.
 FOLD = {c: c + 32 for c in range(65, 91)}
 FOLD.update({0x130: 105, 0x131: 105, 0x17F: 115, 0x212A: 107})
+# Every whitespace character (str.isspace, what `\s` matches) folds to a space: a trigger's `\s`
+# stands in its literals as " " (regex_compiler), so "go " is a key `cargo tree` does not hold.
+WHITESPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+FOLD.update(dict.fromkeys(map(ord, WHITESPACE), 32))
+
+
+# Candidate keys are folded literals of these lengths: a literal run of a trigger is keyed by its
+# substrings of the longest length it reaches (a longer key is rarer, so fewer candidates).
+KEY_LENGTHS = (8, 5, 3, 2)
+FILTER_BITS = 24
+_MIX = 0x9E3779B97F4A7C15
 
 
 def bucket(key: str, size: int) -> int:
@@ -30,8 +45,15 @@ def bucket(key: str, size: int) -> int:
     return int.from_bytes(key.encode("utf-8"), "little") % size
 
 
+def filter_bits(key: str, bits: int) -> "tuple[int, int, int]":
+    """The three bits of a key in a filter of `bits` bits."""
+    x = (int.from_bytes(key.encode("utf-8"), "little") % 2305843009213693951 * _MIX) & 0xFFFFFFFFFFFFFFFF
+    return x % bits, (x >> 21) % bits, (x >> 42) % bits
+
+
 def fold(text: str) -> str:
-    """The case-folded form the candidate keys use (ASCII lower case plus re's ASCII look-alikes)."""
+    """The folded form the candidate keys use: ASCII lower case plus re's ASCII look-alikes, and
+    every whitespace character as a space."""
     return text.translate(FOLD)
 
 
@@ -98,7 +120,7 @@ class DiskIndex:
         self.settings = meta["settings"]
         self.gram_lengths = meta["gram_lengths"]
         self.count = meta["count"]
-        self._tables: dict[str, memoryview] = {}
+        self._filters: dict[str, bytes] = {}
 
     def _read(self, name: str, start: int = 0, length: int | None = None) -> bytes:
         offset, size = self.sections[name]
@@ -109,23 +131,26 @@ class DiskIndex:
             raise Stale("truncated")
         return data
 
-    def _table(self, name: str) -> memoryview:
-        table = self._tables.get(name)
-        if table is None:
-            table = memoryview(self._read(name + ".table")).cast("I")
-            self._tables[name] = table
-        return table
+    def _span(self, name: str, number: int) -> "tuple[int, int]":
+        """(start, end) in `name`.data of record or bucket `number`: two entries of its offset table."""
+        pair = self._read(name + ".table", number * 4, 8)
+        return int.from_bytes(pair[:4], sys.byteorder), int.from_bytes(pair[4:], sys.byteorder)
 
     def lookup(self, section: str, keys: "list[str] | set[str]") -> dict:
         """The stored values of those `keys` present in `section` ("pre" or "recall")."""
-        table = self._table(section)
-        size = len(table) - 1
+        size = self.sections[section + ".table"][1] // 4 - 1
+        bits = self._filters.get(section)
+        if bits is None:
+            bits = self._filters[section] = self._read(section + ".filter")
+        nbits = len(bits) * 8
         wanted: dict[int, list[str]] = {}
         for key in keys:
-            wanted.setdefault(bucket(key, size), []).append(key)
+            a, b, c = filter_bits(key, nbits)
+            if bits[a >> 3] & (1 << (a & 7)) and bits[b >> 3] & (1 << (b & 7)) and bits[c >> 3] & (1 << (c & 7)):
+                wanted.setdefault(bucket(key, size), []).append(key)
         found = {}
         for number, names in wanted.items():
-            start, end = table[number], table[number + 1]
+            start, end = self._span(section, number)
             if start == end:
                 continue
             content = marshal.loads(self._read(section + ".data", start, end - start))
@@ -136,9 +161,15 @@ class DiskIndex:
 
     def lesson(self, number: int) -> tuple:
         """(slug, priority, confidence, full text, summary) of lesson `number`."""
-        table = self._table("lessons")
-        start, end = table[number], table[number + 1]
-        return marshal.loads(self._read("lessons.data", start, end - start))
+        return self._record("lessons", number)  # type: ignore[return-value]
+
+    def program(self, number: int) -> object:
+        """The compiled program of trigger `number` (a `pre` entry's PROGRAM)."""
+        return self._record("programs", number)
+
+    def _record(self, name: str, number: int) -> object:
+        start, end = self._span(name, number)
+        return marshal.loads(self._read(name + ".data", start, end - start))
 
 
 class MemIndex:
@@ -156,6 +187,9 @@ class MemIndex:
 
     def lesson(self, number: int) -> tuple:
         return self.data["lessons"][number]
+
+    def program(self, number: int) -> object:
+        return self.data["programs"][number]
 
 
 def current(root: str, state_dir: str) -> "DiskIndex | None":

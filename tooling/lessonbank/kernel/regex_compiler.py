@@ -56,18 +56,36 @@ def _flush(runs: list[str], current: list[str]) -> None:
         current.clear()
 
 
+_SPACE = [(C.IN, [(C.CATEGORY, C.CATEGORY_SPACE)])]
+
+
 def _required(sub, runs: list[str], current: list[str]) -> None:
-    """Collect literal runs that every match must contain (zero-width items do not break a run)."""
+    """Collect literal runs that every match must contain (zero-width items do not break a run).
+
+    A whitespace class (`\\s`, or `\\s+`) stands in a run as " ": the candidate keys fold every
+    whitespace character to a space (compiled_read.FOLD), so `\\bgo\\s+test` requires "go " and
+    " test", which "cargo tree" does not contain.
+    """
     for op, av in sub:
         if op is C.LITERAL and av < 128:
             current.append(chr(av))
+        elif op is C.IN and [(op, av)] == _SPACE:
+            current.append(" ")
         elif op is C.SUBPATTERN:
             _required(av[-1], runs, current)
+        elif op in _REPEATS and av[0] >= 1 and list(av[2]) == _SPACE:
+            current.append(" ")
+            _flush(runs, current)
+            current.append(" ")
         elif op in _REPEATS and av[0] >= 1:
             _flush(runs, current)
             _required(av[2], runs, current)
             _flush(runs, current)
-        elif op in (C.AT, C.ASSERT, C.ASSERT_NOT):
+        elif op is C.ASSERT:  # a lookaround's own required literals are required too, apart
+            inner: list[str] = []
+            _required(av[1], runs, inner)
+            _flush(runs, inner)
+        elif op in (C.AT, C.ASSERT_NOT):
             continue
         else:
             _flush(runs, current)

@@ -137,6 +137,14 @@ class Session:
         """Was this lesson already handed over in this session?"""
         return posix.access(self.claim_path(slug), posix.F_OK)
 
+    def claimed_names(self) -> "set[str]":
+        """The file names (`safe_name(slug)`) of every lesson claimed in this session: one listing
+        for a whole call instead of a check per candidate."""
+        try:
+            return set(posix.listdir(self.dir + "/" + CLAIMS))
+        except OSError:
+            return set()
+
     def claim(self, slug: str, priority: int) -> bool:
         """Atomically claim a lesson for this session; False when another process has it."""
         if READ_ONLY:
