@@ -1,6 +1,7 @@
-"""Run a lessonbank hook: `python3 -I -S <this file>` with the payload on stdin.
+"""Run a lessonbank hook: `python3 -I -S <this file> [agent [event]]` with the payload on stdin.
 
-`bank install claude` points the agent's settings at this file. It puts the folder that holds
+`bank install <agent>` points the agent's settings at this file, naming the agent (claude when
+none) and, for agents whose payloads carry no event name, the event. It puts the folder that holds
 the `lessonbank` package on sys.path itself (`-I -S` leaves out site-packages and the script's
 folder), so nothing but the standard library and this package is ever imported.
 """
