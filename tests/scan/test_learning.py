@@ -242,6 +242,17 @@ def test_a_relative_cd_then_an_absolute_one_is_a_shell_lesson(tmp_path: Path) ->
     assert not re.search(trigger, "cd /p/build && make") and not re.search(trigger, "cd ~/p && make")
 
 
+def test_a_relative_path_from_where_an_earlier_cd_left_the_shell_is_the_same_lesson(tmp_path: Path) -> None:
+    t = Claude().bash("cd bench && ls", "k.cu").bash("nvcc bench/k.cu -o k", "cc1: fatal error: bench/k.cu: No such file or directory", 1)
+    t.bash("nvcc /p/bench/k.cu -o k", "")
+    t.user("and the build").bash("mkdir -p build && cd build && cmake ..",
+                                 'CMake Error: The source directory "/p/build" does not appear to contain CMakeLists.txt.', 1)  # fmt: skip
+    t.bash("cd /p/build && cmake ..", "-- Build files have been written")
+    found = lessons(t.write(tmp_path))[0]
+    assert [c.key for c in found] == ["shell|cd-relative", "shell|cd-relative"]  # merged when stored
+    assert found[0].title == "Use absolute paths: the working directory carries over"
+
+
 def test_a_missing_tool_replaced_by_another_is_a_shell_lesson_codex(tmp_path: Path) -> None:
     t = Codex().user("run the benchmark")
     t.run("python run_benchmarks.py --help", "/bin/bash: line 1: python: command not found", 127)

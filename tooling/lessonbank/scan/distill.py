@@ -123,7 +123,10 @@ def distill(cand: Candidate) -> str:
 def _shell(cand: Candidate) -> str:
     ev = cand.evidence[0]
     kind, named = ev.get("shell", ""), ev.get("named", "")
+    lesson_kind = shellfail.LESSON.get(kind, kind)
     title, when, do, trigger = shellfail.lesson(kind, named, ev["failing"], ev["passing"], ev.get("commands") or [])
+    if lesson_kind == "cd-relative" and ev.get("excerpt"):
+        when += f" (`{stable_error(ev['excerpt'][0])}`)"
     cand.title, cand.when, cand.do, cand.commands = title, when, do, [trigger]
     keywords = {"not-found": [named.lower()], "push-behind": ["push"], "push-protection": ["push", "secret"],
                 "shell-written-source": ["printf", "echo", "heredoc"], "sudo": ["sudo"],
@@ -131,7 +134,7 @@ def _shell(cand: Candidate) -> str:
     cand.keywords = keywords.get(kind, [])
     cand.key = f"setup|{named}|path" if kind == "not-found" and "PATH" in do else f"shell|{kind}|{named}"
     if kind != "not-found":
-        cand.key = f"shell|{kind}"  # the same lesson whatever folder or branch it met
+        cand.key = f"shell|{lesson_kind}"  # the same lesson whatever folder or branch it met
     # what keeps the lesson relevant, where the evidence names it: the tool, or the sources it is about
     cand.verify = {
         "not-found": {"match": [rf"\b{re.escape(named)}\b"]} if named else {},

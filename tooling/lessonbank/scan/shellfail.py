@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from lessonbank.kernel import shell
 
 LOOKAHEAD = 6  # shell calls after the failure in which a different approach may succeed
+# Kinds that are another face of one lesson.
+LESSON = {"relative-path": "cd-relative", "cmake-build-dir": "cd-relative"}
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,9 @@ _WINDOWS_SWITCH = re.compile(rf"(?:^|[;&|(]\s*|\bpowershell(?:\.exe)? -Command \
 KINDS = (
     Kind("not-found", re.compile(r"(?m)(?:^|: )([\w.+-]+): command not found|\b([\w.+-]+): not found$")),
     Kind("cd-relative", re.compile(r"\bcd: ([^:\n]+): No such file or directory")),
+    # the same mistake seen later: a relative path, or `cmake ..`, from where an earlier `cd` left the shell
+    Kind("relative-path", re.compile(r"(?m)(?:^|: )(?![/~])([\w.-]+/[\w./-]+): No such file or directory")),
+    Kind("cmake-build-dir", re.compile(r'The source directory "[^"\n]*" does not appear to contain CMakeLists\.txt')),
     Kind("push-behind", re.compile(r"\[rejected\][^\n]*\((?:fetch first|non-fast-forward)\)")),
     Kind("push-protection", re.compile(r"\bGH013\b|push protection|Push cannot contain secrets")),
     # a cmd.exe command with /switches typed into Git Bash: the GNU tool of that name runs, or /b becomes a path
@@ -122,6 +127,11 @@ def different_approach(kind: str, named: str, failing: str, command: str) -> boo
         if moved and moved[0].startswith(("/", "~", '"/', "'/", "$", '"$')):
             return rest_failing.split()[:1] == re.sub(r"^.*?\bcd\s+\S+\s*(?:&&|;)\s*", "", command).split()[:1]
         return not moved and command.split()[:2] == rest_failing.split()[:2]
+    if kind == "relative-path":
+        return any(w.strip("'\"").endswith(("/" + named, "\\" + named)) and w.strip("'\"")[:1] in "/~"
+                   for w in command.split())  # fmt: skip
+    if kind == "cmake-build-dir":
+        return "cmake" in heads
     if kind == "push-behind":
         return "pull" in command and "push" in command
     if kind == "push-protection":
@@ -154,12 +164,11 @@ def lesson(kind: str, named: str, failing: str, passing: str, between: list[str]
             f"Use `{other}` instead of `{named}` here (`{named}` is not installed).",
             rf"(?:^|[;&|(]\s*|\s)(?<![\w/.-]){re.escape(named)}(?![\w.-])",
         )
-    if kind == "cd-relative":
+    if LESSON.get(kind, kind) == "cd-relative":
         return (
             "Use absolute paths: the working directory carries over",
-            f"running `cd {named}` with a relative path in the agent's shell: the working directory carries "
-            f"over from earlier calls, so the folder is not where the command expects (`cd: {named}: No such file "
-            "or directory`)",
+            "running a relative `cd` (or a relative path) in the agent's shell: the working directory carries "
+            "over from earlier calls, so the folder is not where the command expects",
             "Use absolute paths (`cd /path/to/project/sub && …`) or check `pwd` first; never assume the shell "
             "starts in the project root.",
             r"(?:^|&&|;)\s*cd\s+(?![/~\"'$])[\w.-]",
