@@ -253,6 +253,7 @@ def _correction(cand: Candidate) -> str:
         cand.key = f"correction|{name}|{' '.join(sorted(set(said.lower().split())))[:120]}"
     else:
         cand.when = "working on this project (a standing instruction from the user)"
+    said = re.sub(r"([.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), said)  # as sentences
     cand.do = said[:1].upper() + said[1:]
     cand.title = _title(cand.do)
     # the project's own name is in every prompt there: no keyword
