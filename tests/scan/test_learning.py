@@ -143,6 +143,13 @@ def test_a_masked_run_never_confirms_a_fix(tmp_path: Path, passing: str) -> None
     assert found == [] and skipped["masked"] == 1
 
 
+def test_a_masked_run_never_confirms_a_fix_codex(tmp_path: Path) -> None:
+    t = Codex().user("fix the tests").run("pnpm test", VITEST_FAIL, 1).say(DIAGNOSIS).patch("/repo/a.test.ts")
+    t.run("pnpm test 2>&1 | tail -20", "Tests 12 passed").run("pnpm test || true", "ok").say(SUMMARY)
+    found, skipped = lessons(t.write(tmp_path))
+    assert found == [] and skipped["masked"] == 2
+
+
 def test_configure_only_does_not_confirm_configure_and_build(tmp_path: Path) -> None:
     t = Claude().bash("mkdir -p build && cd build && cmake .. && make", "a.c:3:1: fatal error: x.h: No such file", 2)
     t.say("The problem is that the include path misses `include/vsla`.").edit("/p/CMakeLists.txt")
