@@ -150,6 +150,44 @@ def test_destinations(value: str, ok: bool) -> None:
             L.parse_destination(value)
 
 
+# Every spelling that names the bank's own files or git's folder on some filesystem: macOS and
+# Windows ignore letter case, macOS compares Unicode-normalised names, Windows drops trailing dots.
+OWN_FILES = [
+    "doc:.GIT/x.md", "doc:.Git/hooks/x.md", "doc:LESSONS/x.md", "doc:Lessons/sub/x.md", "doc:index.md",
+    "doc:Index.md", "doc:Bank.md", "doc:bank.MD", "doc:.LessonBank/x.md", "doc:docs/.git/x.md",
+    "doc:docs/LESSONS/x.md", "doc:\uff29\uff2e\uff24\uff25\uff38.md", "doc:\uff4c\uff45\uff53\uff53\uff4f\uff4e\uff53/x.md",
+    "doc:lessons./x.md", "doc:.git /x.md", "doc:./INDEX.md", "doc:.\uff47it/x.md",
+]  # fmt: skip
+PROJECT_DOCS = [
+    "doc:docs/index.md", "doc:docs/Bank.md", "doc:docs/lessons.md", "doc:git/x.md", "doc:.github/x.md",
+    "doc:lessons-learned/x.md", "doc:INDEX-notes.md", "doc:caf\u00e9/x.md", "doc:cafe\u0301/x.md",
+    "doc:docs/.gitignore.md", "doc:Notes.MD",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", OWN_FILES)
+def test_destinations_into_the_banks_own_files_are_refused_in_any_spelling(value: str) -> None:
+    with pytest.raises(ValueError, match="the bank manages that file itself"):
+        L.parse_destination(value)
+
+
+@pytest.mark.parametrize("value", PROJECT_DOCS)
+def test_project_docs_that_only_look_alike_are_accepted(value: str) -> None:
+    assert L.parse_destination(value).kind == "doc"
+
+
+def test_validate_reports_hostile_triggers_with_the_reason() -> None:
+    lesson = L.parse(HAND_EDITED)
+    lesson.commands = [r"\bgit\s+push\b", r"(a+)+$"]
+    lesson.paths = ["src/**/*.py", "**/**/**/**/*a*a*a*a*b"]
+    assert L.validate(lesson) == [
+        ("commands", "triggers.commands[1] '(a+)+$': nested quantifier `(a+)+` can take exponential time: "
+         "its inner `a+` can match the text of a whole pass; rewrite as `a+`"),
+        ("paths", "triggers.paths[1] '**/**/**/**/*a*a*a*a*b': `**/**` repeats `**`, which already spans "
+         "any number of folders; write `**` once"),
+    ]  # fmt: skip
+
+
 def test_validate_reports_bad_values() -> None:
     lesson = L.parse(HAND_EDITED)
     lesson.commands = ["pytest(", "ok"]

@@ -388,3 +388,42 @@ def test_json_accepts_a_lone_string_for_a_list(bank: Path) -> None:
     assert shown["triggers"]["tools"] == ["Bash"]
     assert shown["triggers"]["commands"] == ["\\bhelm\\s+upgrade\\b(?!.*--atomic)"]
     assert (shown["priority"], shown["confidence"]) == (7, 1.0)
+
+
+HOSTILE_REASON = (
+    "nested quantifier `(a+)+` can take exponential time: its inner `a+` can match the text of a "
+    "whole pass; rewrite as `a+`"
+)
+
+
+def test_check_names_a_hostile_trigger_with_its_line_and_reason(bank: Path) -> None:
+    run(bank, "capture", *PYTEST_LESSON)
+    path = bank / "lessons" / f"{SLUG}.md"
+    path.write_text(path.read_text().replace("\\bpytest\\b", "(a+)+$"), encoding="utf-8")
+    result = run(bank, "check")
+    assert result.exit_code == 1
+    assert result.output == (
+        f"lessons/{SLUG}.md:11: triggers.commands[0] '(a+)+$': {HOSTILE_REASON}\n"
+        "Error: 1 problem(s) in 1 lesson file(s)\n"
+    )
+    run(bank, "index")
+    assert "(a+)+$" not in (bank / ".lessonbank" / "index.bin").read_bytes().decode("latin-1")
+
+
+def test_every_capture_route_refuses_a_hostile_trigger_in_one_line(bank: Path) -> None:
+    refused = f"Error: refused: triggers.commands[0] '(a+)+$': {HOSTILE_REASON}\n"
+    flags = [a if a != "\\bpytest\\b" else "(a+)+$" for a in PYTEST_LESSON]
+    assert (run(bank, "capture", *flags).output) == refused
+    assert run(bank, "capture", *flags, "--dry-run").output == refused
+    data = {"when": "jest keeps running", "do": "pass --forceExit", "promote-to": "rule:testing",
+            "triggers": {"commands": ["(a+)+$"]}}  # fmt: skip
+    assert run(bank, "capture", "--json", input=json.dumps(data)).output == refused
+    block = "#lesson\ntool: Bash\ntrigger: (a+)+$\nmistake: x hangs\nfix: y\npromote-to: rule:x\n#/lesson\n"
+    assert run(bank, "capture", "--blocks", input=block).output == refused
+    glob = run(bank, "capture", "--when", "w x", "--do", "d y", "--promote-to", "rule:x",
+               "--trigger-path", "{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}")  # fmt: skip
+    assert glob.output == (
+        "Error: refused: triggers.paths[0] '{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}': "
+        "more than 64 brace alternatives; list fewer\n"
+    )
+    assert not list((bank / "lessons").glob("*.md"))

@@ -392,6 +392,25 @@ def test_skills_dir_outside_the_repository_is_refused(bank: Path) -> None:
     assert not (bank.parent / "skills").exists()
 
 
+@pytest.mark.parametrize(
+    ("skills_dir", "promote_to"),
+    [
+        (".GIT/skills", "skill:pytest"),
+        (".LessonBank", "skill:pytest"),
+        ("Lessons", "skill:pytest"),
+        ("skills", "doc:.Git/notes.md"),
+        ("skills", "doc:Index.md"),
+        ("skills", "doc:\uff22\uff21\uff2e\uff2b.md"),
+    ],
+)
+def test_groom_refuses_the_banks_own_files_in_any_letter_case(
+    bank: Path, skills_dir: str, promote_to: str
+) -> None:
+    (bank / "bank.toml").write_text(f'[groom]\nskills_dir = "{skills_dir}"\n')
+    with pytest.raises(BankError, match="manages"):
+        resolve_target(Bank.open(bank), promote_to)
+
+
 def test_marker_forging_is_refused(bank: Path) -> None:
     victim = IDS["db-timeout"]
     add_lesson(bank, "db-timeout", "rule:testing")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import yaml
 
 from lessonbank.errors import LessonFormatError
-from lessonbank.kernel import globs
+from lessonbank.kernel import globs, regex_hazard
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -102,14 +103,29 @@ def parse_destination(value: object) -> Destination:
                 f"promote-to {value!r}: the doc path must stay inside the repository "
                 f"(relative, no '..'); use one of: {DESTINATION_FORMS}"
             )
-        if not norm.endswith(".md"):
+        if not norm.lower().endswith(".md"):
             raise ValueError(f"promote-to {value!r}: a doc destination is a markdown (.md) file")
         name = "/".join(parts)
-        if name in RESERVED_TOP or RESERVED_DIRS & set(parts[:-1]):
+        if reserved_path(parts):
             raise ValueError(
                 f"promote-to {value!r}: the bank manages that file itself; name a doc of the project"
             )
     return Destination(kind, name)
+
+
+def fold_name(part: str) -> str:
+    """A name as case-insensitive, normalising filesystems (macOS, Windows) compare it: NFKC,
+    case-folded, without the trailing dots and spaces Windows drops."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", part).casefold())
+    return folded.rstrip(" .") or folded
+
+
+def reserved_path(parts: list[str]) -> bool:
+    """Is the relative path (split at '/') a RESERVED_TOP file or inside a RESERVED_DIRS folder, in
+    any spelling that names the same file on some filesystem?"""
+    folded = [fold_name(part) for part in parts]
+    dirs = {fold_name(name) for name in RESERVED_DIRS}
+    return "/".join(folded) in {fold_name(n) for n in RESERVED_TOP} or bool(dirs.intersection(folded[:-1]))
 
 
 @dataclass(kw_only=True)
@@ -334,6 +350,10 @@ def validate(lesson: Lesson) -> list[tuple[str, str]]:
             re.compile(pattern)
         except re.error as exc:
             problems.append(("commands", f"triggers.commands[{i}] {pattern!r} does not compile: {exc}"))
+            continue
+        reason = regex_hazard.hazard(pattern)
+        if reason:
+            problems.append(("commands", f"triggers.commands[{i}] {pattern!r}: {reason}"))
     for i, glob in enumerate(lesson.paths):
         message = glob_problem(glob)
         if message:
@@ -364,6 +384,10 @@ def validate(lesson: Lesson) -> list[tuple[str, str]]:
                 re.compile(pattern)
             except re.error as exc:
                 problems.append(("verify", f"verify.{key} {pattern!r} does not compile: {exc}"))
+                continue
+            reason = regex_hazard.hazard(pattern)
+            if reason:
+                problems.append(("verify", f"verify.{key} {pattern!r}: {reason}"))
     return problems
 
 
@@ -375,7 +399,7 @@ def glob_problem(glob: str) -> str:
         return "unclosed '[' in glob (write \\[ for a literal '[')"
     if glob.startswith("/") or ".." in glob.split("/"):
         return "globs are relative to the repository (no leading '/', no '..')"
-    return ""
+    return globs.hazard(glob)
 
 
 def key_lines(text: str) -> dict[str, int]:

@@ -129,7 +129,7 @@ def resolve_target(bank: Bank, promote_to: str) -> Target:
     rel = path.relative_to(root).as_posix()
     parts = rel.split("/")
     # Checked again after resolving: the skills folder (a setting) could lead into them too.
-    if rel in lesson_mod.RESERVED_TOP or lesson_mod.RESERVED_DIRS & set(parts[:-1]):
+    if lesson_mod.reserved_path(parts):
         raise BankError(f"{promote_to} resolves to {rel}, which the bank manages itself")
     if path.is_dir():
         raise BankError(f"{promote_to} resolves to {rel}, which is a folder")

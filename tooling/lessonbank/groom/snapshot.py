@@ -93,7 +93,10 @@ class RepoView:
 
     def _glob(self, glob: str, first_only: bool) -> frozenset[str]:
         """Paths matching `glob` with the hooks' semantics (kernel.globs); a literal search finds candidates."""
-        compiled = globs.compile_glob(glob)
+        try:
+            compiled = globs.compile_glob(glob)
+        except globs.GlobError:  # too many brace alternatives: `bank check` names it
+            return frozenset()
         name_only, alternatives = compiled
         keys = {max(globs.literals(tokens), key=len, default="") for tokens in alternatives}
         if "" in keys:
@@ -103,7 +106,11 @@ class RepoView:
         found: set[str] = set()
         for i in candidates:
             path = self.paths[i]
-            if globs.match(compiled, path):
+            try:
+                matched = globs.match(compiled, path)
+            except globs.Exhausted:  # a glob too costly for this path counts as not matching it
+                continue
+            if matched:
                 found.add(path)
                 if first_only:
                     break

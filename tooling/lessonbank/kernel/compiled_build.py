@@ -13,10 +13,12 @@ Tables:
   `re`; from globs) sits in `programs` and is read only for the few entries that get that far.
   `literals` are the folded literal runs every match must contain, so an entry whose literals are
   not all in the call is dropped without running anything; `rank` orders lessons best first
-  (priority, confidence, slug), so the hook stops once it has what it can hand over. Its key is
-  the rarest literal every match must contain (a "gram" of one of KEY_LENGTHS, case-folded), so a
-  call only looks at the entries whose gram occurs in its command or path; entries without such a
-  literal sit under ALWAYS_COMMAND / ALWAYS_PATH, tool-only ones under TOOL + name.
+  (priority, confidence, slug), so the hook stops once it has what it can hand over. A regex or
+  glob that `regex_hazard` or `globs.hazard` flags gets no entry, so the hooks never run it
+  (`bank check` names it). Its key is the rarest literal every match must contain (a "gram" of
+  one of KEY_LENGTHS, case-folded), so a call only looks at the entries whose gram occurs in its
+  command or path; entries without such a literal sit under ALWAYS_COMMAND / ALWAYS_PATH,
+  tool-only ones under TOOL + name.
 - `recall`: "k:<term>" (keywords and tag values) and "a:<term>" (all meaningful words of the
   title, when and do, plus those) -> lesson numbers, for prompt recall.
 """
@@ -25,7 +27,7 @@ import array
 import marshal
 import sys
 
-from lessonbank.kernel import compiled_read, globs, words
+from lessonbank.kernel import compiled_read, globs, regex_hazard, words
 from lessonbank.kernel import regex_compiler as rxbuild
 from lessonbank.kernel import statedir as state
 from lessonbank.kernel.compiled_read import (
@@ -89,10 +91,14 @@ def tables(rows: list, settings: dict) -> dict:
                 program, runs = rxbuild.compile_pattern(pattern)
             except Exception:  # an invalid regex never fires; `bank check` names it
                 continue
+            if regex_hazard.hazard(pattern):  # nor does one that can backtrack for ever
+                continue
             entry = base + ("c", pattern, len(programs), _literals(runs), rank[number])
             programs.append(program)
             pending.append((entry, _grams(runs), ALWAYS_COMMAND))
         for glob in row.paths:
+            if globs.hazard(glob):
+                continue
             name_only, alternatives = globs.compile_glob(glob)
             for tokens in alternatives:
                 runs = globs.literals(tokens)

@@ -17,9 +17,9 @@ import sys
 from lessonbank.kernel import statedir
 
 MAGIC = b"LBANKIX\x00"
-# 3: longer keys, literal checks, ranks, programs apart, key filters. A file of another format is
-# stale, so it is rebuilt.
-FORMAT = 3
+# 3: longer keys, literal checks, ranks, programs apart, key filters; 4: hazardous regexes and
+# globs left out. A file of another format is stale, so it is rebuilt.
+FORMAT = 4
 NAME = statedir.COMPILED_INDEX
 ALWAYS_COMMAND = "\x00c"
 ALWAYS_PATH = "\x00p"

@@ -9,10 +9,42 @@ Paths are relative to the bank root with `/` separators; matching is case-sensit
   everything below that folder (`migrations/`).
 
 `compile_glob` turns a glob into alternatives of tokens (plain tuples, stored in the compiled
-index); `match` runs them.
+index); `match` runs them. `hazard` names a glob too costly to run (`bank check` and capture refuse
+it, `bank index` leaves it out); `match` remembers the (wildcard, position) pairs that failed, so
+no choice is tried twice, and gives up past a step budget all the same.
 """
 
 LIT, ONE, STAR, DSTAR, DIRS, CLS = range(6)
+MAX_ALTERNATIVES = 64  # brace alternatives of one glob: `{a,b}` ten times over would be 1024
+MAX_WILDCARDS = 6  # `*` and `**` of one alternative
+BUDGET_BASE = 5_000
+BUDGET_PER_CHAR = 10
+
+
+class GlobError(ValueError):
+    """A glob with too many brace alternatives to expand."""
+
+
+class Exhausted(Exception):
+    """A match used up its step budget: the glob counts as not matching (the hook logs it)."""
+
+
+def hazard(glob: str) -> str:
+    """Why the glob is too costly to match, or "" when it is fine."""
+    try:
+        alternatives = _expand(glob.strip(), [MAX_ALTERNATIVES])
+    except GlobError as exc:
+        return str(exc)
+    for alt in alternatives:
+        if "**/**" in alt:
+            return "`**/**` repeats `**`, which already spans any number of folders; write `**` once"
+        wildcards = sum(t[0] in (STAR, DIRS, DSTAR) for t in _tokens(alt))
+        if wildcards > MAX_WILDCARDS:
+            return (
+                f"{wildcards} wildcards (`*`, `**`) in `{alt}` make matching slow; "
+                f"use at most {MAX_WILDCARDS}"
+            )
+    return ""
 
 
 def compile_glob(glob: str) -> tuple[bool, tuple[tuple, ...]]:
@@ -23,7 +55,7 @@ def compile_glob(glob: str) -> tuple[bool, tuple[tuple, ...]]:
     if glob.endswith("/"):
         glob += "**"
     name_only = "/" not in glob
-    return name_only, tuple(_tokens(alt) for alt in _expand(glob))
+    return name_only, tuple(_tokens(alt) for alt in _expand(glob, [MAX_ALTERNATIVES]))
 
 
 def unclosed_class(glob: str) -> bool:
@@ -48,14 +80,34 @@ def literals(tokens: tuple) -> list[str]:
 
 
 def match(compiled: tuple[bool, tuple[tuple, ...]], path: str) -> bool:
-    """Does the relative `path` match the compiled glob?"""
+    """Does the relative `path` match the compiled glob? Raises Exhausted past the step budget."""
     name_only, alternatives = compiled
     subject = path.rpartition("/")[2] if name_only else path
-    return any(_match(tokens, 0, subject, 0) for tokens in alternatives)
+    left = [BUDGET_BASE + BUDGET_PER_CHAR * len(path)]
+    try:
+        return any(_match(tokens, 0, subject, 0, left, set()) for tokens in alternatives)
+    except Exhausted:
+        raise Exhausted(f"gave up after {BUDGET_BASE + BUDGET_PER_CHAR * len(path)} matching steps") from None
 
 
-def _expand(glob: str) -> list[str]:
-    """Brace alternatives, innermost first: a{b,c}d -> abd, acd (nesting allowed)."""
+def measure(compiled: tuple[bool, tuple[tuple, ...]], path: str, steps: int) -> tuple[bool | None, int]:
+    """(does it match, or None when it gave up; steps used) with a budget of `steps`, for tests."""
+    left = [steps]
+    try:
+        found: bool | None = _search(compiled, path, left)
+    except Exhausted:
+        found = None
+    return found, steps - left[0]
+
+
+def _search(compiled: tuple[bool, tuple[tuple, ...]], path: str, left: list[int]) -> bool:
+    name_only, alternatives = compiled
+    subject = path.rpartition("/")[2] if name_only else path
+    return any(_match(tokens, 0, subject, 0, left, set()) for tokens in alternatives)
+
+
+def _expand(glob: str, room: list[int]) -> list[str]:
+    """Brace alternatives, innermost first: a{b,c}d -> abd, acd (nesting allowed); at most room[0]."""
     depth = 0
     start = -1
     for i, c in enumerate(glob):
@@ -74,8 +126,11 @@ def _expand(glob: str) -> list[str]:
                     continue
                 out: list[str] = []
                 for part in parts:
-                    out.extend(_expand(glob[:start] + part + glob[i + 1 :]))
+                    out.extend(_expand(glob[:start] + part + glob[i + 1 :], room))
                 return out
+    room[0] -= 1
+    if room[0] < 0:
+        raise GlobError(f"more than {MAX_ALTERNATIVES} brace alternatives; list fewer")
     return [glob]
 
 
@@ -180,7 +235,7 @@ def _class(glob: str, i: int) -> tuple[tuple | None, int]:
     return None, i
 
 
-def _match(tokens: tuple, k: int, s: str, i: int) -> bool:
+def _match(tokens: tuple, k: int, s: str, i: int, left: list[int], failed: set) -> bool:
     n = len(s)
     while k < len(tokens):
         t = tokens[k]
@@ -201,17 +256,30 @@ def _match(tokens: tuple, k: int, s: str, i: int) -> bool:
             if hit == t[1]:
                 return False
             i += 1
-        elif op == STAR:
-            slash = s.find("/", i)
-            end = n if slash < 0 else slash
-            if k + 1 == len(tokens):
-                return end == n
-            return any(_match(tokens, k + 1, s, j) for j in range(i, end + 1))
         elif op == DSTAR:
             return True
-        else:  # DIRS: nothing, or whole folders ending in '/'
-            return _match(tokens, k + 1, s, i) or any(
-                _match(tokens, k + 1, s, j + 1) for j in range(i, n) if s[j] == "/"
-            )
+        else:  # STAR or DIRS: where the rest could start is a choice; a failed one is remembered
+            if failed and (k, i) in failed:
+                return False
+            if op == STAR:
+                slash = s.find("/", i)
+                end = n if slash < 0 else slash
+                if k + 1 == len(tokens):
+                    return end == n
+                left[0] -= end - i + 1
+                if left[0] < 0:
+                    raise Exhausted
+                found = any(_match(tokens, k + 1, s, j, left, failed) for j in range(i, end + 1))
+            else:  # DIRS: nothing, or whole folders ending in '/'
+                left[0] -= n - i + 1
+                if left[0] < 0:
+                    raise Exhausted
+                found = _match(tokens, k + 1, s, i, left, failed) or any(
+                    _match(tokens, k + 1, s, j + 1, left, failed) for j in range(i, n) if s[j] == "/"
+                )
+            if found:
+                return True
+            failed.add((k, i))
+            return False
         k += 1
     return i == n

@@ -6,6 +6,11 @@ groups, scoped flags, non-ASCII case folding) has no program and goes to `re`, w
 imported on demand. Only ASCII subjects run here; anything else also goes to `re`. The tests
 check this matcher against `re` on tables of patterns and subjects.
 
+Backtracking can take exponential time, so a search counts its steps and raises `Exhausted` past
+a budget linear in the subject (the hook then counts the trigger as not matching and logs it).
+`bank index` leaves out the patterns `regex_hazard` flags, so neither this matcher nor `re` ever
+runs one; the budget is for whatever the static check lets through.
+
 A program is `(icase, multiline, ascii, anchored, prefix, seq)`; `seq` is a tuple of nodes:
   (LIT, text) (ANY,) (ANYALL,) (NLIT, char) (IN, negate, chars, ranges, categories)
   (AT, kind) (REP, min, max or -1, seq, single node or None) (BRANCH, seqs) (LOOK, positive, seq)
@@ -13,29 +18,56 @@ A program is `(icase, multiline, ascii, anchored, prefix, seq)`; `seq` is a tupl
 
 LIT, ANY, ANYALL, NLIT, IN, AT, REP, BRANCH, LOOK = range(9)
 _ASCII_SPACE = " \t\n\r\f\v"
+# The step budget of one search: a fixed allowance plus a few steps per character of the subject,
+# so a linear-time match of any length fits and a backtracking one gives up within tens of
+# milliseconds. A step is one attempt to match a sequence at a position, or one character a
+# repeat scans.
+BUDGET_BASE = 5_000
+BUDGET_PER_CHAR = 10
 
 
 class Unsupported(Exception):
     """The mini matcher cannot decide; use `re`."""
 
 
+class Exhausted(Exception):
+    """The search used up its step budget: the trigger counts as not matching (the hook logs it)."""
+
+
+def budget(subject: str) -> int:
+    """The step budget of a search in `subject`."""
+    return BUDGET_BASE + BUDGET_PER_CHAR * len(subject)
+
+
 def search(program: tuple, pattern: str, subject: str) -> bool:
-    """Does `pattern` match anywhere in `subject` (`re.search` semantics)?"""
+    """Does `pattern` match anywhere in `subject` (`re.search` semantics)? Raises Exhausted."""
     if program is not None and subject.isascii():
         try:
-            return _search(program, subject)
+            return _search(program, subject, [BUDGET_BASE + BUDGET_PER_CHAR * len(subject)])
         except (Unsupported, RecursionError):
             pass
+        except Exhausted:
+            raise Exhausted(f"gave up after {budget(subject)} matching steps") from None
     import re  # only now: a program-less pattern, a non-ASCII subject or a too-deep match
 
     return re.search(pattern, subject) is not None
 
 
-def _search(program: tuple, s: str) -> bool:
+def measure(program: tuple, subject: str, steps: int) -> tuple[bool | None, int]:
+    """(does it match, or None when it gave up; steps used) of the mini matcher alone, for tests."""
+    left = [steps]
+    try:
+        found: bool | None = _search(program, subject, left)
+    except (Exhausted, Unsupported, RecursionError):
+        found = None
+    return found, steps - left[0]
+
+
+def _search(program: tuple, s: str, left: list[int]) -> bool:
     icase, multiline, ascii_, anchored, prefix, seq = program
     if icase:
         s = s.lower()
-    ctx = (s, icase, multiline, ascii_)
+    ctx = (s, icase, multiline, ascii_, left)
     if anchored:
         return _m(seq, 0, 0, ctx, _done)
     start, n = 0, len(s)
@@ -122,7 +154,10 @@ def _at(kind: str, s: str, pos: int) -> bool:
 
 
 def _m(seq: tuple, i: int, pos: int, ctx: tuple, k) -> bool:
-    s, icase, _multiline, ascii_ = ctx
+    s, icase, _multiline, ascii_, left = ctx
+    left[0] -= 1
+    if left[0] < 0:
+        raise Exhausted
     n = len(seq)
     while i < n:
         node = seq[i]
@@ -152,12 +187,13 @@ def _m(seq: tuple, i: int, pos: int, ctx: tuple, k) -> bool:
 
 def _rep(node: tuple, seq: tuple, nxt: int, pos: int, ctx: tuple, k) -> bool:
     _, lo, hi, body, single = node
-    s, icase, _multiline, ascii_ = ctx
+    s, icase, _multiline, ascii_, left = ctx
     if single is not None:
         limit = len(s) if hi < 0 else min(len(s), pos + hi)
         end = pos
         while end < limit and _one(single, s[end], icase, ascii_):
             end += 1
+        left[0] -= end - pos
         if end - pos < lo:
             return False
         return any(_m(seq, nxt, stop, ctx, k) for stop in range(end, pos + lo - 1, -1))

@@ -3,7 +3,8 @@
 Every module that touches the folder takes its names from here:
 
     mode                         `on` (also when absent), `off` or `test`; read on every hook call
-    hook.log                     errors the hooks swallowed (they never break the agent)
+    hook.log                     errors the hooks swallowed (they never break the agent), and
+                                 triggers that gave up past their matching step budget
     index.bin                    the compiled index (see kernel.compiled_build)
     ledger.jsonl                 one line per injection or would-be injection (see kernel.records)
     pending-lessons.jsonl        #lesson blocks the Stop hook could not capture yet
@@ -260,6 +261,18 @@ def append_line(path: str, line: str) -> None:
         posix.write(fd, data)
     finally:
         posix.close(fd)
+
+
+def log_line(state_dir: str | None, event: str, message: str) -> None:
+    """Append one line (no traceback) to hook.log; never raise."""
+    if state_dir is None:
+        return
+    try:
+        import time
+
+        append_line(state_dir + "/" + HOOK_LOG, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {event}: {message}")
+    except Exception:
+        pass
 
 
 def log_error(state_dir: str | None, event: str, exc: BaseException) -> None:
