@@ -285,6 +285,7 @@ def test_gemini_prompt_recall_answers_as_before_agent(root: Path) -> None:
 def test_cursor_answers_with_an_agent_message(root: Path) -> None:
     answer = json.loads(call("cursor", dict(CURSOR["beforeShellExecution"], cwd=str(root)), "beforeShellExecution"))
     assert answer["permission"] == "allow" and "pytest-lesson" in answer["agent_message"]
+    assert answer["agentMessage"] == answer["agent_message"]
     assert cursor.answer("Stop", json.dumps({"decision": "block", "reason": "R"})) == '{"followup_message": "R"}'
 
 

@@ -2,8 +2,8 @@
 
 The installed command names the event (`entry.py cursor beforeShellExecution`). Payloads carry
 `conversation_id` (the session), `generation_id` (the turn) and `workspace_roots`.
-beforeShellExecution and beforeReadFile pass the lessons to the agent (`agent_message`, with
-`permission: "allow"`). beforeSubmitPrompt cannot add context, so it only counts the turn (no
+beforeShellExecution and beforeReadFile pass the lessons to the agent (`agent_message`, also
+spelled `agentMessage`, with `permission: "allow"`). beforeSubmitPrompt cannot add context, so it only counts the turn (no
 recall by prompt). No documented event gives a shell exit status, so no check is recorded and
 the recovery nudge never fires; `stop` has no last message, so no capture (its block would be
 answered as `followup_message`).
@@ -53,5 +53,6 @@ def answer(event: str, out: str) -> str:
     if kind == "block" and event == "Stop":
         return jsonio.dumps({"followup_message": text})
     if kind == "context" and event == "PreToolUse":
-        return jsonio.dumps({"permission": "allow", "agent_message": text})
+        # Third-party write-ups spell the field both ways; Cursor reads the one it knows.
+        return jsonio.dumps({"permission": "allow", "agent_message": text, "agentMessage": text})
     return ""
