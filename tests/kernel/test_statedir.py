@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from lessonbank.kernel import statedir
 
 
@@ -22,3 +24,11 @@ def test_safe_names_of_distinct_ids_differ() -> None:
     names = [statedir.safe_name(i) for i in ids]
     assert len(set(names)) == len(ids)
     assert all("/" not in n and not n.startswith(".") for n in names)
+
+
+@pytest.mark.parametrize("slug", ["plain-slug", "a b", ".hidden", "é-ü", "%41", "x/y", "50%"])
+def test_claimed_slugs_undo_safe_names(tmp_path: Path, slug: str) -> None:
+    session = statedir.Session(str(tmp_path), "s")
+    assert session.claimed_slugs() == set()
+    assert session.claim(slug, 5)
+    assert session.claimed_slugs() == {slug}

@@ -81,27 +81,18 @@ def _applies(entry: tuple, tool: str) -> bool:
     return kind == "p"
 
 
-def _fires(index, entry: tuple, commands: list[str], paths: list[str], state_dir: str) -> bool:
-    """Does the trigger match? One that uses up its step budget does not, and hook.log says so."""
+def _fires(index, entry: tuple, commands: list[str], paths: list[str]) -> bool:
     kind, source = entry[5], entry[6]
     if kind == "c":
         from lessonbank.kernel import regex_engine as rx
 
         program = index.program(entry[7])
-        try:
-            return any(rx.search(program, source, text) for text in commands)
-        except rx.Exhausted as exc:
-            state.log_line(state_dir, "PreToolUse", f"lesson {entry[1]}: command trigger {source!r} {exc}")
-            return False
+        return any(rx.search(program, source, text) for text in commands)
     if kind == "p":
         from lessonbank.kernel import globs
 
         program = index.program(entry[7])
-        try:
-            return any(globs.match(program, path) for path in paths)
-        except globs.Exhausted as exc:
-            state.log_line(state_dir, "PreToolUse", f"lesson {entry[1]}: path trigger {source!r} {exc}")
-            return False
+        return any(globs.match(program, path) for path in paths)
     return True
 
 
@@ -121,25 +112,31 @@ def hits(index, tool: str, tool_input: dict, root: str, cwd: str, session: state
     if paths:
         keys.add(compiled_read.ALWAYS_PATH)
     found = index.lookup("pre", keys)
-    folded = {"c": compiled_read.fold("\n".join(commands)), "p": compiled_read.fold("\n".join(paths)), "t": ""}
+    joined = "\n".join(commands)
+    folded = {"c": compiled_read.fold(joined), "p": compiled_read.fold("\n".join(paths)), "t": ""}
+    bounded = compiled_read.bounded(joined)
     candidates = []
     for entries in found.values():
         for entry in entries:
             if not _applies(entry, tool):
                 continue
             text = folded[entry[5]]
-            if all(literal in text for literal in entry[8]):
+            if (
+                all(literal in text for literal in entry[8])
+                and (bounded is None or all(literal in bounded for literal in entry[10]))
+                and all(any(branch in text for branch in group) for group in entry[11])
+            ):
                 candidates.append(entry)
     if not candidates:
         return
     candidates.sort(key=lambda e: (e[9], e[7]))
-    claimed = session.claimed_names()
+    claimed = session.claimed_slugs()
     done: set[int] = set()
     for entry in candidates:
         number = entry[0]
-        if number in done or (claimed and state.safe_name(entry[1]) in claimed):
+        if number in done or entry[1] in claimed:
             continue
-        if _fires(index, entry, commands, paths, session.state_dir):
+        if _fires(index, entry, commands, paths):
             done.add(number)
             yield (number, entry[1], entry[2])
 

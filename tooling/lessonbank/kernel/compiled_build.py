@@ -8,17 +8,17 @@ parser (through regex_compiler) and so runs only when something must be built.
 Tables:
 - `lessons`: one record per INDEX.md row: (slug, priority, confidence, full text, summary).
 - `pre`: candidate key -> trigger entries. An entry is (lesson number, slug, priority,
-  confidence, tools, kind, source, program number, literals, rank) where kind is "c" (command
+  confidence, tools, kind, source, program number, literals, rank, bounded, choices) where kind is "c" (command
   regex), "p" (path glob) or "t" (a tool-only trigger); the program (from rxbuild, or None for
   `re`; from globs) sits in `programs` and is read only for the few entries that get that far.
   `literals` are the folded literal runs every match must contain, so an entry whose literals are
-  not all in the call is dropped without running anything; `rank` orders lessons best first
-  (priority, confidence, slug), so the hook stops once it has what it can hand over. A regex or
-  glob that `regex_hazard` or `globs.hazard` flags gets no entry, so the hooks never run it
-  (`bank check` names it). Its key is the rarest literal every match must contain (a "gram" of
-  one of KEY_LENGTHS, case-folded), so a call only looks at the entries whose gram occurs in its
-  command or path; entries without such a literal sit under ALWAYS_COMMAND / ALWAYS_PATH,
-  tool-only ones under TOOL + name.
+  not all in the call is dropped without running anything, and so is one whose `bounded` literals
+  (those with a word boundary at an edge, see compiled_read.bounded) are not, or that holds none
+  of the branches of one of its `choices` (alternations every match passes through); `rank` orders lessons best first
+  (priority, confidence, slug), so the hook stops once it has what it can hand over. Its key is
+  the rarest literal every match must contain (a "gram" of one of KEY_LENGTHS, case-folded), so a
+  call only looks at the entries whose gram occurs in its command or path; entries without such a
+  literal sit under ALWAYS_COMMAND / ALWAYS_PATH, tool-only ones under TOOL + name.
 - `recall`: "k:<term>" (keywords and tag values) and "a:<term>" (all meaningful words of the
   title, when and do, plus those) -> lesson numbers, for prompt recall.
 """
@@ -27,12 +27,13 @@ import array
 import marshal
 import sys
 
-from lessonbank.kernel import compiled_read, globs, regex_hazard, words
+from lessonbank.kernel import compiled_read, globs, words
 from lessonbank.kernel import regex_compiler as rxbuild
 from lessonbank.kernel import statedir as state
 from lessonbank.kernel.compiled_read import (
     ALWAYS_COMMAND,
     ALWAYS_PATH,
+    BOUND,
     FILTER_BITS,
     FORMAT,
     KEY_LENGTHS,
@@ -91,23 +92,21 @@ def tables(rows: list, settings: dict) -> dict:
                 program, runs = rxbuild.compile_pattern(pattern)
             except Exception:  # an invalid regex never fires; `bank check` names it
                 continue
-            if regex_hazard.hazard(pattern):  # nor does one that can backtrack for ever
-                continue
-            entry = base + ("c", pattern, len(programs), _literals(runs), rank[number])
+            marked = tuple(sorted({run.translate(BOUND) for run in rxbuild.bounded_runs(pattern) if "\x01" in run}))
+            choices = tuple(tuple(sorted({fold(x) for x in group})) for group in rxbuild.alternatives(pattern))
+            entry = base + ("c", pattern, len(programs), _literals(runs), rank[number], marked, choices)
             programs.append(program)
             pending.append((entry, _grams(runs), ALWAYS_COMMAND))
         for glob in row.paths:
-            if globs.hazard(glob):
-                continue
             name_only, alternatives = globs.compile_glob(glob)
             for tokens in alternatives:
                 runs = globs.literals(tokens)
-                entry = base + ("p", glob, len(programs), _literals(runs), rank[number])
+                entry = base + ("p", glob, len(programs), _literals(runs), rank[number], (), ())
                 programs.append((name_only, (tokens,)))
                 pending.append((entry, _grams(runs), ALWAYS_PATH))
         if tools and not (row.commands or row.paths or row.keywords):
             for tool in tools:
-                pending.append((base + ("t", tool, -1, (), rank[number]), None, TOOL + tool))
+                pending.append((base + ("t", tool, -1, (), rank[number], (), ()), None, TOOL + tool))
         key_terms = words.terms(" ".join(row.keywords)) | words.terms(
             " ".join(tag.partition(":")[2] or tag for tag in row.tags)
         )

@@ -31,6 +31,12 @@ FOLD.update({0x130: 105, 0x131: 105, 0x17F: 115, 0x212A: 107})
 # stands in its literals as " " (regex_compiler), so "go " is a key `cargo tree` does not hold.
 WHITESPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 FOLD.update(dict.fromkeys(map(ord, WHITESPACE), 32))
+# The bounded form of an ASCII text: lower case, every character that is not a word character
+# as \x01 (regex_compiler.BOUNDARY), with one more at each end, so that a trigger's literal with
+# its word boundaries marked (`\bgo\s+test\b` -> "\x01go\x01", "\x01test\x01") is a substring
+# of every text the trigger can match: "go test" holds it, "cargo test" does not.
+BOUND = {c: c + 32 for c in range(65, 91)}
+BOUND.update({c: 1 for c in range(128) if not (chr(c).isalnum() or c == 95)})
 
 
 # Candidate keys are folded literals of these lengths: a literal run of a trigger is keyed by its
@@ -55,6 +61,12 @@ def fold(text: str) -> str:
     """The folded form the candidate keys use: ASCII lower case plus re's ASCII look-alikes, and
     every whitespace character as a space."""
     return text.translate(FOLD)
+
+
+def bounded(text: str) -> "str | None":
+    """The bounded form of an ASCII text, or None for any other (whose word characters are not
+    ASCII's, so the check is left out)."""
+    return "\x01" + text.translate(BOUND) + "\x01" if text.isascii() else None
 
 
 def grams(texts: "list[str]", lengths: "tuple[int, ...]") -> "set[str]":

@@ -51,40 +51,103 @@ def compile_pattern(pattern: str) -> tuple[tuple | None, list[str]]:
 
 
 def _flush(runs: list[str], current: list[str]) -> None:
+    if current == [BOUNDARY]:  # a boundary with no word character beside it says nothing
+        current.clear()
     if current:
         runs.append("".join(current))
         current.clear()
 
 
 _SPACE = [(C.IN, [(C.CATEGORY, C.CATEGORY_SPACE)])]
+# Marks a `\\b` at the edge of a run whose edge character is a word character: there the subject
+# holds a non-word character or its start/end (see compiled_read.bounded).
+BOUNDARY = "\x01"
 
 
-def _required(sub, runs: list[str], current: list[str]) -> None:
+def _word(ch: str) -> bool:
+    return ch.isascii() and (ch.isalnum() or ch == "_")
+
+
+def bounded_runs(pattern: str) -> list[str]:
+    """The required literal runs of a valid regex with its word boundaries marked: `\\bgo\\s+test`
+    gives "\\x01go " and " test\\x01" (compiled_read.bounded holds them for "go test", not for
+    "cargo test")."""
+    runs: list[str] = []
+    current: list[str] = []
+    _required(P.parse(pattern), runs, current, True)
+    _flush(runs, current)
+    return runs
+
+
+def alternatives(pattern: str) -> list[tuple[str, ...]]:
+    """Required choices of a valid regex: for each alternation every match must pass through
+    (`(?:cargo|swift)\\s+(?:bench|run)`), the longest literal run of each branch, when every
+    branch has one of 2 characters or more; a match contains at least one of each tuple."""
+    out: list[tuple[str, ...]] = []
+    _choices(P.parse(pattern), out)
+    return out
+
+
+def _choices(sub, out: list[tuple[str, ...]]) -> None:
+    for op, av in sub:
+        if op is C.SUBPATTERN:
+            _choices(av[-1], out)
+        elif op in _REPEATS and av[0] >= 1:
+            _choices(av[2], out)
+        elif op is C.BRANCH:
+            longest = []
+            for branch in av[1]:
+                runs: list[str] = []
+                current: list[str] = []
+                _required(branch, runs, current)
+                _flush(runs, current)
+                best = max(runs, key=len, default="")
+                if len(best) < 2:
+                    break
+                longest.append(best)
+            else:
+                out.append(tuple(longest))
+
+
+def _required(sub, runs: list[str], current: list[str], marks: bool = False) -> None:
     """Collect literal runs that every match must contain (zero-width items do not break a run).
 
     A whitespace class (`\\s`, or `\\s+`) stands in a run as " ": the candidate keys fold every
     whitespace character to a space (compiled_read.FOLD), so `\\bgo\\s+test` requires "go " and
-    " test", which "cargo tree" does not contain.
+    " test", which "cargo tree" does not contain. With `marks`, word boundaries are kept as BOUNDARY.
     """
     for op, av in sub:
         if op is C.LITERAL and av < 128:
+            if current == [BOUNDARY] and not _word(chr(av)):
+                current.clear()
             current.append(chr(av))
         elif op is C.IN and [(op, av)] == _SPACE:
+            if current == [BOUNDARY]:
+                current.clear()
             current.append(" ")
         elif op is C.SUBPATTERN:
-            _required(av[-1], runs, current)
+            _required(av[-1], runs, current, marks)
         elif op in _REPEATS and av[0] >= 1 and list(av[2]) == _SPACE:
+            if current == [BOUNDARY]:
+                current.clear()
             current.append(" ")
             _flush(runs, current)
             current.append(" ")
         elif op in _REPEATS and av[0] >= 1:
             _flush(runs, current)
-            _required(av[2], runs, current)
+            _required(av[2], runs, current, marks)
             _flush(runs, current)
         elif op is C.ASSERT:  # a lookaround's own required literals are required too, apart
             inner: list[str] = []
-            _required(av[1], runs, inner)
+            _required(av[1], runs, inner, marks)
             _flush(runs, inner)
+        elif marks and op is C.AT and av is C.AT_BOUNDARY:
+            if current and current[-1] != BOUNDARY and _word(current[-1]):
+                current.append(BOUNDARY)
+                _flush(runs, current)
+            elif current:
+                _flush(runs, current)
+            current.append(BOUNDARY)
         elif op in (C.AT, C.ASSERT_NOT):
             continue
         else:

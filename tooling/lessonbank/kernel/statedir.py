@@ -102,6 +102,19 @@ def safe_name(value: str) -> str:
     return out[:200]
 
 
+def unsafe_name(name: str) -> str:
+    """Undo `safe_name` (for names it did not cut short)."""
+    parts = name.split("%")
+    data = bytearray(parts[0].encode())
+    for part in parts[1:]:
+        try:
+            data.append(int(part[:2], 16))
+            data.extend(part[2:].encode())
+        except ValueError:
+            data.extend(("%" + part).encode())
+    return data.decode("utf-8", "replace")
+
+
 def makedirs(path: str) -> None:
     """mkdir -p with `posix` alone."""
     try:
@@ -138,13 +151,14 @@ class Session:
         """Was this lesson already handed over in this session?"""
         return posix.access(self.claim_path(slug), posix.F_OK)
 
-    def claimed_names(self) -> "set[str]":
-        """The file names (`safe_name(slug)`) of every lesson claimed in this session: one listing
-        for a whole call instead of a check per candidate."""
+    def claimed_slugs(self) -> "set[str]":
+        """The slugs of every lesson claimed in this session (their file names with `safe_name`'s
+        %XX undone): one listing for a whole call instead of a check per candidate."""
         try:
-            return set(posix.listdir(self.dir + "/" + CLAIMS))
+            names = posix.listdir(self.dir + "/" + CLAIMS)
         except OSError:
             return set()
+        return {unsafe_name(name) if "%" in name else name for name in names}
 
     def claim(self, slug: str, priority: int) -> bool:
         """Atomically claim a lesson for this session; False when another process has it."""
