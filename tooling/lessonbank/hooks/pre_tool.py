@@ -81,18 +81,27 @@ def _applies(entry: tuple, tool: str) -> bool:
     return kind == "p"
 
 
-def _fires(index, entry: tuple, commands: list[str], paths: list[str]) -> bool:
+def _fires(index, entry: tuple, commands: list[str], paths: list[str], state_dir: str) -> bool:
+    """Does the trigger match? One that uses up its step budget does not, and hook.log says so."""
     kind, source = entry[5], entry[6]
     if kind == "c":
         from lessonbank.kernel import regex_engine as rx
 
         program = index.program(entry[7])
-        return any(rx.search(program, source, text) for text in commands)
+        try:
+            return any(rx.search(program, source, text) for text in commands)
+        except rx.Exhausted as exc:
+            state.log_line(state_dir, "PreToolUse", f"lesson {entry[1]}: command trigger {source!r} {exc}")
+            return False
     if kind == "p":
         from lessonbank.kernel import globs
 
         program = index.program(entry[7])
-        return any(globs.match(program, path) for path in paths)
+        try:
+            return any(globs.match(program, path) for path in paths)
+        except globs.Exhausted as exc:
+            state.log_line(state_dir, "PreToolUse", f"lesson {entry[1]}: path trigger {source!r} {exc}")
+            return False
     return True
 
 
@@ -136,7 +145,7 @@ def hits(index, tool: str, tool_input: dict, root: str, cwd: str, session: state
         number = entry[0]
         if number in done or entry[1] in claimed:
             continue
-        if _fires(index, entry, commands, paths):
+        if _fires(index, entry, commands, paths, session.state_dir):
             done.add(number)
             yield (number, entry[1], entry[2])
 

@@ -15,10 +15,12 @@ Tables:
   not all in the call is dropped without running anything, and so is one whose `bounded` literals
   (those with a word boundary at an edge, see compiled_read.bounded) are not, or that holds none
   of the branches of one of its `choices` (alternations every match passes through); `rank` orders lessons best first
-  (priority, confidence, slug), so the hook stops once it has what it can hand over. Its key is
-  the rarest literal every match must contain (a "gram" of one of KEY_LENGTHS, case-folded), so a
-  call only looks at the entries whose gram occurs in its command or path; entries without such a
-  literal sit under ALWAYS_COMMAND / ALWAYS_PATH, tool-only ones under TOOL + name.
+  (priority, confidence, slug), so the hook stops once it has what it can hand over. A regex or
+  glob that `regex_hazard` or `globs.hazard` flags gets no entry, so the hooks never run it
+  (`bank check` names it). Its key is the rarest literal every match must contain (a "gram" of
+  one of KEY_LENGTHS, case-folded), so a call only looks at the entries whose gram occurs in its
+  command or path; entries without such a literal sit under ALWAYS_COMMAND / ALWAYS_PATH,
+  tool-only ones under TOOL + name.
 - `recall`: "k:<term>" (keywords and tag values) and "a:<term>" (all meaningful words of the
   title, when and do, plus those) -> lesson numbers, for prompt recall.
 """
@@ -27,7 +29,7 @@ import array
 import marshal
 import sys
 
-from lessonbank.kernel import compiled_read, globs, words
+from lessonbank.kernel import compiled_read, globs, regex_hazard, words
 from lessonbank.kernel import regex_compiler as rxbuild
 from lessonbank.kernel import statedir as state
 from lessonbank.kernel.compiled_read import (
@@ -92,12 +94,16 @@ def tables(rows: list, settings: dict) -> dict:
                 program, runs = rxbuild.compile_pattern(pattern)
             except Exception:  # an invalid regex never fires; `bank check` names it
                 continue
+            if regex_hazard.hazard(pattern):  # nor does one that can backtrack for ever
+                continue
             marked = tuple(sorted({run.translate(BOUND) for run in rxbuild.bounded_runs(pattern) if "\x01" in run}))
             choices = tuple(tuple(sorted({fold(x) for x in group})) for group in rxbuild.alternatives(pattern))
             entry = base + ("c", pattern, len(programs), _literals(runs), rank[number], marked, choices)
             programs.append(program)
             pending.append((entry, _grams(runs), ALWAYS_COMMAND))
         for glob in row.paths:
+            if globs.hazard(glob):
+                continue
             name_only, alternatives = globs.compile_glob(glob)
             for tokens in alternatives:
                 runs = globs.literals(tokens)
