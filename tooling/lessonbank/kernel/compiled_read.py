@@ -18,8 +18,9 @@ from lessonbank.kernel import statedir
 
 MAGIC = b"LBANKIX\x00"
 # 3: longer keys, literal checks, ranks, programs apart, key filters; 4: hazardous regexes and
-# globs left out. A file of another format is stale, so it is rebuilt.
-FORMAT = 4
+# globs left out; 5: word-boundary literals and required alternations in each entry. A file of
+# another format is stale, so it is rebuilt.
+FORMAT = 5
 NAME = statedir.COMPILED_INDEX
 ALWAYS_COMMAND = "\x00c"
 ALWAYS_PATH = "\x00p"
