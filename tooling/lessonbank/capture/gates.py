@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from lessonbank.bank.lesson import DESTINATION_FORMS, Destination, parse_destination
 from lessonbank.capture.redaction import Redaction, redact
+from lessonbank.capture.secrets import MARKER, redact_secrets
 from lessonbank.errors import GateRefusal
 from lessonbank.kernel import words
 
@@ -105,6 +107,49 @@ def scrub(texts: dict[str, str]) -> tuple[dict[str, str], list[Redaction]]:
     return clean, [Redaction(kind, n) for kind, n in sorted(totals.items())]
 
 
+def scrub_draft(draft: Draft) -> tuple[Draft, list[Redaction]]:
+    """Gate 4 on every field a lesson keeps, so no secret reaches lessons/, the index or a file name.
+
+    Text fields, keywords, tags and the session go through `redact` (secrets and personal data);
+    triggers and verify through the secret detector alone, so that they keep working: a command's
+    marker is escaped to stay a valid regex, a path's has no glob brackets.
+    """
+    texts = {"when": draft.when, "do": draft.do, "title": draft.title, "body": draft.body,
+             "promote_to": draft.promote_to, "session": draft.session or ""}  # fmt: skip
+    for key in ("keywords", "tags"):
+        texts.update({f"{key}.{i}": v for i, v in enumerate(getattr(draft, key))})
+    clean, found = scrub(texts)
+    totals = {r.kind: r.count for r in found}
+
+    def secrets_only(value: str, marker: str) -> str:
+        value, counts = redact_secrets(value, marker)
+        for kind, n in counts.items():
+            totals[kind] = totals.get(kind, 0) + n
+        return value
+
+    def deep(value: Any) -> Any:
+        if isinstance(value, str):
+            return secrets_only(value, MARKER)
+        if isinstance(value, list):
+            return [deep(v) for v in value]
+        if isinstance(value, dict):
+            return {k: deep(v) for k, v in value.items()}
+        return value
+
+    draft = replace(
+        draft,
+        when=clean["when"], do=clean["do"], title=clean["title"], body=clean["body"],
+        promote_to=clean["promote_to"], session=clean["session"] or None,
+        keywords=[clean[f"keywords.{i}"] for i in range(len(draft.keywords))],
+        tags=[clean[f"tags.{i}"] for i in range(len(draft.tags))],
+        commands=[secrets_only(c, r"\[REDACTED:{kind}\]") for c in draft.commands],
+        paths=[secrets_only(p, "REDACTED:{kind}") for p in draft.paths],
+        tools=[secrets_only(t, "REDACTED:{kind}") for t in draft.tools],
+        verify=deep(draft.verify),
+    )  # fmt: skip
+    return draft, [Redaction(kind, n) for kind, n in sorted(totals.items())]
+
+
 __all__ = [
     "DESTINATION_FORMS",
     "already_written",
@@ -112,5 +157,6 @@ __all__ = [
     "find_duplicate",
     "preference",
     "scrub",
+    "scrub_draft",
     "similarity",
 ]

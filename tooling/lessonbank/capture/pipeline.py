@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -43,12 +43,9 @@ def _today() -> str:
 def capture(bank: Bank, draft: Draft, dry_run: bool = False) -> Outcome:
     """Put a draft through the gates and save it (or bump the lesson it repeats). Raises GateRefusal."""
     # Secrets are scrubbed first, so that no refusal message can echo one; gate 4 reports them.
-    clean, redactions = gates.scrub(
-        {"when": draft.when, "do": draft.do, "title": draft.title, "body": draft.body}
-    )
-    if not clean["when"].strip() or not clean["do"].strip():
+    draft, redactions = gates.scrub_draft(draft)
+    if not draft.when.strip() or not draft.do.strip():
         raise GateRefusal("fields", "refused: a lesson needs both a situation (--when) and what to do (--do)")
-    draft = replace(draft, when=clean["when"], do=clean["do"], title=clean["title"], body=clean["body"])
     dest = gates.destination(draft.promote_to)
     with bank.lock():
         loaded = bank.load()

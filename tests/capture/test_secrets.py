@@ -1,0 +1,231 @@
+"""The secret gate (issue 12): every credential format in the table is redacted, every look-alike stays,
+and through each capture route nothing secret reaches lessons/, INDEX.md, BANK.md, the compiled index,
+the scan's store or a file name. All values are generated fakes (tests/capture/secret_cases.py).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lessonbank.capture import gates, secrets
+from lessonbank.capture.draft import Draft
+from lessonbank.capture.redaction import redact
+from tests.capture.secret_cases import LOOK_ALIKES, SECRETS, j, r
+from tests.conftest import run
+
+DEMO = (
+    Path(__file__).resolve().parents[2]
+    / "tooling"
+    / "lessonbank"
+    / "demo"
+    / "transcripts"
+    / "shop-session.jsonl"
+)
+BY_NAME = {name: (text, parts) for name, text, parts in SECRETS}
+# The formats issue 12 found reaching git, plus the ones it named besides.
+ISSUE = [
+    "azure storage account key", "sendgrid key", "pypi token", "hugging face token", "databricks token",
+    "twilio account sid", "twilio api key", "gcp service account key id", "django secret key",
+    "authorization basic", "short password", "slack webhook", "digitalocean token", "docker hub token",
+]  # fmt: skip
+
+
+def pieces(parts: tuple[str, ...]) -> list[str]:
+    """What of a secret must not survive: the whole, and its first and last ten characters."""
+    out = []
+    for part in parts:
+        out += [part, part[:10], part[-10:]] if len(part) > 12 else [part]
+    return out
+
+
+def test_the_table_is_large_enough() -> None:
+    assert len(SECRETS) >= 50 and len(LOOK_ALIKES) >= 20
+    assert len({name for name, _, _ in SECRETS}) == len(SECRETS)
+    assert set(ISSUE) <= set(BY_NAME)
+
+
+@pytest.mark.parametrize(("name", "text", "parts"), SECRETS, ids=[c[0] for c in SECRETS])
+def test_every_credential_format_is_redacted(name: str, text: str, parts: tuple[str, ...]) -> None:
+    clean, found = redact(text)
+    assert found, f"{name}: nothing found in {text!r}"
+    for piece in pieces(parts):
+        assert piece not in clean, f"{name}: {piece!r} survives in {clean!r}"
+    assert "[REDACTED:" in clean
+    assert redact(clean) == (clean, []), "redacting twice changes nothing"
+
+
+@pytest.mark.parametrize(("name", "text"), LOOK_ALIKES, ids=[c[0] for c in LOOK_ALIKES])
+def test_look_alikes_stay(name: str, text: str) -> None:
+    # The secret gate alone: personal-data redaction (issue 10) has its own table.
+    assert secrets.find(text) == [], name
+    assert secrets.redact_secrets(text) == (text, {})
+
+
+def test_only_the_value_of_an_assignment_goes() -> None:
+    text, _, _ = BY_NAME["env db password"][0].partition("=")
+    clean, found = redact(BY_NAME["env db password"][0])
+    assert clean == f"{text}=[REDACTED:secret assignment]"
+    assert [f.kind for f in found] == ["secret assignment"]
+
+
+def test_references_next_to_secrets_stay() -> None:
+    token = j("dckr", "_pat_") + r(27)
+    clean, _ = redact(
+        f"docker login -p {token} && export API_KEY=$API_KEY pwd=$(pwd) password=${{DB_PASSWORD}}"
+    )
+    assert clean == (
+        "docker login -p [REDACTED:docker hub token] && export API_KEY=$API_KEY pwd=$(pwd) password=${DB_PASSWORD}"
+    )
+
+
+def test_a_private_key_block_goes_whole() -> None:
+    text, parts = BY_NAME["rsa private key"]
+    clean, found = redact(text)
+    assert clean == "the key file held\n[REDACTED:private key]\nand was committed"
+    assert [f.kind for f in found] == ["private key"]
+
+
+def test_scrub_draft_covers_every_field_and_keeps_triggers_valid() -> None:
+    hf = j("h", "f_") + r(34, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    pw = r(12)
+    draft = Draft(
+        title=f"Token {hf} leaked",
+        when="deploying",
+        do="use the vault",
+        promote_to="rule:deploy",
+        commands=[f"curl -u admin:{pw} https://ci"],
+        paths=[f"secrets/{hf}/*.json"],
+        keywords=[hf],
+        tags=["tool:curl"],
+        verify={"command": f"HF_TOKEN={hf} make check", "expect": ["ok", hf]},
+        session=f"s-{hf}",
+    )
+    clean, found = gates.scrub_draft(draft)
+    assert hf not in repr(clean) and pw not in repr(clean)
+    assert clean.commands == [r"curl -u admin:\[REDACTED:user password\] https://ci"]
+    assert clean.paths == ["secrets/REDACTED:hugging face token/*.json"]
+    assert clean.title == "Token [REDACTED:hugging face token] leaked"
+    assert {f.kind: f.count for f in found} == {"hugging face token": 6, "user password": 1}
+
+
+# ---- through each capture route ---------------------------------------------------------------
+
+
+def _bank_files(bank: Path) -> tuple[str, list[str]]:
+    """All the bank's text (lessons, INDEX.md, BANK.md, the compiled index, the scan's store) and its file names."""
+    files = [p for p in bank.rglob("*") if p.is_file() and ".git" not in p.relative_to(bank).parts]
+    text = "\n".join(p.read_bytes().decode("utf-8", "replace") for p in files)
+    return text, [str(p.relative_to(bank)) for p in files]
+
+
+def assert_nothing_secret(bank: Path, names: list[str]) -> None:
+    text, paths = _bank_files(bank)
+    assert (bank / "INDEX.md").is_file() and (bank / "BANK.md").is_file()
+    assert (bank / ".lessonbank" / "index.bin").is_file()
+    assert list((bank / "lessons").glob("*.md"))
+    for name in names:
+        for piece in pieces(BY_NAME[name][1]):
+            assert piece not in text, f"{name}: {piece!r} reached the bank"
+            assert not any(piece in p for p in paths), f"{name}: {piece!r} in a file name"
+
+
+def _secret_of(name: str) -> str:
+    """The case's text on one line (for a flag, a JSON string or a block field)."""
+    return " ".join(BY_NAME[name][0].split())
+
+
+ALL_TEXTS = "\n\n".join(text for _, text, _ in SECRETS)
+
+
+def test_capture_flags_write_no_secret(bank: Path) -> None:
+    result = run(
+        bank, "capture", "--promote-to", "doc:docs/deploy.md",
+        "--title", f"Deploy with {_secret_of('hugging face token')}",
+        "--when", "deploying the shop: " + "; ".join(_secret_of(n) for n in ISSUE[:7]),
+        "--do", "keep credentials in the vault, never in scripts: " + "; ".join(_secret_of(n) for n in ISSUE[7:]),
+        "--keywords", _secret_of("pypi token").split()[-1], "--tags", "tool:docker",
+        "--trigger-command", _secret_of("curl user password"), "--trigger-path", "deploy/*.env",
+        "--body", ALL_TEXTS,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "redacted before writing:" in result.output
+    assert_nothing_secret(bank, [name for name, _, _ in SECRETS])
+
+
+def test_capture_json_writes_no_secret_not_even_in_the_file_name(bank: Path) -> None:
+    lesson = {
+        "title": f"{_secret_of('sendgrid key')} and {_secret_of('digitalocean token')}",
+        "when": "publishing a release: " + "; ".join(_secret_of(n) for n in ISSUE),
+        "do": "read every credential from the environment, as in API_KEY=$API_KEY",
+        "promote-to": "rule:release",
+        "body": ALL_TEXTS,
+        "triggers": {
+            "commands": [_secret_of("docker hub token")],
+            "keywords": [_secret_of("databricks token")],
+        },
+        "tags": ["tool:docker"],
+        "verify": {"command": _secret_of("pgpassword")},
+    }
+    result = run(bank, "capture", "--json", input=json.dumps(lesson))
+    assert result.exit_code == 0, result.output
+    assert_nothing_secret(bank, [name for name, _, _ in SECRETS])
+    text, _ = _bank_files(bank)
+    assert "API_KEY=$API_KEY" in text
+
+
+def test_capture_blocks_write_no_secret(bank: Path) -> None:
+    block = "\n".join([
+        "#lesson",
+        f"title: {_secret_of('twilio api key')}",
+        "tool: Bash",
+        f"trigger: {_secret_of('docker hub token')}",
+        "mistake: the deploy failed with " + "; ".join(_secret_of(n) for n in ISSUE),
+        "fix: export the credentials from the vault instead (password=${DB_PASSWORD})",
+        "promote-to: rule:deploy",
+        "#/lesson",
+    ])  # fmt: skip
+    result = run(bank, "capture", "--blocks", input=f"Done.\n{block}\n")
+    assert result.exit_code == 0, result.output
+    assert_nothing_secret(bank, ISSUE + ["twilio api key", "docker hub token"])
+    text, _ = _bank_files(bank)
+    assert "password=${DB_PASSWORD}" in text
+
+
+def test_scan_accept_writes_no_secret(bank: Path, tmp_path: Path) -> None:
+    # The demo transcript, its command and the agent's #lesson block now carrying secrets (JSON-safe ones).
+    safe = [n for n in ISSUE if not any(c in BY_NAME[n][0] for c in "\"'\\\n")]
+    assert len(safe) >= 10
+    said = " ".join(_secret_of(n) for n in safe)
+    raw = DEMO.read_text(encoding="utf-8")
+    raw = raw.replace("hunter2secret@localhost/shop pytest -q", f"{r(5)}@localhost/shop {said} pytest -q")
+    raw = raw.replace("\\nfix: set pythonpath", f"\\nfix: never paste {said}; set pythonpath")
+    assert raw.count(said) >= 3
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(raw, encoding="utf-8")
+    result = run(bank, "scan", "--path", str(transcript), "--accept-above", "0.5")
+    assert result.exit_code == 0, result.output
+    assert "created lessons/" in result.output or "accepted" in result.output
+    assert_nothing_secret(bank, safe)
+
+
+# ---- cost ---------------------------------------------------------------------------------------
+
+
+def test_the_gate_stays_out_of_the_hooks_and_loads_on_first_redaction() -> None:
+    code = (
+        "import sys, time; sys.path.insert(0, sys.argv[1]);"
+        "import lessonbank.hooks.dispatch, lessonbank.hooks.pre_tool, lessonbank.hooks.stop;"
+        "assert 'detect_secrets' not in sys.modules and 'lessonbank.capture.secrets' not in sys.modules;"
+        "import lessonbank.capture.redaction as r; assert 'detect_secrets' not in sys.modules;"
+        "r.redact('x'); assert 'detect_secrets' in sys.modules"
+    )
+    tooling = Path(secrets.__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tooling)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
