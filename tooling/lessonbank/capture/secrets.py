@@ -1,12 +1,14 @@
 """Secret detection for everything that enters the bank: detect-secrets' detectors plus the formats it misses.
 
-Two sources of findings, merged: the provider detectors of Yelp's detect-secrets (AWS, GitHub, GitLab,
-Slack, Stripe, SendGrid, PyPI, Twilio, Azure storage, JWT, npm, Mailchimp, Telegram, Discord, basic
-auth in URLs, its keyword detector and its heuristic filters; its high-entropy detectors are left out,
-as they flag commit hashes, digests and UUIDs), and this module's own patterns for the shapes it does
-not know or finds only in part (fine-grained GitHub tokens, Hugging Face, Databricks, DigitalOcean,
-Docker Hub, OpenAI and Anthropic keys, GCP key ids and OAuth secrets, Azure AD secrets and SAS
-signatures, Django keys, `Authorization:` headers, short passwords, private key blocks, …).
+Two sources of findings, merged: the provider regexes of Yelp's detect-secrets (AWS, GitHub, GitLab,
+Slack, Stripe, SendGrid, PyPI, Twilio, Azure storage, JWT, npm, Mailchimp, Telegram, Discord,
+Artifactory, Cloudant, IBM, Softlayer, basic auth in URLs), run on overlapping windows because some of
+them backtrack quadratically; its high-entropy and keyword detectors are left out (see `_LEFT_OUT`).
+And this module's own patterns, for the shapes it does not know or finds only in part (fine-grained
+GitHub tokens, Hugging Face, Databricks, DigitalOcean, Docker Hub, OpenAI and Anthropic keys, GCP key
+ids and OAuth secrets, Azure AD secrets and SAS signatures, Django keys, `Authorization:` headers,
+passwords of any length after a secret-sounding name, private key blocks, …), each skipped when the
+text holds none of its literals (`_HINTS`).
 
 A value that only names where a secret is kept stays: `$VAR`, `${VAR}`, `$(cmd)`, `%VAR%`,
 `${{ secrets.X }}`, `<placeholder>`, `os.environ[...]`, `settings.X`, masked `****`, and prose such as
