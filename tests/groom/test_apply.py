@@ -297,11 +297,16 @@ def test_commit_on_a_new_branch(scenario: Path) -> None:
     assert normalise(result.output.splitlines()[-1], scenario) == (
         "committed <sha> on branch groom/weekly: bank groom: promote 3, delete 1, review 1"
     )
-    assert git(scenario, "branch", "--show-current").strip() == "groom/weekly"
+    # The checkout stays on main, as it was: the commit is only on the new branch.
+    assert git(scenario, "branch", "--show-current").strip() == "main"
     assert git(scenario, "rev-parse", "main") == main_head
-    assert git(scenario, "rev-parse", "HEAD~1") == main_head
-    assert git(scenario, "log", "-1", "--format=%s") == "bank groom: promote 3, delete 1, review 1\n"
+    assert git(scenario, "rev-parse", "groom/weekly~1") == main_head
+    assert git(scenario, "log", "-1", "--format=%s", "groom/weekly") == (
+        "bank groom: promote 3, delete 1, review 1\n"
+    )
     assert git(scenario, "status", "--porcelain") == ""
+    assert git(scenario, "worktree", "list", "--porcelain").count("worktree ") == 1
+    golden("rules-testing.md", git(scenario, "show", "groom/weekly:rules/testing.md"))
 
 
 def test_branch_that_exists_is_refused_before_anything_is_written(scenario: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -152,8 +153,8 @@ class GitRepo:
                 i += 1  # a rename carries its old path as the next entry
         return sorted(found)
 
-    def create_branch(self, name: str) -> None:
-        """Create branch `name` at HEAD and switch to it, keeping the working tree as it is."""
+    def check_new_branch(self, name: str) -> str:
+        """Refuse an invalid or existing branch name; return its full ref (refs/heads/NAME)."""
         try:
             self.repo.git.check_ref_format("--branch", name)
         except git.GitCommandError:
@@ -162,7 +163,171 @@ class GitRepo:
             raise GitError(f"branch {name!r} already exists; pick another name or delete it first")
         if self.head() is None:
             raise GitError("the repository has no commit yet; make one before grooming on a branch")
-        self._git("checkout", "-q", "-b", name)
+        return f"refs/heads/{name}"
+
+    # Plumbing for a groom that is all-or-nothing (groom.apply): objects are written and checked
+    # before the working tree is touched, and one ref update is the moment the commit exists.
+
+    def git_path(self, name: str) -> Path:
+        """A path inside the git directory (`git rev-parse --git-path`), absolute."""
+        return (self.top / self._git("rev-parse", "--git-path", name).strip()).resolve()
+
+    def head_ref(self) -> str:
+        """The ref HEAD points to (refs/heads/main), or HEAD itself when detached."""
+        done = self._run(["symbolic-ref", "-q", "HEAD"], check=False)
+        return done.stdout.decode().strip() if done.returncode == 0 else "HEAD"
+
+    def ref_sha(self, ref: str) -> str | None:
+        """The commit a ref points to, or None when it does not exist."""
+        done = self._run(["rev-parse", "--verify", "-q", f"{ref}^{{commit}}"], check=False)
+        return done.stdout.decode().strip() or None if done.returncode == 0 else None
+
+    def identity_problem(self) -> str | None:
+        """Why git could not write a commit here (no author or committer identity), or None."""
+        for var in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
+            done = self._run(["var", var], check=False)
+            if done.returncode != 0:
+                last = [ln for ln in done.stderr.decode(errors="replace").splitlines() if ln.strip()]
+                return last[-1].strip() if last else f"git var {var} failed"
+        return None
+
+    def ignored(self, paths: Sequence[str]) -> dict[str, str]:
+        """Untracked paths among `paths` that git's ignore rules make `git add` refuse: path -> rule."""
+        if not paths:
+            return {}
+        done = self._run(
+            ["check-ignore", "-v", "-z", "--stdin"],
+            data="".join(p + "\0" for p in paths).encode(),
+            check=False,
+        )
+        if done.returncode not in (0, 1):  # 1: none of them is ignored
+            lines = [ln for ln in done.stderr.decode(errors="replace").splitlines() if ln.strip()]
+            why = lines[-1].strip().removeprefix("fatal: ") if lines else f"exit {done.returncode}"
+            raise GitError(f"git refuses a path: {why}")
+        fields = done.stdout.decode(errors="replace").split("\0")
+        out: dict[str, str] = {}
+        for i in range(0, len(fields) - 3, 4):
+            source, line, pattern, path = fields[i : i + 4]
+            out[path] = f"{source}:{line} `{pattern}`"
+        return out
+
+    def mode_at_head(self, path: str) -> str | None:
+        """The file mode of `path` at HEAD (100644, 100755, ...), or None when HEAD has no such file."""
+        entry = self._tree().get(path)
+        return entry[0] if entry else None
+
+    def hash_files(self, files: Sequence[Path]) -> list[str]:
+        """Write files' bytes as blobs (as they are: no filters); return their ids in order."""
+        if not files:
+            return []
+        done = self._run(
+            ["hash-object", "-w", "--no-filters", "--stdin-paths"],
+            data="".join(f"{f}\n" for f in files).encode(),
+        )
+        shas = done.stdout.decode().split()
+        if len(shas) != len(files):
+            raise GitError("git hash-object returned fewer ids than files")
+        return shas
+
+    def build_commit(
+        self, parent: str, entries: Sequence[tuple[str, str | None, str | None]], message: str, index: Path
+    ) -> str:
+        """The commit of `parent`'s tree with entries (path, mode, blob; None deletes) applied.
+
+        Built in a scratch index (`index`), checked to change exactly those paths, and written as
+        an object that no ref points to yet: the working tree and the real index are not touched.
+        Git refusing a path (an invalid name, a file where a folder or submodule is) raises here.
+        """
+        env = {"GIT_INDEX_FILE": str(index)}
+        self._run(["read-tree", parent], env=env)
+        lines = [
+            f"{mode} {blob}\t{path}\n" if mode and blob else f"0 {'0' * 40}\t{path}\n"
+            for path, mode, blob in entries
+        ]
+        self._run(["update-index", "--index-info"], data="".join(lines).encode(), env=env)
+        done = self._run(["diff-index", "--cached", "--name-only", "-z", "--no-renames", parent], env=env)
+        changed = {p for p in done.stdout.decode(errors="replace").split("\0") if p}
+        wanted = {path for path, _, _ in entries}
+        extra = sorted(changed - wanted)
+        if extra:
+            raise GitError(
+                f"git would also change {', '.join(extra[:3])}: a path of the groom conflicts with it"
+            )
+        for path, mode, _ in entries:
+            if path not in changed and (mode is None) == (self.mode_at(parent, path, env) is not None):
+                raise GitError(f"git refuses the path {path!r}")
+        tree = self._run(["write-tree"], env=env).stdout.decode().strip()
+        text = self._run(["stripspace"], data=message.encode()).stdout
+        done = self._run(["commit-tree", tree, "-p", parent, "-F", "-"], data=text, env=env)
+        return done.stdout.decode().strip()
+
+    def mode_at(self, commit: str, path: str, env: dict[str, str] | None = None) -> str | None:
+        """The mode of `path` in `commit`, or None when it has no such file."""
+        done = self._run(["ls-tree", "-z", commit, "--", path], env=env)
+        entry = done.stdout.decode(errors="replace").split("\0")[0]
+        return entry.split()[0] if entry else None
+
+    def update_ref(self, ref: str, new: str, old: str | None) -> None:
+        """Point `ref` at `new` if it still points at `old` (None: only if it does not exist yet)."""
+        self._run(["update-ref", "-m", "bank groom", ref, new, old or "0" * 40])
+        self._head_tree = None
+        self._changed.clear()
+
+    def stage_entries(
+        self, index: Path, entries: Sequence[tuple[str, str | None, str | None]], refresh: bool = True
+    ) -> None:
+        """Set entries (path, mode, blob; None removes) in the index file `index`, then refresh its stat data."""
+        env = {"GIT_INDEX_FILE": str(index)}
+        lines = [
+            f"{mode} {blob}\t{path}\n" if mode and blob else f"0 {'0' * 40}\t{path}\n"
+            for path, mode, blob in entries
+        ]
+        self._run(["update-index", "--index-info"], data="".join(lines).encode(), env=env)
+        if refresh:
+            self._run(["update-index", "-q", "--refresh"], env=env, check=False)
+
+    def read_tree(self, index: Path, commit: str) -> None:
+        """Fill the index file `index` from `commit`."""
+        self._run(["read-tree", commit], env={"GIT_INDEX_FILE": str(index)})
+
+    def unmerged(self) -> bool:
+        """Whether a merge, cherry-pick or revert is in progress (a partial commit is refused then)."""
+        if any(self.git_path(name).exists() for name in ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD")):
+            return True
+        return bool(self._git("ls-files", "-u").strip())
+
+    def worktree_add(self, path: Path, commit: str) -> None:
+        """Check `commit` out, detached, into a new linked worktree at `path` (no hooks run)."""
+        env = {"GIT_LFS_SKIP_SMUDGE": "1"}
+        self._run(
+            ["-c", "core.hooksPath=/dev/null", "worktree", "add", "-q", "--detach", str(path), commit],
+            env=env,
+        )
+
+    def worktree_remove(self, path: Path) -> None:
+        """Remove a linked worktree (its folder and git's record of it); never raise."""
+        self._run(["worktree", "remove", "--force", "--force", str(path)], check=False)
+        self._run(["worktree", "prune"], check=False)
+
+    def _run(
+        self,
+        args: list[str],
+        data: bytes | None = None,
+        env: dict[str, str] | None = None,
+        check: bool = True,
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run git at the top of the working tree, bytes in and out; GitError on failure when `check`."""
+        try:
+            done = subprocess.run(
+                ["git", *args], cwd=self.top, input=data, capture_output=True,
+                env={**os.environ, **env} if env else None,
+            )  # fmt: skip
+        except OSError as exc:
+            raise GitError(f"cannot run git: {exc}") from None
+        if check and done.returncode != 0:
+            lines = [ln.strip() for ln in done.stderr.decode(errors="replace").splitlines() if ln.strip()]
+            raise GitError(f"git {args[0]} failed: {lines[-1] if lines else f'exit {done.returncode}'}")
+        return done
 
     def commit(self, paths: Sequence[str], message: str) -> str:
         """Commit exactly these paths (written or deleted) with `message`; return the new sha."""

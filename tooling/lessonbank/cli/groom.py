@@ -43,7 +43,10 @@ def _summary(plan: Plan) -> str:
 @main.command()
 @click.option("--dry-run", is_flag=True, help="Print the plan as a table; write nothing.")
 @click.option("--commit", "do_commit", is_flag=True, help="Commit the result, listing what changed and why.")
-@click.option("--branch", metavar="NAME", help="Do it on a new branch NAME (implies --commit).")
+@click.option(
+    "--branch", metavar="NAME",
+    help="Commit onto a new branch NAME, grooming HEAD in a temporary worktree (your checkout is not touched).",
+)  # fmt: skip
 @click.option("--allow-dirty", is_flag=True, help="Run even when the bank's files have uncommitted changes.")
 @click.option("--run-commands", is_flag=True, help="Run each lesson's verify.command (never by default).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), help="Seconds per verify.command.")
@@ -54,14 +57,27 @@ def _summary(plan: Plan) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the decisions as JSON.")
 @click.pass_context
 def groom(ctx: click.Context, **opts: Any) -> None:
-    """Re-verify lessons seen in two sessions; promote them into rules/skills/docs or delete stale ones."""
+    """Re-verify lessons seen in two sessions; promote them into rules/skills/docs or delete stale ones.
+
+    All or nothing: a failure or a kill leaves the checkout as it was (the next run rolls back or
+    completes an interrupted groom).
+    """
     from lessonbank.bank.git import GitRepo
+    from lessonbank.groom import apply, transaction
 
     bank = get_bank(ctx)
     try:
         repo = GitRepo(bank.root)
         try:
-            _groom(bank, repo, **opts)
+            with transaction.exclusive(bank, repo) as notes:
+                for note in notes:
+                    click.echo(note, err=True)
+                if opts["branch"]:
+                    repo.check_new_branch(opts["branch"])
+                    with apply.branch_worktree(bank, repo) as (wt_bank, wt_repo):
+                        _groom(wt_bank, wt_repo, local=bank, **opts)
+                    return
+                _groom(bank, repo, local=bank, **opts)
         finally:
             repo.close()
     except BankError as err:
@@ -69,8 +85,9 @@ def groom(ctx: click.Context, **opts: Any) -> None:
 
 
 def _groom(
-    bank: Bank, repo: GitRepo, dry_run: bool, do_commit: bool, branch: str | None, allow_dirty: bool,
-    run_commands: bool, timeout: float | None, min_seen: int | None, gather: str | None, as_json: bool,
+    bank: Bank, repo: GitRepo, local: Bank, dry_run: bool, do_commit: bool, branch: str | None,
+    allow_dirty: bool, run_commands: bool, timeout: float | None, min_seen: int | None,
+    gather: str | None, as_json: bool,
 ) -> None:  # fmt: skip
     from lessonbank.groom import apply
     from lessonbank.groom.plan import command_runner, commit_message, plan_groom
@@ -85,7 +102,8 @@ def _groom(
         click.echo(
             f"warning: skipped {bank.relative(problem.path)}:{problem.line}: {problem.message}", err=True
         )
-    if not dry_run and not allow_dirty:
+    # On a branch the groom starts from HEAD in its own worktree: uncommitted files cannot mix in.
+    if not dry_run and not allow_dirty and not branch:
         apply.refuse_if_dirty(bank, repo, plan)
     if as_json:
         order = _order()
@@ -99,7 +117,8 @@ def _groom(
         click.echo(_summary(plan))
     say = (lambda text: click.echo(text, err=True)) if as_json else click.echo
     # The trial and the ledger know which lessons do not help; a person decides what to do about it.
-    for slug, reason in sorted(ledger.flagged_lessons(bank).items()):
+    # They are local state: read from the user's bank, also when the groom runs in a worktree.
+    for slug, reason in sorted(ledger.flagged_lessons(local).items()):
         say(f"flagged: {slug}: {reason}")
     for tool, slugs in plan.offers:
         say(

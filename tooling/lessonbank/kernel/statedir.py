@@ -9,6 +9,8 @@ Every module that touches the folder takes its names from here:
     ledger.jsonl                 one line per injection or would-be injection (see kernel.records)
     pending-lessons.jsonl        #lesson blocks the Stop hook could not capture yet
     lock                         flock'd by captures and scans that change the bank
+    groom-journal/               `bank groom`'s journal: what an unfinished groom changes, so the
+                                 next run rolls it back or completes it (see groom.transaction)
     sessions/<session>/
         claims/<slug>            a lesson handed over in this session: created with O_EXCL, so
                                  exactly one hook process wins it, also across parallel
@@ -39,6 +41,7 @@ COMPILED_INDEX = "index.bin"
 LEDGER = "ledger.jsonl"
 PENDING_LESSONS = "pending-lessons.jsonl"
 LOCK = "lock"
+GROOM_JOURNAL = "groom-journal"
 SESSIONS = "sessions"
 CLAIMS = "claims"
 STOPS = "stops"
