@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from lessonbank.bank import render
 from lessonbank.bank.store import Bank
 from lessonbank.kernel import compiled_build, compiled_read
@@ -60,3 +62,36 @@ def test_the_same_tables_give_the_same_bytes_whatever_the_process_holds() -> Non
     fresh = "".join(["ma", "ke"])  # equal to "make", but neither interned nor shared
     assert fresh is not sys.intern("make")
     assert build.serialize(tables(fresh), ("k",)) == build.serialize(tables(sys.intern("make")), ("k",))
+
+
+def test_lessons_come_from_the_cache_until_their_file_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from lessonbank.bank import store
+    from lessonbank.kernel import statedir
+
+    monkeypatch.setattr(store, "RACY_NS", -(10**18))  # files written just now may be cached here
+
+    bank = make_bank(tmp_path / "b", [lesson(f"cached-{i}", commands=[rf"\bgo{i}\b"]) for i in range(5)])
+    old = 1_600_000_000
+    for path in bank.lesson_paths():
+        os.utime(path, (old, old))
+    fresh = [(x.path, x.text, x.lesson) for x in bank.load()]
+    cache = bank.state_dir / statedir.LESSON_CACHE
+    assert cache.is_file()
+    again = Bank.open(bank.root)
+    assert [(x.path, x.text, x.lesson) for x in again.load()] == fresh
+    index_before = (bank.root / "INDEX.md").read_text(encoding="utf-8")
+    render.regenerate(again)
+    assert (bank.root / "INDEX.md").read_text(encoding="utf-8") == index_before
+    # The same size and an old mtime, but another file: its stat key differs (ctime, inode).
+    path = bank.lessons_dir / "cached-3.md"
+    text = path.read_text(encoding="utf-8").replace("remember cached-3", "remember cached-X")
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, (old, old))
+    changed = {x.lesson.slug: x.lesson.do for x in Bank.open(bank.root).load()}
+    assert changed["cached-3"] == "remember cached-X"
+    (bank.lessons_dir / "cached-4.md").unlink()
+    assert len(Bank.open(bank.root).load()) == 4
+    cache.write_bytes(b"not a cache")
+    assert len(Bank.open(bank.root).load()) == 4

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import fcntl
+import marshal
 import os
+import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +20,8 @@ from lessonbank.errors import BankError, LessonFormatError, NoBankError, NotFoun
 from lessonbank.kernel import statedir
 
 MARKER = statedir.MARKER  # bank.toml: the file that makes a folder a bank
+CACHE_VERSION = 1  # of .lessonbank/lessons.cache; another version is ignored and rewritten
+RACY_NS = 2_000_000_000
 
 
 @dataclass
@@ -128,9 +134,24 @@ class Bank:
 
     def lesson_paths(self) -> list[Path]:
         """Every lessons/*.md file, sorted by name."""
-        if not self.lessons_dir.is_dir():
+        return [self.lessons_dir / name for name, _ in self._lesson_stats()]
+
+    def _lesson_stats(self) -> list[tuple[str, os.stat_result]]:
+        """(name, stat) of every lessons/*.md file (not hidden, links followed), sorted by name."""
+        out = []
+        try:
+            with os.scandir(self.lessons_dir) as entries:
+                for entry in entries:
+                    if entry.name.endswith(".md") and entry.name[0] != ".":
+                        try:
+                            st = entry.stat()
+                        except OSError:
+                            continue
+                        if stat.S_ISREG(st.st_mode):
+                            out.append((entry.name, st))
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(p for p in self.lessons_dir.glob("*.md") if p.is_file())
+        return sorted(out, key=lambda pair: pair[0])
 
     def read(self, path: Path) -> Loaded:
         """Read and parse one lesson file; LessonFormatError (with a line) when it is malformed."""
@@ -143,15 +164,61 @@ class Bank:
         return Loaded(path, text, lesson_mod.parse(text))
 
     def load(self) -> list[Loaded]:
-        """All well-formed lessons; malformed files go to `load_problems` instead of raising."""
+        """All well-formed lessons; malformed files go to `load_problems` instead of raising.
+
+        Parsed lessons are kept in `.lessonbank/lessons.cache` by file name with the file's
+        (size, mtime, ctime, inode): only files that changed since are read and parsed again.
+        """
         self.load_problems = []
+        cache = self._read_cache()
+        kept: dict[str, tuple] = {}
         loaded = []
-        for path in self.lesson_paths():
+        now = time.time_ns()
+        for name, st in self._lesson_stats():
+            path = self.lessons_dir / name
+            key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            hit = cache.get(name)
+            if hit is not None and hit[0] == key:
+                lesson = lesson_mod.Lesson.__new__(lesson_mod.Lesson)
+                lesson.__dict__.update(hit[2])
+                loaded.append(Loaded(path, hit[1], lesson))
+                kept[name] = hit
+                continue
             try:
-                loaded.append(self.read(path))
+                item = self.read(path)
             except LessonFormatError as exc:
                 self.load_problems.append(Problem(path, exc.line, str(exc)))
+                continue
+            loaded.append(item)
+            # A file changed within the last seconds may change again within the same clock tick
+            # without its key changing (git's "racy" case): it is parsed again next time.
+            if now - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_NS:
+                entry = (key, item.text, copy.deepcopy(item.lesson.__dict__))
+                try:
+                    marshal.dumps(entry)
+                except ValueError:  # a value marshal cannot hold (a YAML date in an unknown key)
+                    continue
+                kept[name] = entry
+        if kept.keys() != cache.keys() or any(kept[name] is not cache[name] for name in kept):
+            self._write_cache(kept)
         return loaded
+
+    def _read_cache(self) -> dict[str, tuple]:
+        try:
+            data = marshal.loads((self.state_dir / statedir.LESSON_CACHE).read_bytes())
+        except Exception:  # missing, unreadable or from another version: parse everything
+            return {}
+        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+            return {}
+        lessons: dict[str, tuple] = data["lessons"]
+        return lessons
+
+    def _write_cache(self, lessons: dict[str, tuple]) -> None:
+        try:
+            data = marshal.dumps({"version": CACHE_VERSION, "lessons": lessons})
+            statedir.write_atomic(str(self.state_dir / statedir.LESSON_CACHE), data)
+        except OSError:
+            pass  # a read-only state folder only costs speed
 
     def find_lesson(self, key: str) -> Loaded:
         """The lesson whose slug or id is `key` (an id prefix of 6+ characters also works)."""

@@ -6,6 +6,8 @@ Every module that touches the folder takes its names from here:
     hook.log                     errors the hooks swallowed (they never break the agent), and
                                  triggers that gave up past their matching step budget
     index.bin                    the compiled index (see kernel.compiled_build)
+    lessons.cache                parsed lessons by file name and stat, so that commands re-parse
+                                 only the files that changed (see bank.store)
     ledger.jsonl                 one line per injection or would-be injection (see kernel.records)
     pending-lessons.jsonl        #lesson blocks the Stop hook could not capture yet
     lock                         flock'd by captures and scans that change the bank
@@ -38,6 +40,7 @@ MODES = ("on", "off", "test")
 MODE = "mode"
 HOOK_LOG = "hook.log"
 COMPILED_INDEX = "index.bin"
+LESSON_CACHE = "lessons.cache"
 LEDGER = "ledger.jsonl"
 PENDING_LESSONS = "pending-lessons.jsonl"
 LOCK = "lock"
