@@ -95,3 +95,23 @@ def test_lessons_come_from_the_cache_until_their_file_changes(tmp_path: Path, mo
     assert len(Bank.open(bank.root).load()) == 4
     cache.write_bytes(b"not a cache")
     assert len(Bank.open(bank.root).load()) == 4
+
+
+def test_bank_index_compiles_only_new_regexes_and_writes_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lessonbank.kernel import compiled_build, statedir
+
+    bank = make_bank(tmp_path / "b", [lesson(f"t-{i}", commands=[rf"\bgo{i}\s+test\b"]) for i in range(4)])
+    assert (bank.state_dir / statedir.TRIGGER_CACHE).is_file()
+    full = render.compiled_path(bank).read_bytes()
+    compiled: list[str] = []
+    real = compiled_build.command_trigger
+    monkeypatch.setattr(compiled_build, "command_trigger", lambda p: compiled.append(p) or real(p))
+    render.compiled_path(bank).unlink()
+    render.regenerate(bank)
+    assert compiled == []
+    assert render.compiled_path(bank).read_bytes() == full
+    (bank.state_dir / statedir.TRIGGER_CACHE).write_bytes(b"broken")
+    render.compiled_path(bank).unlink()
+    render.regenerate(bank)
+    assert len(compiled) == 4
+    assert render.compiled_path(bank).read_bytes() == full

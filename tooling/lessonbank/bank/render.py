@@ -8,6 +8,8 @@ Deterministic: sorted, no timestamps, byte-identical on rerun.
 
 from __future__ import annotations
 
+import contextlib
+import marshal
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from lessonbank.bank.lesson import STATUSES, Lesson
 from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.errors import BankError
-from lessonbank.kernel import compiled_build, compiled_read
+from lessonbank.kernel import compiled_build, compiled_read, statedir
 from lessonbank.kernel import index_md as index_mod
 
 PACKAGE_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -139,11 +141,35 @@ def render_compiled(bank: Bank, lessons: list[Lesson], dry_run: bool = False) ->
         if expected != index_text:
             key = None
         index_text = expected
+    cache_path = bank.state_dir / statedir.TRIGGER_CACHE
+    compiled = _read_triggers(cache_path)
+    before = len(compiled)
     try:
-        data = compiled_build.from_texts(index_text, toml_text)
+        data = compiled_build.from_texts(index_text, toml_text, compiled)
     except index_mod.IndexFormatError as exc:
         raise BankError(f"INDEX.md: {exc}") from None
+    if len(compiled) != before and not dry_run:
+        used = {entry[6] for entries in data["pre"].values() for entry in entries if entry[5] == "c"}
+        _write_triggers(cache_path, {p: v for p, v in compiled.items() if p in used})
     return compiled_build.serialize(data, key if key is not None else ("pending",))
+
+
+def _read_triggers(path: Path) -> dict:
+    """The compiled command regexes `bank index` kept (pattern -> compiled_build.command_trigger);
+    {} when missing or written by another format."""
+    try:
+        data = marshal.loads(path.read_bytes())
+    except Exception:
+        return {}
+    if not isinstance(data, dict) or data.get("format") != compiled_read.FORMAT:
+        return {}
+    triggers: dict = data["triggers"]
+    return triggers
+
+
+def _write_triggers(path: Path, triggers: dict) -> None:
+    with contextlib.suppress(OSError, ValueError):  # only speed is lost
+        statedir.write_atomic(str(path), marshal.dumps({"format": compiled_read.FORMAT, "triggers": triggers}))
 
 
 def write_compiled(bank: Bank, lessons: list[Lesson], dry_run: bool = False) -> str:

@@ -67,16 +67,35 @@ def settings_from_toml(text: str | None) -> dict:
     return {key: config.get("recall." + key) for key in config_mod.DEFAULTS["recall"]}
 
 
-def from_texts(index_text: str | None, toml_text: str | None) -> dict:
+def from_texts(index_text: str | None, toml_text: str | None, compiled: "dict | None" = None) -> dict:
     """The tables for INDEX.md's and bank.toml's texts (IndexFormatError for a broken INDEX.md)."""
     from lessonbank.kernel import index_md as index_mod
 
     rows = index_mod.parse(index_text) if index_text is not None else []
-    return tables(rows, settings_from_toml(toml_text))
+    return tables(rows, settings_from_toml(toml_text), compiled)
 
 
-def tables(rows: list, settings: dict) -> dict:
-    """The lookup tables for INDEX.md rows (objects with IndexRow's attributes)."""
+def command_trigger(pattern: str) -> "tuple | None":
+    """(program, runs, bounded literals, choices) of a command regex, or None for one that never
+    fires (invalid, or hazardous). The slow part of a build: `bank index` keeps the answers."""
+    try:
+        program, runs = rxbuild.compile_pattern(pattern)
+    except Exception:  # an invalid regex never fires; `bank check` names it
+        return None
+    if regex_hazard.hazard(pattern):  # nor does one that can backtrack for ever
+        return None
+    marked = tuple(sorted({run.translate(BOUND) for run in rxbuild.bounded_runs(pattern) if "\x01" in run}))
+    choices = tuple(tuple(sorted({fold(x) for x in group})) for group in rxbuild.alternatives(pattern))
+    return program, tuple(runs), marked, choices
+
+
+def tables(rows: list, settings: dict, compiled: "dict | None" = None) -> dict:
+    """The lookup tables for INDEX.md rows (objects with IndexRow's attributes).
+
+    `compiled` (pattern -> `command_trigger`'s answer) holds regexes compiled before: those are
+    not compiled again, and the new ones are added to it (a cache kept by `bank index`).
+    """
+    known = {} if compiled is None else compiled
     lessons = []
     programs: list = []
     pending: list[tuple[tuple, list[str] | None, str]] = []  # (entry, grams, fallback key)
@@ -90,14 +109,12 @@ def tables(rows: list, settings: dict) -> dict:
         tools = tuple(row.tools)
         base = (number, row.slug, int(row.priority), float(row.confidence), tools)
         for pattern in row.commands:
-            try:
-                program, runs = rxbuild.compile_pattern(pattern)
-            except Exception:  # an invalid regex never fires; `bank check` names it
+            if pattern not in known:
+                known[pattern] = command_trigger(pattern)
+            trigger = known[pattern]
+            if trigger is None:
                 continue
-            if regex_hazard.hazard(pattern):  # nor does one that can backtrack for ever
-                continue
-            marked = tuple(sorted({run.translate(BOUND) for run in rxbuild.bounded_runs(pattern) if "\x01" in run}))
-            choices = tuple(tuple(sorted({fold(x) for x in group})) for group in rxbuild.alternatives(pattern))
+            program, runs, marked, choices = trigger
             entry = base + ("c", pattern, len(programs), _literals(runs), rank[number], marked, choices)
             programs.append(program)
             pending.append((entry, _grams(runs), ALWAYS_COMMAND))

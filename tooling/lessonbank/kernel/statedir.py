@@ -8,6 +8,8 @@ Every module that touches the folder takes its names from here:
     index.bin                    the compiled index (see kernel.compiled_build)
     lessons.cache                parsed lessons by file name and stat, so that commands re-parse
                                  only the files that changed (see bank.store)
+    triggers.cache               command regexes compiled by `bank index`, so that only new ones
+                                 are compiled again (see bank.render)
     ledger.jsonl                 one line per injection or would-be injection (see kernel.records)
     pending-lessons.jsonl        #lesson blocks the Stop hook could not capture yet
     lock                         flock'd by captures and scans that change the bank
@@ -41,6 +43,7 @@ MODE = "mode"
 HOOK_LOG = "hook.log"
 COMPILED_INDEX = "index.bin"
 LESSON_CACHE = "lessons.cache"
+TRIGGER_CACHE = "triggers.cache"
 LEDGER = "ledger.jsonl"
 PENDING_LESSONS = "pending-lessons.jsonl"
 LOCK = "lock"
