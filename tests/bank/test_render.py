@@ -115,3 +115,14 @@ def test_bank_index_compiles_only_new_regexes_and_writes_the_same_bytes(tmp_path
     render.regenerate(bank)
     assert len(compiled) == 4
     assert render.compiled_path(bank).read_bytes() == full
+
+
+def test_bank_md_copies_short_bodies_and_links_long_ones(tmp_path: Path) -> None:
+    long_body = "\n".join(f"- step {i}: what happened and why it matters here" for i in range(30))
+    bank = make_bank(
+        tmp_path / "b", [lesson("short-story", body="It broke once."), lesson("long-story", body=long_body)]
+    )
+    text = (bank.root / "BANK.md").read_text(encoding="utf-8")
+    assert "It broke once." in text
+    assert "step 29" not in text
+    assert "- **More** in [lessons/long-story.md](lessons/long-story.md) (30 lines)" in text
