@@ -126,3 +126,20 @@ def test_bank_md_copies_short_bodies_and_links_long_ones(tmp_path: Path) -> None
     assert "It broke once." in text
     assert "step 29" not in text
     assert "- **More** in [lessons/long-story.md](lessons/long-story.md) (30 lines)" in text
+
+
+def test_summaries_come_from_the_cache_and_follow_a_changed_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lessonbank.bank import store
+
+    monkeypatch.setattr(store, "RACY_NS", -(10**18))
+    bank = make_bank(tmp_path / "b", [lesson(f"s-{i}", tags=[f"tool:t{i}"]) for i in range(3)])
+    bank.load()
+    want = [(x.slug, x.type, x.seen, x.priority, x.status, x.source, x.title, tuple(x.tags)) for x in
+            (i.lesson for i in bank.load())]  # fmt: skip
+    monkeypatch.setattr(Bank, "load", lambda self: pytest.fail("the summaries should not parse"))
+    assert Bank.open(bank.root).summaries() == want
+    monkeypatch.undo()
+    monkeypatch.setattr(store, "RACY_NS", -(10**18))
+    path = bank.lessons_dir / "s-1.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("title: s 1", "title: renamed"), encoding="utf-8")
+    assert [row[6] for row in Bank.open(bank.root).summaries()] == ["s 0", "renamed", "s 2"]

@@ -20,7 +20,8 @@ from lessonbank.errors import BankError, LessonFormatError, NoBankError, NotFoun
 from lessonbank.kernel import statedir
 
 MARKER = statedir.MARKER  # bank.toml: the file that makes a folder a bank
-CACHE_VERSION = 1  # of .lessonbank/lessons.cache; another version is ignored and rewritten
+CACHE_MAGIC = b"LBLESS\x00\x00"
+CACHE_VERSION = 2  # of .lessonbank/lessons.cache; another version is ignored and rewritten
 RACY_NS = 2_000_000_000
 
 
@@ -31,6 +32,17 @@ class Loaded:
     path: Path
     text: str
     lesson: lesson_mod.Lesson
+
+
+def _summary(lesson: lesson_mod.Lesson) -> tuple:
+    return (lesson.slug, lesson.type, lesson.seen, lesson.priority, lesson.status, lesson.source,
+            lesson.title, tuple(lesson.tags))  # fmt: skip
+
+
+def _summary_of(attributes: dict) -> tuple:
+    """`_summary` of a lesson kept in the cache as its attributes."""
+    a = attributes
+    return (a["slug"], a["type"], a["seen"], a["priority"], a["status"], a["source"], a["title"], tuple(a["tags"]))
 
 
 @dataclass
@@ -203,22 +215,43 @@ class Bank:
             self._write_cache(kept)
         return loaded
 
-    def _read_cache(self) -> dict[str, tuple]:
+    def summaries(self) -> list[tuple]:
+        """(slug, type, seen, priority, status, source, title, tags) of every well-formed lesson,
+        sorted by file name: from the cache's small summary part when no lesson file changed since
+        it was written (no lesson is parsed or even read), else through `load`."""
+        summary = self._read_cache(summary_only=True)
+        stats = self._lesson_stats()
+        if len(summary) == len(stats):
+            rows = []
+            for name, st in stats:
+                hit = summary.get(name)
+                if hit is None or hit[0] != (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino):
+                    break
+                rows.append(hit[1])
+            else:
+                self.load_problems = []
+                return rows
+        return [_summary(item.lesson) for item in self.load()]
+
+    def _read_cache(self, summary_only: bool = False) -> dict[str, tuple]:
+        """The lesson cache: name -> (stat key, text, lesson attributes); with `summary_only`,
+        name -> (stat key, summary) from its first, small part. {} when missing or not ours."""
         try:
-            data = marshal.loads((self.state_dir / statedir.LESSON_CACHE).read_bytes())
+            with open(self.state_dir / statedir.LESSON_CACHE, "rb") as handle:
+                head = handle.read(20)
+                if head[:12] != CACHE_MAGIC + CACHE_VERSION.to_bytes(4, "little"):
+                    return {}
+                size = int.from_bytes(head[12:20], "little")
+                data = marshal.loads(handle.read(size) if summary_only else handle.read()[size:])
         except Exception:  # missing, unreadable or from another version: parse everything
             return {}
-        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
-            return {}
-        lessons: dict[str, tuple] = data["lessons"]
-        return lessons
+        return data if isinstance(data, dict) else {}
 
     def _write_cache(self, lessons: dict[str, tuple]) -> None:
-        try:
-            data = marshal.dumps({"version": CACHE_VERSION, "lessons": lessons})
-            statedir.write_atomic(str(self.state_dir / statedir.LESSON_CACHE), data)
-        except OSError:
-            pass  # a read-only state folder only costs speed
+        summary = marshal.dumps({name: (entry[0], _summary_of(entry[2])) for name, entry in lessons.items()})
+        data = CACHE_MAGIC + CACHE_VERSION.to_bytes(4, "little") + len(summary).to_bytes(8, "little")
+        with contextlib.suppress(OSError):  # a read-only state folder only costs speed
+            statedir.write_atomic(str(self.state_dir / statedir.LESSON_CACHE), data + summary + marshal.dumps(lessons))
 
     def find_lesson(self, key: str) -> Loaded:
         """The lesson whose slug or id is `key` (an id prefix of 6+ characters also works)."""

@@ -184,18 +184,21 @@ def capture(
 def list_(ctx: click.Context, tag: str | None, status: str | None, source: str | None, as_json: bool) -> None:
     """List the lessons as a table."""
     bank = _bank(ctx)
-    items = [x.lesson for x in bank.load()]
-    if tag:
-        items = [x for x in items if tag in x.tags or any(t.partition(":")[2] == tag for t in x.tags)]
-    if status:
-        items = [x for x in items if x.status == status]
-    if source:
-        items = [x for x in items if x.source == source]
+    if as_json:
+        items = [x.lesson for x in bank.load()]
+        rows_of = [(x.slug, x.type, x.seen, x.priority, x.status, x.source, x.title, x.tags) for x in items]
+    else:  # the table needs only the lessons' summaries, which the cache holds apart
+        rows_of = bank.summaries()
+    keep = [
+        i for i, (_, _, _, _, st, so, _, tags) in enumerate(rows_of)
+        if (not tag or tag in tags or any(t.partition(":")[2] == tag for t in tags))
+        and (not status or st == status) and (not source or so == source)
+    ]  # fmt: skip
     _warn_problems(bank)
     if as_json:
-        emit_json([_summary_json(x) for x in items])
+        emit_json([_summary_json(items[i]) for i in keep])
         return
-    rows = [[x.slug, x.type, str(x.seen), str(x.priority), x.status, x.source, x.title] for x in items]
+    rows = [[r[0], r[1], str(r[2]), str(r[3]), r[4], r[5], r[6]] for r in (rows_of[i] for i in keep)]
     click.echo(table(["slug", "type", "seen", "prio", "status", "source", "title"], rows))
 
 
@@ -283,17 +286,17 @@ def check(ctx: click.Context, fmt: str) -> None:
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Counts by status, source, type and tag, and how many lessons groom would consider."""
     bank = _bank(ctx)
-    items = [x.lesson for x in bank.load()]
+    items = bank.summaries()  # (slug, type, seen, priority, status, source, title, tags)
     min_seen = bank.config.get("groom.min_seen")
     data: dict[str, Any] = {
         "lessons": len(items),
         "malformed": len(bank.load_problems),
-        "status": dict(sorted(Counter(x.status for x in items).items())),
-        "source": dict(sorted(Counter(x.source for x in items).items())),
-        "type": dict(sorted(Counter(x.type for x in items).items())),
-        "tags": dict(sorted(Counter(t for x in items for t in x.tags).items())),
-        "seen_total": sum(x.seen for x in items),
-        f"groom_eligible (seen >= {min_seen})": sum(1 for x in items if x.seen >= min_seen),
+        "status": dict(sorted(Counter(x[4] for x in items).items())),
+        "source": dict(sorted(Counter(x[5] for x in items).items())),
+        "type": dict(sorted(Counter(x[1] for x in items).items())),
+        "tags": dict(sorted(Counter(t for x in items for t in x[7]).items())),
+        "seen_total": sum(x[2] for x in items),
+        f"groom_eligible (seen >= {min_seen})": sum(1 for x in items if x[2] >= min_seen),
     }
     if as_json:
         emit_json(data)
