@@ -1,9 +1,10 @@
 """What the trial costs a hook: the PreToolUse hook in `on` and `test` mode beside a bare interpreter.
 
 Uses bench_hook's bank of synthetic lessons and its interleaved measurement (hook spawned exactly as
-installed, `python3 -I -S -c pass` spawned the same way in the same run). The `inject` case starts a
-new session every call, so in `test` mode every call also assigns a new turn: the flock, the log
-append (no fsync: see kernel/arms.py) and two small renames. Then `arms.assign` in process, for a new and a known turn.
+installed, `python3 -I -S -c pass` spawned the same way in the same run). The call, a Bash command
+lessons fit, starts a new session every time, so in `test` mode every call also assigns a new session: the flock, the log
+append (no fsync: see kernel/arms.py) and two small renames. Then `arms.assign` in process, for a new
+and a known session.
 
 Usage: python benchmarks/bench_trial.py [--runs 200] [--lessons 1000]
 """
@@ -18,22 +19,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_hook import make_bank, measure, percentile  # noqa: E402
+from bench_hook import CALLS, make_bank, measure, percentile  # noqa: E402
 
 from lessonbank.kernel import arms  # noqa: E402
 from lessonbank.trial import ledger, turns  # noqa: E402
 
 
 def in_process(state_dir: str, runs: int) -> tuple[list[float], list[float]]:
-    """Seconds per `assign` call: new turns (each takes the lock and writes), then the same turns again."""
+    """Seconds per `assign` call: new sessions (each takes the lock and writes), then the same ones again."""
     new, known = [], []
     for i in range(runs):
         started = time.perf_counter()
-        arms.assign(state_dir, "bench", f"turn-{i}")
+        arms.assign(state_dir, f"session-{i}")
         new.append(time.perf_counter() - started)
     for i in range(runs):
         started = time.perf_counter()
-        arms.assign(state_dir, "bench", f"turn-{i}")
+        arms.assign(state_dir, f"session-{i}")
         known.append(time.perf_counter() - started)
     return new, known
 
@@ -53,7 +54,7 @@ def main() -> None:
         bank, _ = make_bank(Path(tmp) / "bank", args.lessons)
         for mode in ("on", "test"):
             ledger.set_mode(bank, mode)
-            hook_t, bare_t, first, _ = measure(bank, args.runs, fresh_sessions=True)
+            hook_t, bare_t, first, _ = measure(bank, args.runs, CALLS[0], fresh=True)
             assert mode == "test" or "additionalContext" in first, first
             bp50, bp99 = percentile(bare_t, 0.5) * 1000, percentile(bare_t, 0.99) * 1000
             hp50, hp99 = percentile(hook_t, 0.5) * 1000, percentile(hook_t, 0.99) * 1000
@@ -61,11 +62,11 @@ def main() -> None:
                 f"{mode:>5} {bp50:>9.1f} {bp99:>9.1f} {hp50:>9.1f} {hp99:>9.1f} {hp50 / bp50:>6.2f} {hp99 / bp99:>6.2f}"
             )
         assigned = turns.assignments(bank)
-        print(f"(test mode assigned {len(assigned)} turns: {sum(a == 'with' for _, _, a in assigned)} with)")
+        print(f"(test mode assigned {len(assigned)} sessions: {sum(a == 'with' for _, a in assigned)} with)")
         new, known = in_process(str(Path(tmp) / "assign"), args.runs)
         print(
-            f"arms.assign in process: new turn p50 {percentile(new, 0.5) * 1000:.3f} ms, "
-            f"p99 {percentile(new, 0.99) * 1000:.3f} ms; known turn p50 {percentile(known, 0.5) * 1000:.3f} ms, "
+            f"arms.assign in process: new session p50 {percentile(new, 0.5) * 1000:.3f} ms, "
+            f"p99 {percentile(new, 0.99) * 1000:.3f} ms; known session p50 {percentile(known, 0.5) * 1000:.3f} ms, "
             f"p99 {percentile(known, 0.99) * 1000:.3f} ms"
         )
 

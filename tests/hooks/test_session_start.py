@@ -101,15 +101,15 @@ def test_test_mode_asks_the_trial_for_the_arm(root: Path, monkeypatch: pytest.Mo
     (root / ".lessonbank" / "mode").write_text("test\n", encoding="utf-8")
     calls = []
 
-    def without(state_dir: str, session_id: str, turn: str) -> str:
-        calls.append((state_dir, session_id, turn))
+    def without(state_dir: str, session_id: str) -> str:
+        calls.append((state_dir, session_id))
         return "without"
 
     monkeypatch.setattr(trial, "assign", without)
     data = bash(root, "pytest", session_id="t1", tool_use_id="toolu_9")
     assert main.handle(json.dumps(data).encode(), raise_errors=True) == ""
     turn = data["prompt_id"]
-    assert calls == [(str(root / ".lessonbank"), "t1", turn)]
+    assert calls == [(str(root / ".lessonbank"), "t1")]
     rows, _ = records.read_ledger(str(root / ".lessonbank"))
     # e.g. "- [high-pytest] high pytest. When working on high pytest: remember high-pytest"
     assert rows == [
@@ -120,6 +120,17 @@ def test_test_mode_asks_the_trial_for_the_arm(root: Path, monkeypatch: pytest.Mo
     # The would-be injection still claims the lessons: both arms see each lesson once a session.
     assert main.handle(json.dumps(data).encode(), raise_errors=True) == ""
     assert len(calls) == 1
+
+
+def test_test_mode_assigns_a_session_when_it_starts(root: Path) -> None:
+    state_dir = root / ".lessonbank"
+    (state_dir / "mode").write_text("test\n", encoding="utf-8")
+    start = run(payload("SessionStart", root, source="startup", session_id="fresh"))
+    assert "#lesson" in context(start)  # the same protocol whatever the arm
+    arm = (state_dir / "trial/session-arms/fresh").read_text(encoding="utf-8")
+    assert (state_dir / "trial/assignments.tsv").read_text(encoding="utf-8") == f"0\tfresh\t{arm}\n"
+    run(payload("SessionStart", root, source="compact", session_id="fresh"))
+    assert (state_dir / "trial/assignments.tsv").read_text(encoding="utf-8") == f"0\tfresh\t{arm}\n"
 
 
 def test_ledger_bytes_are_the_lines_handed_over(root: Path) -> None:

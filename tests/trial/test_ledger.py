@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from click.testing import CliRunner
 from lessonbank.bank import frontmatter_edit
 from lessonbank.bank.store import Bank
 from lessonbank.cli import main
+from lessonbank.cli import trial as tcli
 from lessonbank.errors import BankError
 from lessonbank.kernel import arms as trial
 from lessonbank.kernel import records
@@ -53,7 +55,9 @@ def root(tmp_path: Path) -> Path:
     for flags in (PYTEST, RUFF, DOCKER, HELM):
         cli(path, "capture", *flags)
     helm = path / "lessons/helm-chart-version-bump.md"
-    helm.write_text(frontmatter_edit.set_scalar(helm.read_text(encoding="utf-8"), "status", "disabled"), "utf-8")
+    helm.write_text(
+        frontmatter_edit.set_scalar(helm.read_text(encoding="utf-8"), "status", "disabled"), "utf-8"
+    )
     return path
 
 
@@ -120,12 +124,21 @@ def test_ledger_summary(root: Path) -> None:
 
 
 def test_the_trial_reads_the_records_through_the_hooks_reader(root: Path) -> None:
-    rows = [injection("s1", "t1", "ruff-fix-first"), {**injection("s1", "t2", "ruff-fix-first"), "bytes": "12"}]
+    rows = [
+        injection("s1", "t1", "ruff-fix-first"),
+        {**injection("s1", "t2", "ruff-fix-first"), "bytes": "12"},
+    ]
     bad = ["[1, 2]", json.dumps({"session": "s1", "turn": "t3"}), json.dumps({**rows[0], "bytes": "many"})]
     write_state(
         root,
         rows,
-        {"s1": [check("t1", "ruff check", False), {"turn": "t1", "check": "ruff"}, check("t1", "ruff", True)]},
+        {
+            "s1": [
+                check("t1", "ruff check", False),
+                {"turn": "t1", "check": "ruff"},
+                check("t1", "ruff", True),
+            ]
+        },
         extra_lines="\n".join(["", *bad, "{torn"]) + "\n",
     )
     the_bank = Bank.open(root)
@@ -147,66 +160,147 @@ def test_a_record_file_that_cannot_be_read_stops_the_command(root: Path) -> None
     assert "cannot read" in cli(root, "ledger", code=1)
 
 
-def test_trial_turns_join_assignments_checks_and_ledger(root: Path) -> None:
+def test_trial_records_join_assignments_checks_and_ledger(root: Path) -> None:
     state = str(root / ".lessonbank")
     rows, checks = [], {}
-    # Lesson pytest: with arm worse (2 failures a turn) than without (none), 5 turns each.
     for n in range(10):
         session = f"session {n}"
-        arm = trial.assign(state, session, "p")
+        arm = trial.assign(state, session)
+        # Turn p: the lesson fits; with lessons pytest fails twice and then passes, without it passes.
         rows.append(injection(session, "p", "pytest-needs-no-randomly", arm=arm))
         failed = 2 if arm == "with" else 0
         checks[session] = [check("p", "pytest -q", False) for _ in range(failed)] + [
             check("p", "pytest -q", True)
         ]
+        # Turn q: no lesson fits, ruff fails and is left failing.
+        checks[session] += [check("q", "ruff check", False)]
+    trial.assign(state, "never fitted")  # assigned at SessionStart, but no lesson ever fitted it
+    checks["never fitted"] = [check("p", "pytest -q", False)]
+    rows.append(injection("not in the trial", "p", "ruff-fix-first"))
+    trial.assign(state, "spans bank on")  # in the trial, but also handed lessons in `on` mode
+    rows += [
+        injection("spans bank on", "p", "ruff-fix-first", arm="without"),
+        injection("spans bank on", "q", "ruff-fix-first"),
+    ]
     write_state(root, rows, checks)
     the_bank = Bank.open(root)
-    joined = turns.trial_turns(the_bank)
-    assert [(t.session, t.order) for t in joined] == [(f"session {n}", n) for n in range(10)]
-    assert all(t.recovered == (t.arm == "with") for t in joined)
-    assert all(t.lessons == ("pytest-needs-no-randomly",) for t in joined)
+    joined = turns.trial_records(the_bank)
+    arms = dict(turns.assignments(the_bank))
+    assert [(r.session, r.turn) for r in joined] == [(f"session {n}", t) for n in range(10) for t in "pq"]
+    for record in joined:
+        assert record.arm == arms[record.session]
+        if record.turn == "p":
+            with_arm = record.arm == "with"
+            assert (record.checks, record.failed, record.ended_failing) == (
+                3 if with_arm else 1,
+                2 if with_arm else 0,
+                False,
+            )
+            assert record.lessons == ("pytest-needs-no-randomly",)
+        else:
+            assert (record.checks, record.failed, record.ended_failing, record.lessons) == (1, 1, True, ())
+    # Ten sessions are short of any planned size: no harm test, only the same-failure flag.
+    n = sum(1 for n in range(10) if arms[f"session {n}"] == "with")
     assert ledger.flagged_lessons(the_bank) == {
-        "pytest-needs-no-randomly": "with-arm does worse: 2.00 failed checks per turn with it (5 turns) "
-        "vs 0.00 without (5 turns); the check it is about still failed after it in 5 of the 5 turns "
-        "it was injected in"
+        "pytest-needs-no-randomly": f"the check it is about still failed after it in {n} of the {n} turns it was injected in"
     }
-    report = cli(root, "trial", "report")
-    assert "  pytest-needs-no-randomly: with 5 turns 2.00, without 5 turns 0.00  FLAG" in report
-    assert (
-        "1 lesson(s) flagged (flags need 5+ turns in each arm and 20% more failed checks per turn with the lesson)."
-        in report
-    )
+    exported = cli(root, "trial", "export").splitlines()
+    assert [json.loads(line) for line in exported] == [r.to_json() for r in joined]
+    assert json.loads(exported[0]) == {
+        "session": "session 0", "turn": "p", "arm": arms["session 0"], "checks": joined[0].checks,
+        "failed": joined[0].failed, "ended_failing": False, "lessons": ["pytest-needs-no-randomly"],
+    }  # fmt: skip
+    document = json.loads(cli(root, "trial", "export", "--json"))
+    assert document == {"planned": 60, "records": [r.to_json() for r in joined]}
 
 
-def test_modes_and_a_running_trial_keeps_its_seed(root: Path) -> None:
+def test_modes_start_resume_and_reset_are_logged(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seeds = iter([1111, 2222])
+    monkeypatch.setattr(trial, "fresh_seed", lambda: next(seeds))
     assert cli(root, "trial", "status") == (
-        "mode: on\n"
-        "trial: no effect — 0 turns with, 0 without; too few turns: with has 0, without has 0; "
-        "the rule needs 30 in each arm\n"
+        "mode: on\ntrial: collecting 0/60 sessions with lessons, 0/60 without; no verdict before 60 in each arm\n"
     )
     assert cli(root, "on", "--dry-run") == (
         "create    .lessonbank/mode\n"
         "mode: on (was on): lessons are learned and injected (the default) (dry run: nothing written)\n"
     )
     assert not (root / ".lessonbank/mode").exists()
-    assert cli(root, "test") == (
-        "create    .lessonbank/trial/settings\n"
-        "create    .lessonbank/mode\n"
-        "mode: test (was on): each turn a lesson fits goes to the with or the without arm; "
-        "without gets nothing, only a log\n"
-        "trial: seed 20261129, permuted blocks of 2; no turns assigned yet; "
-        "`bank trial status` shows the verdict so far\n"
+    assert cli(root, "test", "--planned", "29", code=1) == (
+        "Error: the planned size must be at least 30 sessions in each arm, got 29\n"
     )
+    out = cli(root, "test", "--planned", "30")
+    assert out.splitlines()[:4] == [
+        "create    .lessonbank/trial/settings",
+        "create    .lessonbank/mode",
+        "mode: test (was on): each new session goes to the with or the without arm; without gets no lessons, only a log",
+        "trial: started, planned 30 sessions in each arm; a fresh random seed (kept in .lessonbank/trial/settings, "
+        "not shown) and blocks of 2, 4 or 6 sessions",
+    ]
+    assert "1111" not in out
+    assert out.splitlines()[4:] == tcli.power_lines(30)
+    assert (root / ".lessonbank/trial/settings").read_text(encoding="utf-8") == "seed=1111\nplanned=30\n"
     assert ledger.read_mode(Bank.open(root)) == "test"
-    trial.assign(str(root / ".lessonbank"), "s", "t")
-    (root / "bank.toml").write_text("[trial]\nseed = 99\nblock_size = 6\n", encoding="utf-8")
-    assert cli(root, "test").splitlines()[0] == "unchanged .lessonbank/mode"
-    assert "trial: seed 20261129, permuted blocks of 2; resuming with 1 turns already assigned" in cli(
-        root, "test"
+    trial.assign(str(root / ".lessonbank"), "s")
+    assert cli(root, "test", "--planned", "40", code=1) == (
+        "Error: the running trial was planned for 30 sessions in each arm and keeps that size; "
+        "`bank trial reset --planned 40` archives it and starts a new trial\n"
+    )
+    assert cli(root, "test") == (
+        "unchanged .lessonbank/mode\n"
+        "mode: test (was test): each new session goes to the with or the without arm; without gets no lessons, "
+        "only a log\n"
+        "trial: resuming, planned 30 sessions in each arm, 1 sessions assigned so far; `bank trial status` "
+        "shows how far it is\n"
     )
     assert cli(root, "off").startswith("update    .lessonbank/mode\nmode: off (was test)")
+    assert cli(root, "trial", "reset", "--planned", "45") == (
+        "archive   .lessonbank/trial/archive/1\n"
+        "create    .lessonbank/trial/settings\n"
+        "trial: a new trial, planned 45 sessions in each arm, with a fresh seed; mode: off\n"
+        "(sessions are assigned only in test mode: `bank test` runs it)\n"
+    )
+    folder = root / ".lessonbank/trial"
+    assert sorted(p.name for p in (folder / "archive/1").iterdir()) == [
+        "assignments.tsv",
+        "count",
+        "lock",
+        "session-arms",
+        "settings",
+    ]
+    assert (folder / "settings").read_text(encoding="utf-8") == "seed=2222\nplanned=45\n"
+    assert turns.assignments(Bank.open(root)) == []
+    log = ledger.read_log(Bank.open(root))
+    digest = hashlib.sha256(b"1111").hexdigest()[:16]
+    assert [{k: v for k, v in row.items() if k != "at"} for row in log] == [
+        {"event": "start", "planned": 30, "seed_sha256": digest},
+        {"event": "mode", "mode": "test", "was": "on"},
+        {"event": "mode", "mode": "test", "was": "test"},
+        {"event": "mode", "mode": "off", "was": "test"},
+        {"event": "reset", "archived": ".lessonbank/trial/archive/1", "sessions": 1},
+        {"event": "start", "planned": 45, "seed_sha256": hashlib.sha256(b"2222").hexdigest()[:16]},
+    ]
+    assert all(row["at"].endswith("Z") for row in log)
     (root / ".lessonbank/mode").write_text("sideways\n", encoding="utf-8")
     assert ledger.read_mode(Bank.open(root)) == "on"  # as the hooks read it
+
+
+def test_a_trial_of_turns_from_an_older_version_is_archived_by_bank_test(root: Path) -> None:
+    folder = root / ".lessonbank/trial"
+    (folder / "arms/s1").mkdir(parents=True)
+    (folder / "arms/s1/t1").write_text("with", encoding="utf-8")
+    (folder / "settings").write_text("seed=20261129\nblock=2\n", encoding="utf-8")
+    (folder / "assignments.tsv").write_text("0\ts1\tt1\twith\n", encoding="utf-8")
+    assert turns.assignments(Bank.open(root)) == []  # the old lines are not sessions
+    out = cli(root, "test").splitlines()
+    assert out[:3] == [
+        "archive   .lessonbank/trial/archive/1",
+        "create    .lessonbank/trial/settings",
+        "create    .lessonbank/mode",
+    ]
+    assert out[4].startswith("trial: started, planned 60 sessions in each arm")
+    assert sorted(p.name for p in (folder / "archive/1").iterdir()) == ["arms", "assignments.tsv", "settings"]
+    assert "block" not in ledger.settings(Bank.open(root))
+    assert trial.assign(str(root / ".lessonbank"), "s1") in ("with", "without")
 
 
 def test_report_chart_must_be_svg_and_json_is_strict(root: Path, tmp_path: Path) -> None:
@@ -219,16 +313,21 @@ def test_report_chart_must_be_svg_and_json_is_strict(root: Path, tmp_path: Path)
     assert not chart.exists()
     state = str(root / ".lessonbank")
     rows, arms = [], []
-    for n in range(4):
-        arms.append(trial.assign(state, "s", str(n)))
-        rows.append(injection("s", str(n), "ruff-fix-first", arm=arms[-1]))
-    # Two failures with, none without: an infinite rate ratio becomes the string "inf".
-    failing = [n for n in range(4) if arms[n] == "with"]
-    write_state(root, rows, {"s": [check(str(n), "ruff check", False) for n in failing]})
+    for n in range(8):
+        arms.append(trial.assign(state, f"s{n}"))
+        rows.append(injection(f"s{n}", "t", "ruff-fix-first", arm=arms[-1]))
+    # Failures with lessons, none without: an infinite ratio becomes the string "inf".
+    write_state(root, rows, {f"s{n}": [check("t", "ruff check", arms[n] == "without")] for n in range(8)})
     data = json.loads(cli(root, "trial", "report", "--json", "--chart", str(chart)))
-    assert data["rate_ratio"]["estimate"] == "inf" and data["rate_ratio"]["high"] == "inf"
+    assert (data["verdict"], data["ratio"], data["drop"], data["p"], data["interval"]) == (
+        "collecting",
+        "inf",
+        None,
+        None,
+        None,
+    )
     assert data["chart"] == {"path": str(chart), "action": "create"}
-    assert data["rule"]["min_turns_per_arm"] == 30 and data["rule"]["min_relative_drop"] == 0.2
+    assert data["rule"]["min_planned"] == 30 and data["rule"]["min_drop"] == 0.2
     assert chart.read_text(encoding="utf-8").count("<polyline") == 2
 
 

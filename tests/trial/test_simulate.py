@@ -1,14 +1,14 @@
 """The on/off trial end to end: synthetic sessions through the real hook processes, spawned as installed.
 
-A turn's trigger (a prompt or a Bash call a lesson fits) goes through the installed hook command,
-which assigns the arm; the turn's checks are then drawn from a seeded RNG with that arm's failure
-probability and fed back through the PostToolUse / PostToolUseFailure hooks.
+Each session starts with SessionStart (the hook assigns its arm), then a Bash call and a prompt a
+lesson fits; each turn's checks are drawn from a seeded RNG with the session's arm's failure
+probability and fed back through the PostToolUse / PostToolUseFailure hooks. Then the assignment
+itself: mixed blocks, pinned sequences, parallel processes.
 """
 
 from __future__ import annotations
 
 import json
-import random
 import subprocess
 import sys
 from collections import Counter
@@ -22,7 +22,7 @@ from lessonbank.bank.store import Bank
 from lessonbank.cli import main
 from lessonbank.kernel import arms as trial
 from lessonbank.kernel import statedir as state
-from lessonbank.trial import ledger, simulate, turns
+from lessonbank.trial import simulate, turns
 from lessonbank.trial import stats as v
 
 # (slug, capture flags); the trigger of the turn that fits each, and the check that turn runs.
@@ -68,11 +68,19 @@ TRIGGERS = (
     ),
 )
 EXPECTED = {trigger: slug for trigger, slug in TRIGGERS}
-# The design below, checked by test_design_power: 3 checks a turn that fail 90% of the time without
-# lessons; 20 sessions of 4 fitted turns give 40 turns an arm.
+# Each simulated session: SessionStart, then a pytest call and a prompt a lesson fits, each turn
+# running 2 checks that fail 90% of the time without lessons; 30 sessions in each arm.
+SESSION_TRIGGERS = [TRIGGERS[0][0], TRIGGERS[3][0]]
 FAIL_WITHOUT = 0.9
-EFFECT_SESSIONS, EFFECT_CHECKS = 20, 3
-NULL_SESSIONS, NULL_CHECKS = 16, 2
+CHECKS = 2
+PLANNED = 30
+SEED = 20261129
+PINNED_SIZES = [4, 6, 2]
+PINNED_ARMS = [
+    "with", "without", "without", "with",
+    "with", "with", "without", "without", "with", "without",
+    "with", "without",
+]  # fmt: skip
 
 
 def bank(project: Path, *args: str) -> str:
@@ -96,41 +104,58 @@ def make_project(root: Path, slugs: list[str], extra: dict[str, list[str]] | Non
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # A fixed seed for `bank test`, so the trial's arms (and so its verdict) are the same every run.
+    monkeypatch.setattr(trial, "fresh_seed", lambda: SEED)
     # A space in the path: the installed command must quote it.
     return make_project(tmp_path / "my project", list(LESSONS))
 
 
-def run_trial(project: Path, sessions: int, checks: int, fail_with: float, seed: int) -> simulate.Run:
-    bank(project, "test")
-    names = [f"session-{i:02d}" for i in range(sessions)]
+def sessions_for(planned: int) -> int:
+    """How many sessions the fixed seed's assignment needs before both arms reach `planned`."""
+    arms = [trial.arm_at(SEED, n) for n in range(4 * planned)]
+    return next(
+        n for n in range(len(arms)) if min(arms[:n].count("with"), arms[:n].count("without")) >= planned
+    )
+
+
+def run_trial(project: Path, fail_with: float, seed: int) -> simulate.Run:
+    bank(project, "test", "--planned", str(PLANNED))
+    names = [f"session-{i:02d}" for i in range(sessions_for(PLANNED))]
     fail = {"with": fail_with, "without": FAIL_WITHOUT}
-    return simulate.simulate(project, names, [t for t, _ in TRIGGERS], fail, checks, seed)
+    return simulate.simulate(project, names, SESSION_TRIGGERS, fail, CHECKS, seed)
 
 
 def check_arms_and_ledger(project: Path, run: simulate.Run) -> None:
-    """Balance, silence in the without arm, would-be injections logged, ledger totals = hook output."""
+    """Balance by session, silence in the without arm, would-be injections logged, ledger totals = hook output."""
     the_bank = Bank.open(project)
     log = the_bank.state_dir / "hook.log"
     assert not log.exists(), log.read_text(encoding="utf-8")
     assert [t for t in run.turns if not t.arm] == []
-    arms = [arm for _, _, arm in turns.assignments(the_bank)]
-    assert len(arms) == len(run.turns)
-    assert Counter(arms) == {"with": len(arms) // 2, "without": len(arms) // 2}
-    # Permuted blocks of 2 (the default): the arms are balanced within one turn at every point.
+    assigned = turns.assignments(the_bank)
+    arm_of = dict(assigned)
+    sessions = list(dict.fromkeys(t.session for t in run.turns))
+    # Assigned at SessionStart, in the order the sessions began, one arm per session.
+    assert [session for session, _ in assigned] == sessions
+    assert all(t.arm == arm_of[t.session] for t in run.turns)
+    arms = [arm for _, arm in assigned]
+    assert arms == [trial.arm_at(SEED, n) for n in range(len(arms))]
     drift = [abs(arms[:n].count("with") - arms[:n].count("without")) for n in range(len(arms) + 1)]
-    assert max(drift) <= 1
+    assert max(drift) <= 3  # blocks of 2, 4 or 6
     rows, skipped = turns.read_ledger(the_bank)
     assert skipped == 0
     by_turn: dict[str, list[turns.Injection]] = {}
     for row in rows:
         by_turn.setdefault(row.turn, []).append(row)
     trigger_of = {t.text: t for t, _ in TRIGGERS}
+    protocols = {c.stdout for c in run.calls if c.event == "SessionStart"}
+    assert len(protocols) == 1 and "#lesson" in protocols.pop()  # the same protocol in both arms
     emitted_lessons, emitted_bytes = 0, 0
     for call in run.calls:
-        turn = next(t for t in run.turns if t.turn == call.turn)
-        if turn.arm == "without" or call.event.startswith("Post"):
-            assert call.stdout == "", call  # the without arm gets no context at all
+        if call.event == "SessionStart":
+            continue
+        if arm_of[call.session] == "without" or call.event.startswith("Post"):
+            assert call.stdout == "", call  # the without arm gets no lesson at all
             continue
         shown = simulate.emitted(call.stdout)
         text = call.payload.get("prompt") or call.payload["tool_input"]["command"]
@@ -141,75 +166,76 @@ def check_arms_and_ledger(project: Path, run: simulate.Run) -> None:
         emitted_lessons += len(shown)
         emitted_bytes += sum(size for _, size in shown)
     for turn in run.turns:
-        assert turn.arm in ("with", "without")
         if turn.arm == "without":
             (row,) = by_turn[turn.turn]
             assert (row.arm, row.injected, row.bytes > 0) == ("without", False, True)
     summary = json.loads(bank(project, "ledger", "--json"))
     assert (summary["injected"], summary["bytes"]) == (emitted_lessons, emitted_bytes)
-    assert summary["logged_only"] == arms.count("without")
+    assert summary["logged_only"] == sum(1 for t in run.turns if t.arm == "without")
     assert summary["tokens_estimate"] == -(-emitted_bytes // 4)
-    assert summary["never_fired"] == ["compose-needs-the-profile"]
-    # The hooks recorded every simulated check against the turn's arm.
-    judged, _ = ledger.judge(the_bank)
-    for arm, totals in (("with", judged.with_arm), ("without", judged.without_arm)):
-        outcomes = [c for t in run.turns if t.arm == arm for c in t.checks]
-        assert (totals.checks, totals.failed) == (len(outcomes), outcomes.count(False))
+    assert summary["never_fired"] == ["compose-needs-the-profile", "mypy-needs-the-stubs", "ruff-fix-first"]
+    # The hooks recorded every simulated check against the session's arm, turn by turn.
+    records = {(r.session, r.turn): r for r in turns.trial_records(the_bank)}
+    assert len(records) == len(run.turns)
+    for turn in run.turns:
+        record = records[(turn.session, turn.turn)]
+        assert (record.arm, record.checks, record.failed) == (
+            turn.arm,
+            len(turn.checks),
+            turn.checks.count(False),
+        )
+        assert record.ended_failing == (not turn.checks[-1])
 
 
-def test_a_true_30_percent_drop_is_found(project: Path, tmp_path: Path) -> None:
-    run = run_trial(project, EFFECT_SESSIONS, EFFECT_CHECKS, fail_with=0.7 * FAIL_WITHOUT, seed=11)
+def test_a_true_40_percent_drop_is_found(project: Path, tmp_path: Path) -> None:
+    run = run_trial(project, fail_with=0.6 * FAIL_WITHOUT, seed=11)
     check_arms_and_ledger(project, run)
     chart = tmp_path / "trial.svg"
     out = bank(project, "trial", "report", "--chart", str(chart))
     print(out)  # the figures quoted in the README come from this report (pytest -s)
-    assert "Verdict: LESSONS HELP" in out
-    assert "  with        40 turns" in out and "  without     40 turns" in out
+    assert "Verdict: HELPS (" in out
+    assert "  with           30" in out and "  without        30" in out
     assert "bank off" not in out
     assert out.rstrip().endswith(f"create    {chart}")
     assert chart.read_text(encoding="utf-8").startswith("<svg")
     status = bank(project, "trial", "status").splitlines()
     assert status[0] == "mode: test"
-    assert status[1].startswith(
-        "trial: lessons help — 40 turns with, 40 without; failed checks per turn are "
-    )
+    assert status[1].startswith("trial: helps — ")
     data = json.loads(bank(project, "trial", "report", "--json"))
-    assert data["decision"] == v.HELP
-    assert (
-        data["rate_ratio"]["high"] is not None and data["rate_ratio"]["low"] < data["rate_ratio"]["estimate"]
+    assert data["verdict"] == v.HELPS and data["planned"] == PLANNED
+    assert min(data["sessions"].values()) == PLANNED
+    assert data["interval"][0] < 1 - data["drop"] < data["interval"][1] < 1
+    # The export analysed offline gives the same report.
+    exported = tmp_path / "trial.jsonl"
+    exported.write_text(bank(project, "trial", "export"), encoding="utf-8")
+    offline = json.loads(
+        bank(project, "trial", "analyze", str(exported), "--json", "--planned", str(PLANNED))
     )
+    assert {k: offline[k] for k in ("verdict", "drop", "interval", "p")} == {
+        k: data[k] for k in ("verdict", "drop", "interval", "p")
+    }
 
 
 def test_no_true_effect_gives_no_effect_and_says_bank_off(project: Path) -> None:
-    run = run_trial(project, NULL_SESSIONS, NULL_CHECKS, fail_with=FAIL_WITHOUT, seed=12)
+    run = run_trial(project, fail_with=FAIL_WITHOUT, seed=12)
     check_arms_and_ledger(project, run)
     out = bank(project, "trial", "report")
     print(out)
-    assert "Verdict: NO EFFECT" in out
-    assert "  with        32 turns" in out and "  without     32 turns" in out
-    assert "No effect is claimed, so the honest move is `bank off`." in out
-    assert v.RULE in out
+    assert "Verdict: NO EFFECT (" in out
+    assert "No help was shown, so the honest move is `bank off`." in out
+    assert v.rule_text(PLANNED) in out
 
 
-@pytest.mark.parametrize(("drop", "claims", "at_least"), [(0.3, v.HELP, 0.93), (0.0, v.NO_EFFECT, 0.99)])
-def test_design_power(drop: float, claims: str, at_least: float) -> None:
-    """The effect run's design without hook processes: how often the rule gets each case right."""
-    right = 0
-    arms = [
-        trial.arm_at(trial.DEFAULT_SEED, trial.DEFAULT_BLOCK, n)
-        for n in range(EFFECT_SESSIONS * len(TRIGGERS))
-    ]
-    for seed in range(400):
-        rng = random.Random(seed)
-        made = []
-        for n, arm in enumerate(arms):
-            p = FAIL_WITHOUT * (1 - drop) if arm == "with" else FAIL_WITHOUT
-            failed = sum(rng.random() < p for _ in range(EFFECT_CHECKS))
-            made.append(v.Turn("s", str(n), arm, n, EFFECT_CHECKS, failed))
-        with_arm = v.arm_totals(t for t in made if t.arm == "with")
-        without_arm = v.arm_totals(t for t in made if t.arm == "without")
-        right += v.apply_rule(with_arm, without_arm)[0] == claims
-    assert right / 400 >= at_least
+def test_before_the_planned_size_the_trial_only_counts(project: Path) -> None:
+    bank(project, "test", "--planned", str(PLANNED))
+    run = simulate.simulate(
+        project, ["early-1", "early-2", "early-3"], SESSION_TRIGGERS, {"with": 0.0, "without": 1.0}, CHECKS, 3
+    )
+    n_with = len({t.session for t in run.turns if t.arm == "with"})
+    assert bank(project, "trial", "status") == (
+        f"mode: test\ntrial: collecting {n_with}/30 sessions with lessons, {3 - n_with}/30 without; "
+        "no verdict before 30 in each arm\n"
+    )
 
 
 TOOLS = ("alembic", "terraform", "helm", "kubectl", "ansible", "packer", "vagrant", "bazel")
@@ -235,7 +261,7 @@ DOS = (
 )
 
 
-def test_parallel_hook_processes_of_one_turn_get_one_arm(tmp_path: Path) -> None:
+def test_parallel_hook_processes_of_one_session_get_one_arm(tmp_path: Path) -> None:
     extra = {
         tool: [
             "--title", f"{tool} gotcha", "--when", when, "--do", do, "--promote-to", "rule:ops",
@@ -259,7 +285,7 @@ def test_parallel_hook_processes_of_one_turn_get_one_arm(tmp_path: Path) -> None
             ]
             outputs[turn] = list(pool.map(lambda p: simulate.spawn(hooks, p, project), sent))
     the_bank = Bank.open(project)
-    assigned = {turn: arm for _, turn, arm in turns.assignments(the_bank)}
+    assigned = {f"{session}-prompt": arm for session, arm in turns.assignments(the_bank)}
     assert sorted(assigned) == sorted(outputs) and set(assigned.values()) == {"with", "without"}
     rows, _ = turns.read_ledger(the_bank)
     for turn, arm in assigned.items():
@@ -318,31 +344,32 @@ def test_bank_off_stops_injection_recording_and_nudging_on_the_next_call(project
 
 
 @pytest.mark.parametrize("seed", [0, 1, 20261129, 2**63 + 5])
-@pytest.mark.parametrize("size", [2, 4, 6, 8])
-def test_every_block_is_balanced(seed: int, size: int) -> None:
-    for index in range(60):
-        arms = trial.block(seed, index, size)
-        assert (len(arms), arms.count("with"), arms.count("without")) == (size, size // 2, size // 2)
+def test_every_block_is_balanced_and_runs_add_up_to_twelve(seed: int) -> None:
+    for run in range(100):
+        sizes = trial.block_sizes(seed, run)
+        assert sum(sizes) == trial.RUN and set(sizes) <= {2, 4, 6}
+        arms = [trial.arm_at(seed, run * trial.RUN + n) for n in range(trial.RUN)]
+        start = 0
+        for size in sizes:
+            block = arms[start : start + size]
+            assert block.count("with") == block.count("without") == size // 2
+            start += size
 
 
 def test_blocks_vary_and_the_sequence_is_pinned() -> None:
     # Pinned: a change here silently changes every running trial's assignments.
-    assert [trial.arm_at(trial.DEFAULT_SEED, 4, n) for n in range(12)] == [
-        "with", "without", "without", "with",
-        "with", "without", "without", "with",
-        "without", "with", "with", "without",
-    ]  # fmt: skip
-    assert [trial.arm_at(trial.DEFAULT_SEED, trial.DEFAULT_BLOCK, n) for n in range(12)] == [
-        "with", "without", "with", "without", "with", "without",
-        "with", "without", "without", "with", "with", "without",
-    ]  # fmt: skip
-    orders = Counter(tuple(trial.block(trial.DEFAULT_SEED, i, 4)) for i in range(600))
-    assert len(orders) == 6 and min(orders.values()) > 70
+    assert trial.block_sizes(SEED, 0) == PINNED_SIZES
+    assert [trial.arm_at(SEED, n) for n in range(12)] == PINNED_ARMS
+    shapes = Counter(tuple(trial.block_sizes(SEED, run)) for run in range(1000))
+    assert len(shapes) > 20 and max(shapes.values()) < 200
+    # Different seeds, different sequences: no two installs share one.
+    sequences = {tuple(trial.arm_at(seed, n) for n in range(24)) for seed in range(50)}
+    assert len(sequences) == 50
 
 
-@pytest.mark.parametrize(("given", "used"), [(0, 2), (1, 2), (2, 2), (3, 4), (4, 4), (7, 8)])
-def test_block_size_is_even(given: int, used: int) -> None:
-    assert trial.block_size(given) == used
+def test_fresh_seeds_differ() -> None:
+    seeds = {trial.fresh_seed() for _ in range(20)}
+    assert len(seeds) == 20 and all(0 <= seed < 2**63 for seed in seeds)
 
 
 @pytest.mark.parametrize(
@@ -363,32 +390,36 @@ def test_safe_name(value: str, name: str) -> None:
 
 def test_assign_records_once_and_survives_a_lost_count(tmp_path: Path) -> None:
     state = str(tmp_path)
-    first = [trial.assign(state, "s", f"t{n}") for n in range(6)]
-    assert first == [trial.arm_at(trial.DEFAULT_SEED, trial.DEFAULT_BLOCK, n) for n in range(6)]
-    assert [trial.assign(state, "s", f"t{n}") for n in range(6)] == first
-    (tmp_path / "trial/count").unlink()
-    assert trial.assign(state, "s", "t6") == trial.arm_at(trial.DEFAULT_SEED, trial.DEFAULT_BLOCK, 6)
-    (tmp_path / "trial/count").write_text("2 10", encoding="utf-8")  # stale: the log's size differs
-    assert trial.assign(state, "s", "t7") == trial.arm_at(trial.DEFAULT_SEED, trial.DEFAULT_BLOCK, 7)
-    log = (tmp_path / "trial/assignments.tsv").read_text(encoding="utf-8").splitlines()
-    assert [line.split("\t")[0] for line in log] == [str(n) for n in range(8)]
-
-
-def test_settings_choose_seed_and_block(tmp_path: Path) -> None:
     (tmp_path / "trial").mkdir()
-    (tmp_path / "trial/settings").write_text("seed=7\nblock=3\njunk\nblock=x\n", encoding="utf-8")
-    assert trial.read_settings(str(tmp_path / "trial")) == (7, 4)
-    got = [trial.assign(str(tmp_path), "s", str(n)) for n in range(8)]
-    assert got == trial.block(7, 0, 4) + trial.block(7, 1, 4)
+    (tmp_path / "trial/settings").write_text("seed=7\nplanned=30\n", encoding="utf-8")
+    first = [trial.assign(state, f"s{n}") for n in range(6)]
+    assert first == [trial.arm_at(7, n) for n in range(6)]
+    assert [trial.assign(state, f"s{n}") for n in range(6)] == first
+    (tmp_path / "trial/count").unlink()
+    assert trial.assign(state, "s6") == trial.arm_at(7, 6)
+    (tmp_path / "trial/count").write_text("2 10", encoding="utf-8")  # stale: the log's size differs
+    assert trial.assign(state, "s7") == trial.arm_at(7, 7)
+    log = (tmp_path / "trial/assignments.tsv").read_text(encoding="utf-8").splitlines()
+    assert [line.split("\t")[:2] for line in log] == [[str(n), f"s{n}"] for n in range(8)]
+    assert trial.read_settings(str(tmp_path / "trial")) == {"seed": 7, "planned": 30}
+
+
+def test_a_trial_started_by_hand_gets_a_fresh_seed_and_a_log_line(tmp_path: Path) -> None:
+    arm = trial.assign(str(tmp_path), "s")
+    seed = trial.read_settings(str(tmp_path / "trial"))["seed"]
+    assert arm == trial.arm_at(seed, 0)
+    assert (tmp_path / "trial/log.jsonl").read_text(encoding="utf-8") == '{"event": "start", "by": "hook"}\n'
 
 
 def test_parallel_processes_never_share_an_index(tmp_path: Path) -> None:
     tooling = str(Path(trial.__file__).resolve().parents[2])
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); from lessonbank.kernel import arms as trial; "
-        "[trial.assign(sys.argv[2], 's', f'{n % 5}') for n in range(10)]; "
-        "[trial.assign(sys.argv[2], 's', sys.argv[3] + str(n)) for n in range(10)]"
+        "[trial.assign(sys.argv[2], f's{n % 5}') for n in range(10)]; "
+        "[trial.assign(sys.argv[2], sys.argv[3] + str(n)) for n in range(10)]"
     )
+    (tmp_path / "trial").mkdir()
+    (tmp_path / "trial/settings").write_text("seed=3\n", encoding="utf-8")
     procs = [
         subprocess.Popen([sys.executable, "-I", "-S", "-c", code, tooling, str(tmp_path), f"p{k}-"])
         for k in range(8)
@@ -396,5 +427,6 @@ def test_parallel_processes_never_share_an_index(tmp_path: Path) -> None:
     assert [p.wait(timeout=60) for p in procs] == [0] * 8
     log = [line.split("\t") for line in (tmp_path / "trial/assignments.tsv").read_text().splitlines()]
     assert [int(parts[0]) for parts in log] == list(range(85))
-    assert len({(parts[1], parts[2]) for parts in log}) == 85
-    assert Counter(parts[3] for parts in log[:84]) == {"with": 42, "without": 42}
+    assert len({parts[1] for parts in log}) == 85
+    assert [parts[2] for parts in log] == [trial.arm_at(3, n) for n in range(85)]
+    assert Counter(parts[2] for parts in log[:84]) == {"with": 42, "without": 42}

@@ -1,204 +1,297 @@
-"""The trial's rule and verdict: decisions, attribution, running rates, the report and the chart."""
+"""The trial's rule on hand-built records: decisions, wording, per-lesson harm tests, the chart."""
 
 from __future__ import annotations
+
+import random
 
 import pytest
 
 from lessonbank.trial import chart
+from lessonbank.trial import report as r
 from lessonbank.trial import stats as v
 
+# Failed checks per turn (3 checks a turn, 4 turns a session), six session patterns repeated.
+HELPED = [[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 1], [0, 0, 0, 0], [1, 1, 0, 0]] * 5
+UNHELPED = [[1, 1, 0, 1], [2, 0, 1, 0], [0, 1, 1, 1], [1, 0, 2, 1], [0, 1, 0, 0], [1, 1, 1, 0]] * 5
+NULL = [[0, 1, 0, 0], [1, 0, 2, 0], [0, 0, 0, 1], [1, 0, 1, 1], [0, 0, 0, 0], [1, 2, 0, 0]] * 5
+# Overdispersed: most sessions fail little, a few fail a lot; the with arm happens to hold one
+# heavy session and the without arm two, so the point estimate is a large "drop" that is noise.
+CALM = [[0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 1, 0]] * 9 + [[0, 0, 0, 0]] * 2
+HEAVY_WITH = CALM + [[0, 3, 3, 3]]
+HEAVY_WITHOUT = CALM[:-1] + [[3, 3, 3, 3], [3, 0, 3, 3]]
 
-def turn(n: int, arm: str, failed: int, lessons: tuple[str, ...] = (), checks: int | None = None) -> v.Turn:
-    return v.Turn(
-        "s", str(n), arm, n, checks if checks is not None else max(failed, 1), failed, False, lessons
-    )
 
-
-def arms(turns_with: int, failed_with: int, turns_without: int, failed_without: int) -> list[v.Turn]:
-    """Turns whose failed checks add up to the given totals (spread as evenly as possible)."""
+def records(
+    prefix: str, arm: str, sessions: list[list[int]], lesson: str = "pytest-order"
+) -> list[v.TurnRecord]:
     out = []
-    for arm, n, failed in ((v.WITH, turns_with, failed_with), (v.WITHOUT, turns_without, failed_without)):
-        for i in range(n):
-            out.append(turn(len(out), arm, failed // n + (1 if i < failed % n else 0)))
+    for i, failed in enumerate(sessions):
+        for t, f in enumerate(failed):
+            lessons = (lesson,) if t == 0 else ()
+            out.append(v.TurnRecord(f"{prefix}{i}", f"{prefix}{i}-t{t}", arm, 3, f, f > 1, lessons))
     return out
 
 
-@pytest.mark.parametrize(
-    ("turns_with", "failed_with", "turns_without", "failed_without", "decision", "reason"),
-    [
-        (29, 0, 40, 40, v.NO_EFFECT, "too few turns: with has 29; the rule needs 30 in each arm"),
-        (40, 0, 29, 40, v.NO_EFFECT, "too few turns: without has 29; the rule needs 30 in each arm"),
-        (0, 0, 0, 0, v.NO_EFFECT, "too few turns: with has 0, without has 0; the rule needs 30 in each arm"),
-        (30, 24, 30, 30, v.HELP, "failed checks per turn are 20.0% lower with lessons; the rule needs 20%"),
-        (30, 21, 30, 30, v.HELP, "failed checks per turn are 30.0% lower with lessons; the rule needs 20%"),
-        (
-            30,
-            25,
-            30,
-            30,
-            v.NO_EFFECT,
-            "failed checks per turn are only 16.7% lower with lessons; the rule needs 20%",
-        ),
-        (30, 36, 30, 30, v.NO_EFFECT, "failed checks per turn are 20.0% HIGHER with lessons"),
-        (
-            30,
-            0,
-            30,
-            0,
-            v.NO_EFFECT,
-            "no failed checks without lessons, so there is nothing for lessons to lower",
-        ),
-        (60, 40, 30, 30, v.HELP, "failed checks per turn are 33.3% lower with lessons; the rule needs 20%"),
-    ],
-)
-def test_the_rule(
-    turns_with: int, failed_with: int, turns_without: int, failed_without: int, decision: str, reason: str
-) -> None:
-    result = v.judge(arms(turns_with, failed_with, turns_without, failed_without))
-    assert (result.decision, result.reason) == (decision, reason)
-
-
-def test_the_rule_is_printed_with_its_constants() -> None:
-    assert v.RULE == (
-        "Rule (fixed in advance): lessons are said to help only when each arm has at least 30 turns "
-        "AND the failed-check rate per turn is at least 20% lower with lessons than without; "
-        "otherwise no effect is claimed. The rule decides; the 95% interval informs."
-    )
-    assert (v.MIN_TURNS_PER_ARM, v.MIN_RELATIVE_DROP, v.CONFIDENCE) == (30, 0.20, 0.95)
-
-
-def attribution_turns(with_failed: list[int], without_failed: list[int], slug: str) -> list[v.Turn]:
-    out = [turn(i, v.WITH, f, (slug,)) for i, f in enumerate(with_failed)]
-    return out + [turn(len(out) + i, v.WITHOUT, f, (slug,)) for i, f in enumerate(without_failed)]
+def trial(with_sessions: list[list[int]], without_sessions: list[list[int]]) -> list[v.Session]:
+    """Sessions alternating between the arms, as balanced assignment would give them."""
+    w, wo = records("w", v.WITH, with_sessions), records("o", v.WITHOUT, without_sessions)
+    out: list[v.TurnRecord] = []
+    for i in range(max(len(with_sessions), len(without_sessions))):
+        out += [r for r in w if r.session == f"w{i}"] + [r for r in wo if r.session == f"o{i}"]
+    return v.sessions_of(out)
 
 
 @pytest.mark.parametrize(
-    ("with_failed", "without_failed", "flag"),
+    ("with_sessions", "without_sessions", "verdict", "reason"),
     [
         (
-            [1] * 5,
-            [0] * 5,
-            "with-arm does worse: 1.00 failed checks per turn with it (5 turns) vs 0.00 without (5 turns)",
+            HELPED, UNHELPED, v.HELPS,
+            "58.8% fewer failed checks per check run with lessons, one-sided p < 0.001",
         ),
-        ([0] * 5, [1] * 5, None),
-        ([1] * 4, [0] * 5, None),  # too few turns to flag
-        ([1] * 5, [1] * 5, None),  # equal is not worse
         (
-            [2, 0, 0, 0, 0, 0],
-            [0] * 5 + [1],
-            "with-arm does worse: 0.33 failed checks per turn with it (6 turns) vs 0.17 without (6 turns)",
+            NULL, NULL[3:] + NULL[:3], v.NO_EFFECT,
+            "0.0% fewer failed checks per check run with lessons, which chance alone can explain "
+            "(one-sided p = 0.530)",
+        ),
+        (
+            HEAVY_WITH, HEAVY_WITHOUT, v.NO_EFFECT,
+            "30.8% fewer failed checks per check run with lessons, which chance alone can explain "
+            "(one-sided p = 0.246)",
+        ),
+        (
+            HELPED[:12], UNHELPED[:14], v.COLLECTING,
+            "12/30 sessions with lessons, 14/30 without; no verdict before 30 in each arm",
+        ),
+        (
+            UNHELPED, HELPED, v.HARMS,
+            "142.9% more failed checks per check run with lessons, one-sided p < 0.001",
+        ),
+        (
+            [[0, 0, 0, 0]] * 27 + [[1, 0, 0, 0]] * 3, [[0, 0, 0, 0]] * 24 + [[0, 1, 0, 0]] * 6, v.NO_EFFECT,
+            "too few to tell: 9 session(s) had a failed check, the rule needs 10",
         ),
     ],
-)
-def test_attribution_flags_lessons_whose_with_arm_does_worse(
-    with_failed: list[int], without_failed: list[int], flag: str | None
+)  # fmt: skip
+def test_the_rule_on_hand_built_trials(
+    with_sessions: list[list[int]], without_sessions: list[list[int]], verdict: str, reason: str
 ) -> None:
-    (item,) = v.attribute(attribution_turns(with_failed, without_failed, "pytest-hang"))
-    assert item.slug == "pytest-hang"
-    assert (item.with_arm.turns, item.with_arm.failed) == (len(with_failed), sum(with_failed))
-    assert (item.without_arm.turns, item.without_arm.failed) == (len(without_failed), sum(without_failed))
-    assert item.flag == flag
+    result = v.decide(trial(with_sessions, without_sessions), 30)
+    assert (result.verdict, result.reason) == (verdict, reason)
 
 
-def test_attribution_counts_a_turn_once_per_lesson_and_keeps_lessons_apart() -> None:
-    turns = [
-        turn(0, v.WITH, 2, ("a", "b", "a")),
-        turn(1, v.WITHOUT, 1, ("a",)),
-        turn(2, v.WITHOUT, 0, ()),
-    ]
-    got = {
-        a.slug: (a.with_arm.turns, a.with_arm.failed, a.without_arm.turns, a.without_arm.failed)
-        for a in v.attribute(turns)
-    }
-    assert got == {"a": (1, 2, 1, 1), "b": (1, 2, 0, 0)}
-
-
-def test_running_rates_are_cumulative_per_arm_in_assignment_order() -> None:
-    turns = [turn(2, v.WITH, 0), turn(0, v.WITH, 2), turn(1, v.WITHOUT, 1), turn(3, v.WITHOUT, 0)]
-    got = [(p.order, p.arm, p.turns, p.rate) for p in v.running(turns)]
-    assert got == [(0, v.WITH, 1, 2.0), (1, v.WITHOUT, 1, 1.0), (2, v.WITH, 2, 1.0), (3, v.WITHOUT, 2, 0.5)]
-    for point in v.running(turns):
-        assert point.low <= point.rate <= point.high
-
-
-def test_report_for_no_effect_says_the_honest_move_is_bank_off() -> None:
-    result = v.judge(
-        arms(30, 30, 30, 30) + [turn(60, v.WITH, 0, ("lint-first",)), turn(61, v.WITHOUT, 0, ("lint-first",))]
+def test_a_real_drop_smaller_than_the_floor_is_not_help() -> None:
+    # Many sessions, 10% fewer failures with lessons: significant, but under the 20% floor.
+    with_sessions = [[1, 1, 1, 0]] * 9 + [[1, 1, 0, 0]]
+    without_sessions = [[1, 1, 1, 0]] * 10
+    result = v.decide(trial(with_sessions * 20, without_sessions * 20), 200)
+    assert result.verdict == v.NO_EFFECT
+    assert result.reason == (
+        "3.3% fewer failed checks per check run with lessons (one-sided p < 0.001), "
+        "but the rule needs a drop of 20%"
     )
-    assert v.report_lines(result) == [
-        v.RULE,
-        "",
-        "Verdict: NO EFFECT (failed checks per turn are the same with and without lessons).",
-        "  with        31 turns     31 checks     30 failed   0.97 failed/turn     0 recovered",
-        "  without     31 turns     31 checks     30 failed   0.97 failed/turn     0 recovered",
-        "Rate ratio with/without: 1.00 (95% exact conditional interval 0.58 to 1.72); "
-        "permutation test p = 1.000 (2000 shuffles).",
-        "No effect is claimed, so the honest move is `bank off`.",
-        "",
-        "Per lesson (turns it was or would have been injected in; failed checks per turn):",
-        "  lint-first: with 1 turns 0.00, without 1 turns 0.00",
-        "0 lesson(s) flagged (flags need 5+ turns in each arm and 20% more failed checks per turn with the lesson).",
-    ]
 
 
-def test_report_for_too_few_turns_also_offers_to_keep_testing() -> None:
-    lines = v.report_lines(v.judge(arms(3, 0, 3, 3)))
-    assert (
-        lines[2]
-        == "Verdict: NO EFFECT (too few turns: with has 3, without has 3; the rule needs 30 in each arm)."
+def test_the_overdispersed_null_would_have_passed_the_old_rule() -> None:
+    """The old rule (30 per arm and a 20% lower point estimate) said "help" here; the test does not."""
+    result = v.decide(trial(HEAVY_WITH, HEAVY_WITHOUT), 30)
+    assert result.drop is not None and result.drop > 0.2
+    assert result.comparison.low is not None and result.comparison.low < 1 < (result.comparison.high or 0)
+
+
+def test_only_the_first_planned_sessions_of_each_arm_are_analysed() -> None:
+    sessions = trial(HELPED + NULL, UNHELPED + UNHELPED)
+    result = v.decide(sessions, 30)
+    first = v.decide(trial(HELPED, UNHELPED), 30)
+    assert (result.verdict, result.reason, result.comparison) == (
+        first.verdict,
+        first.reason,
+        first.comparison,
     )
-    assert lines[-2:] == [
-        "No effect is claimed, so the honest move is `bank off`.",
-        "(Or keep `bank test` on until each arm has 30 turns.)",
+    assert (result.counts, result.beyond_plan) == ({v.WITH: 60, v.WITHOUT: 60}, 60)
+
+
+def test_the_planned_size_has_a_floor() -> None:
+    with pytest.raises(ValueError, match="at least 30 sessions in each arm, got 29"):
+        v.decide([], 29)
+
+
+def test_sessions_sum_their_turns_in_first_seen_order() -> None:
+    rows = [
+        v.TurnRecord("b", "1", v.WITH, 3, 1, False, ("x",)),
+        v.TurnRecord("a", "1", v.WITHOUT, 2, 2, True, ()),
+        v.TurnRecord("b", "2", v.WITH, 4, 0, False, ("y", "x")),
     ]
+    assert v.sessions_of(rows) == [
+        v.Session("b", v.WITH, 2, 7, 1, 0, frozenset({"x", "y"})),
+        v.Session("a", v.WITHOUT, 1, 2, 2, 1, frozenset()),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ([], "a record must be a JSON object"),
+        ({"session": 1}, "session must be a string, got 1"),
+        (
+            {"session": "s", "turn": "t", "arm": "both", "checks": 1, "failed": 0, "ended_failing": False},
+            "arm must be with or without, got 'both'",
+        ),
+        (
+            {"session": "s", "turn": "t", "arm": "with", "checks": 1, "failed": 2, "ended_failing": True},
+            "need 0 <= failed <= checks, got 2 of 1",
+        ),
+        (
+            {"session": "s", "turn": "t", "arm": "with", "checks": True, "failed": 0, "ended_failing": False},
+            "checks must be int, got True",
+        ),
+        (
+            {"session": "s", "turn": "t", "arm": "with", "checks": 1, "failed": 0, "ended_failing": False,
+             "lessons": "x"},
+            "lessons must be a list of slugs, got 'x'",
+        ),
+    ],
+)  # fmt: skip
+def test_a_record_that_is_not_one_says_why(data: object, problem: str) -> None:
+    with pytest.raises(ValueError, match="^" + problem.replace("(", r"\(").replace(")", r"\)") + "$"):
+        v.record_from_json(data)
+
+
+def test_report_while_collecting() -> None:
+    result = v.decide(trial(HELPED[:3], UNHELPED[:2]), 30)
+    assert r.report_lines(result) == [
+        v.rule_text(30),
+        "",
+        "Verdict: COLLECTING (3/30 sessions with lessons, 2/30 without; no verdict before 30 in each arm).",
+        "  arm      sessions  turns  checks  failed  failed/check   turns ending  checks/turn",
+        "             so far                                             failing",
+        "  with            3     12      36       3          0.08           0.0%         3.00",
+        "  without         2      8      24       6          0.25          12.5%         3.00",
+        "No estimate, interval or test before 30 sessions in each arm: acting on an early look is how a "
+        "trial finds help that is not there.",
+        f"Method: {v.METHOD}.",
+        "Turns ending with a check still failing, and checks per turn, are shown beside it but not tested: "
+        "fewer checks is not fewer mistakes.",
+        "Keep `bank test` on: the verdict comes at 30 sessions in each arm.",
+        "",
+        "Per lesson (exploratory; sessions it was or would have been handed to; failed checks per check run):",
+        "  pytest-order: with 3 sessions 0.08, without 2 sessions 0.25",
+        "0 lesson(s) shown as doing harm. A lesson is tested only at the planned size with 5+ sessions in "
+        "each arm, and shown as doing harm only when the one-sided test, Holm-corrected across the tested "
+        "lessons, rejects at 5%; no lesson is ever said not to help from these numbers.",
+    ]
+    assert r.status_line(result) == (
+        "trial: collecting 3/30 sessions with lessons, 2/30 without; no verdict before 30 in each arm"
+    )
+
+
+def test_report_of_a_null_says_what_the_data_allow_and_that_bank_off_is_honest() -> None:
+    lines = r.report_lines(v.decide(trial(NULL, NULL[3:] + NULL[:3]), 30), attribution=False)
+    assert lines[2:] == [
+        "Verdict: NO EFFECT (0.0% fewer failed checks per check run with lessons, which chance alone can "
+        "explain (one-sided p = 0.530)).",
+        "  arm      sessions  turns  checks  failed  failed/check   turns ending  checks/turn",
+        "           analysed                                             failing",
+        "  with           30    120     360      55          0.15           8.3%         3.00",
+        "  without        30    120     360      55          0.15           8.3%         3.00",
+        "Failed checks per check run, with/without lessons: 1.00, 95% interval 0.72 to 1.38; one-sided p = 0.530.",
+        "  The data are consistent with anything from 28% fewer to 38% more failed checks per check run.",
+        f"Method: {v.METHOD}.",
+        "Turns ending with a check still failing, and checks per turn, are shown beside it but not tested: "
+        "fewer checks is not fewer mistakes.",
+        "No help was shown, so the honest move is `bank off`.",
+    ]
+
+
+def test_report_of_too_few_says_so_plainly() -> None:
+    sessions = trial([[0, 0, 0, 0]] * 27 + [[1, 0, 0, 0]] * 3, [[0, 0, 0, 0]] * 24 + [[0, 1, 0, 0]] * 6)
+    lines = r.report_lines(v.decide(sessions, 30), attribution=False)
+    assert lines[-1] == (
+        "The data are too few to say anything, for or against lessons. No help was shown, so the honest "
+        "move is `bank off` (or `bank trial reset` with a larger planned size)."
+    )
 
 
 def test_report_when_lessons_help_does_not_suggest_bank_off() -> None:
-    result = v.judge(arms(40, 10, 40, 40))
-    assert result.decision == v.HELP
-    assert not any("bank off" in line for line in v.report_lines(result))
-    assert "permutation test p < 0.001 (2000 shuffles)." in v.report_lines(result)[5]
-    assert v.status_line(result) == (
-        "trial: lessons help — 40 turns with, 40 without; "
-        "failed checks per turn are 75.0% lower with lessons; the rule needs 20%"
+    result = v.decide(trial(HELPED, UNHELPED), 30)
+    lines = r.report_lines(result)
+    assert not any("bank off" in line for line in lines)
+    assert (
+        "Failed checks per check run, with/without lessons: 0.41, 95% interval 0.33 to 0.53; one-sided p < 0.001."
+        in lines
+    )
+    assert r.status_line(result) == (
+        "trial: helps — 58.8% fewer failed checks per check run with lessons, one-sided p < 0.001"
+    )
+
+
+def test_only_a_lesson_the_corrected_test_finds_harmful_is_flagged() -> None:
+    """Ten lessons, each fitting its own sessions: nine neutral, one whose sessions fail more with it."""
+    rng = random.Random(5)
+    rows: list[v.TurnRecord] = []
+    for i in range(200):
+        arm = v.WITH if (i // 10) % 2 else v.WITHOUT
+        slug = "harmful" if i % 10 == 0 else f"neutral-{i % 10}"
+        failed = rng.choice([0, 0, 1, 2]) + (2 if slug == "harmful" and arm == v.WITH else 0)
+        rows.append(v.TurnRecord(f"s{i}", "t", arm, 4, failed, failed > 0, (slug,)))
+    result = v.decide(v.sessions_of(rows), 100)
+    flagged = {item.slug: item.flag for item in result.lessons if item.flag}
+    assert list(flagged) == ["harmful"]
+    assert flagged["harmful"] == (
+        "the trial shows harm: 0.65 failed checks per check run in the 10 sessions it was handed to, "
+        "0.12 in the 10 it was held back from (Holm-adjusted p = 0.005)"
+    )
+    assert all(item.p_adjusted is not None for item in result.lessons)
+
+
+def test_no_lesson_is_tested_before_the_planned_size() -> None:
+    result = v.decide(trial(UNHELPED[:20], HELPED[:20]), 30)
+    assert [(item.slug, item.p_adjusted, item.flag) for item in result.lessons] == [
+        ("pytest-order", None, None)
+    ]
+
+
+def test_json_carries_the_fields_the_issue_names() -> None:
+    data = r.verdict_json(v.decide(trial(HELPED, UNHELPED), 30))
+    assert data["verdict"] == "helps"
+    assert (data["sessions"], data["turns"], data["planned"]) == (
+        {"with": 30, "without": 30},
+        {"with": 120, "without": 120},
+        30,
+    )
+    assert data["drop"] == pytest.approx(1 - 0.411764705882353)
+    assert [round(x, 2) for x in data["interval"]] == [0.33, 0.53]
+    assert data["p"] == pytest.approx(1 / 2001)
+    assert data["method"] == v.METHOD_SHORT
+    collecting = r.verdict_json(v.decide(trial(HELPED[:4], UNHELPED[:4]), 30))
+    assert (collecting["verdict"], collecting["p"], collecting["interval"]) == ("collecting", None, None)
+
+
+def test_running_rates_are_cumulative_per_arm_and_stop_at_the_plan() -> None:
+    sessions = trial(HELPED[:4], UNHELPED[:4])
+    points = v.running(sessions, 30)
+    assert [(p.order, p.arm, p.sessions) for p in points] == [
+        (2, v.WITH, 2), (3, v.WITHOUT, 2), (4, v.WITH, 3), (5, v.WITHOUT, 3), (6, v.WITH, 4), (7, v.WITHOUT, 4),
+    ]  # fmt: skip
+    assert all(p.low <= p.rate <= p.high for p in points)
+    assert points[-2].rate == pytest.approx(5 / 48)  # HELPED[:4] fail 1 + 1 + 1 + 2 of 48 checks
+    assert len(v.running(trial(HELPED, UNHELPED), 30)) == len(
+        v.running(trial(HELPED + HELPED, UNHELPED + UNHELPED), 30)
     )
 
 
 def test_chart_is_deterministic_svg_with_both_arms_and_the_interval() -> None:
-    turns = arms(35, 20, 35, 35)
-    result = v.judge(turns)
-    first = chart.svg(result, v.running(turns))
-    assert first == chart.svg(v.judge(turns), v.running(turns))
+    sessions = trial(HELPED, UNHELPED)
+    result = v.decide(sessions, 30)
+    first = chart.svg(result, v.running(sessions, 30))
+    assert first == chart.svg(v.decide(sessions, 30), v.running(sessions, 30))
     assert first.startswith('<svg xmlns="http://www.w3.org/2000/svg"')
     assert first.endswith("</svg>\n")
     assert first.count("<polyline") == 2 and first.count("<polygon") == 2
-    assert "rate ratio 0.57 (" in first
-    assert "LESSONS HELP" in first
+    assert "ratio 0.41 (0.33 to 0.53)" in first
+    assert "HELPS" in first
 
 
-def test_chart_without_turns_says_so() -> None:
-    empty = chart.svg(v.judge([]), [])
-    assert "no trial turns yet" in empty
+def test_chart_without_sessions_says_so() -> None:
+    empty = chart.svg(v.decide([], 30), [])
+    assert "no trial sessions yet" in empty
     assert "<polyline" not in empty
-
-
-@pytest.mark.parametrize(
-    ("with_failed", "without_failed", "flagged"),
-    [
-        ((2, 2, 2, 2, 2), (2, 2, 2, 2, 2), False),  # the same: no flag
-        ((3, 2, 2, 2, 2), (2, 2, 2, 2, 2), False),  # 10% worse: noise, no flag
-        ((3, 3, 2, 2, 2), (2, 2, 2, 2, 2), True),  # exactly 20% worse: flag
-        ((1, 0, 0, 0, 0), (0, 0, 0, 0, 0), True),  # any failure against none
-        ((0, 0, 0, 0, 0), (0, 0, 0, 0, 0), False),
-        ((9, 9, 9, 9), (0, 0, 0, 0, 0), False),  # only 4 turns with it: too few to say
-    ],
-)
-def test_a_lesson_is_flagged_only_when_clearly_worse(
-    with_failed: tuple[int, ...], without_failed: tuple[int, ...], flagged: bool
-) -> None:
-    turns = [v.Turn("s", f"w{n}", v.WITH, n, 3, f, lessons=("x",)) for n, f in enumerate(with_failed)]
-    turns += [
-        v.Turn("s", f"o{n}", v.WITHOUT, 10 + n, 3, f, lessons=("x",)) for n, f in enumerate(without_failed)
-    ]
-    (item,) = v.attribute(turns)
-    assert (item.flag is not None) == flagged

@@ -60,8 +60,8 @@ SUMMARIES = {
     "schedule": "Print the crontab line that grooms this bank weekly on a new branch.",
     "show": "Show one lesson by slug or id.",
     "stats": "Counts by status, source, type and tag, and how many lessons groom would consider.",
-    "test": "Run the on/off trial: turns a lesson fits go at random to a with or a without arm.",
-    "trial": "The on/off trial's verdict, under a rule fixed in advance.",
+    "test": "Run the on/off trial: each new session goes at random to a with or a without arm.",
+    "trial": "The on/off trial: its verdict under a rule fixed in advance, reset, export and offline analysis.",
 }
 
 

@@ -32,7 +32,7 @@ from lessonbank.install import claude as install
 from lessonbank.kernel import statedir
 from lessonbank.scan.candidates import Store, run_scan, short_id
 from lessonbank.trial import ledger, simulate
-from lessonbank.trial import stats as verdict
+from lessonbank.trial import report as trial_report
 
 DEMO_TRIGGERS = (
     simulate.Trigger("PreToolUse", "pytest -q"),
@@ -238,15 +238,18 @@ def step_trial(bank: Bank) -> list[str]:
     run = simulate.simulate(
         bank.root, sessions, DEMO_TRIGGERS, {"with": 0.4, "without": 0.6}, checks_per_turn=2, seed=5
     )
-    by_arm = {arm: [t for t in run.turns if t.arm == arm] for arm in ("with", "without")}
-    silent = all(not c.stdout for c in run.calls if any(t.turn == c.turn for t in by_arm["without"]))
-    lines.append(
-        f"{len(run.turns)} synthetic turns through the real hooks ({len(run.calls)} hook processes): "
-        f"{len(by_arm['with'])} with lessons, {len(by_arm['without'])} without; "
-        f"every without-arm hook printed nothing: {'yes' if silent else 'NO'}"
+    by_arm = {arm: {t.session for t in run.turns if t.arm == arm} for arm in ("with", "without")}
+    silent = all(
+        not c.stdout for c in run.calls if c.session in by_arm["without"] and c.event != "SessionStart"
     )
-    judged, _ = ledger.judge(bank, permutations=0)
-    lines += ["$ bank trial status", "  " + verdict.status_line(judged), "$ bank ledger"]
+    lines.append(
+        f"{len(sessions)} synthetic sessions, {len(run.turns)} turns, through the real hooks "
+        f"({len(run.calls)} hook processes): {len(by_arm['with'])} sessions with lessons, "
+        f"{len(by_arm['without'])} without; every without-arm lesson hook printed nothing: "
+        f"{'yes' if silent else 'NO'}"
+    )
+    judged, _ = ledger.judge(bank, lessons=False)
+    lines += ["$ bank trial status", "  " + trial_report.status_line(judged), "$ bank ledger"]
     lines += ["  " + line for line in ledger.summary_lines(ledger.summarise(bank))]
     lines.append("$ bank off")
     ledger.set_mode(bank, "off")

@@ -1,47 +1,70 @@
-"""`bank on`, `bank off`, `bank test`, `bank trial status|report` and `bank ledger`."""
+"""`bank on`, `bank off`, `bank test`, `bank trial status|report|reset|export|analyze` and `bank ledger`."""
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
-from lessonbank.bank.store import write_atomic
+from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json
 from lessonbank.errors import BankError
-from lessonbank.kernel import arms
-from lessonbank.trial import chart, ledger, stats, turns
+from lessonbank.trial import chart, ledger, report, stats, turns
 
+T = TypeVar("T")
 MEANING = {
     "on": "lessons are learned and injected (the default)",
     "off": "from the next hook call nothing is injected, nothing is learned and no agent is nudged",
-    "test": "each turn a lesson fits goes to the with or the without arm; without gets nothing, only a log",
+    "test": "each new session goes to the with or the without arm; without gets no lessons, only a log",
 }
+PLANNED_HELP = f"Sessions in each arm before the verdict (at least {stats.MIN_PLANNED}; default {stats.DEFAULT_PLANNED})."
 
 
-def _set_mode(ctx: click.Context, mode: str, dry_run: bool) -> None:
+def power_lines(size: int) -> list[str]:
+    """The power table shown when a trial starts, the chosen size marked."""
+    lines = [f'How often a trial of each size says "helps" ({report.POWER_SCENARIO}):']
+    lines.append(f"  {'sessions per arm':>16}  {'no effect':>9}  {'20% drop':>8}  {'40% drop':>8}")
+    for n, null, d20, d40 in report.POWER:
+        mark = "  <- this trial" if n == size else ""
+        lines.append(f"  {n:>16}  {null:>9.1%}  {d20:>8.1%}  {d40:>8.1%}{mark}")
+    lines.append(
+        "  A 20% drop is the smallest the rule calls help, so it is found about half the time at best; "
+        'a trial that says "no effect" has not shown that lessons do nothing.'
+    )
+    return lines
+
+
+def _set_mode(ctx: click.Context, mode: str, dry_run: bool, size: int | None = None) -> None:
     bank = get_bank(ctx)
     before = ledger.read_mode(bank)
-    try:
-        written = ledger.set_mode(bank, mode, dry_run)
-    except BankError as exc:
-        raise click.ClickException(str(exc)) from None
+    running = bool(ledger.settings(bank)) and "block" not in ledger.settings(bank)
+    written = _call(ledger.set_mode, bank, mode, dry_run, size)
     for rel, action in written:
         click.echo(f"{action:9} {rel}")
     click.echo(
         f"mode: {mode} (was {before}): {MEANING[mode]}" + (" (dry run: nothing written)" if dry_run else "")
     )
-    if mode == "test":
-        seed, size = arms.read_settings(str(turns.trial_dir(bank)))
+    if mode != "test":
+        return
+    if running:
         assigned = len(turns.assignments(bank))
-        if dry_run and not assigned:
-            seed, size = int(bank.config.get("trial.seed")), int(bank.config.get("trial.block_size"))
         click.echo(
-            f"trial: seed {seed}, permuted blocks of {arms.block_size(size)}; "
-            + (f"resuming with {assigned} turns already assigned" if assigned else "no turns assigned yet")
-            + "; `bank trial status` shows the verdict so far"
+            f"trial: resuming, planned {ledger.planned(bank)} sessions in each arm, {assigned} sessions "
+            "assigned so far; `bank trial status` shows how far it is"
         )
+        return
+    chosen = stats.DEFAULT_PLANNED if size is None else size
+    click.echo(
+        f"trial: started, planned {chosen} sessions in each arm; a fresh random seed (kept in "
+        f".lessonbank/trial/settings, not shown) and blocks of 2, 4 or 6 sessions"
+    )
+    for line in power_lines(chosen):
+        click.echo(line)
 
 
 @main.command("on")
@@ -61,64 +84,132 @@ def off_command(ctx: click.Context, dry_run: bool) -> None:
 
 
 @main.command("test")
+@click.option("--planned", "size", type=int, help=PLANNED_HELP)
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @click.pass_context
-def test_command(ctx: click.Context, dry_run: bool) -> None:
-    """Run the on/off trial: turns a lesson fits go at random to a with or a without arm."""
-    _set_mode(ctx, "test", dry_run)
+def test_command(ctx: click.Context, size: int | None, dry_run: bool) -> None:
+    """Run the on/off trial: each new session goes at random to a with or a without arm."""
+    _set_mode(ctx, "test", dry_run, size)
 
 
 @main.group()
 def trial() -> None:
-    """The on/off trial's verdict, under a rule fixed in advance."""
+    """The on/off trial: its verdict under a rule fixed in advance, reset, export and offline analysis."""
+
+
+def _call(function: Callable[..., T], *args: Any) -> T:
+    """A call into the trial; its BankError becomes the CLI's error message."""
+    try:
+        return function(*args)
+    except BankError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _judge(ctx: click.Context, lessons: bool = True) -> tuple[Bank, stats.Verdict, list[stats.Session]]:
+    bank = get_bank(ctx)
+    verdict, sessions = _call(ledger.judge, bank, None, lessons)
+    return bank, verdict, sessions
 
 
 @trial.command()
 @click.pass_context
 def status(ctx: click.Context) -> None:
-    """One line: the mode, and the verdict so far."""
-    bank = get_bank(ctx)
-    try:
-        result, _ = ledger.judge(bank, permutations=0)  # one line needs no permutation test
-    except BankError as exc:
-        raise click.ClickException(str(exc)) from None
+    """Two lines: the mode, and how far the trial is (or its verdict)."""
+    bank, verdict, _ = _judge(ctx, lessons=False)
     click.echo(f"mode: {ledger.read_mode(bank)}")
-    click.echo(stats.status_line(result))
+    click.echo(report.status_line(verdict))
 
 
-@trial.command()
+@trial.command("report")
 @click.option(
     "--chart", "chart_path", type=click.Path(dir_okay=False, path_type=Path), help="Write an SVG chart here."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--dry-run", is_flag=True, help="Do not write the chart; say what would be written.")
 @click.pass_context
-def report(ctx: click.Context, chart_path: Path | None, as_json: bool, dry_run: bool) -> None:
-    """The rule, the verdict, the effect estimate with its interval, and per-lesson attribution."""
+def report_command(ctx: click.Context, chart_path: Path | None, as_json: bool, dry_run: bool) -> None:
+    """The rule, the verdict, the estimate with its interval, and the per-lesson harm tests."""
     if chart_path is not None and chart_path.suffix.lower() != ".svg":
         raise click.BadParameter(
             "only SVG charts are written (no image library is a dependency); give a path ending in .svg",
             param_hint="--chart",
         )
-    bank = get_bank(ctx)
-    try:
-        result, judged = ledger.judge(bank)
-        action = None
-        if chart_path is not None:
-            action = write_atomic(chart_path, chart.svg(result, stats.running(judged)), dry_run)
-    except BankError as exc:
-        raise click.ClickException(str(exc)) from None
+    bank, verdict, sessions = _judge(ctx)
+    action = None
+    if chart_path is not None:
+        svg = chart.svg(verdict, stats.running(sessions, verdict.planned))
+        action = _call(write_atomic, chart_path, svg, dry_run)
     if as_json:
-        data = stats.verdict_json(result)
+        data = report.verdict_json(verdict)
         data["mode"] = ledger.read_mode(bank)
         data["chart"] = {"path": str(chart_path), "action": action} if chart_path is not None else None
         emit_json(data)
         return
     click.echo(f"mode: {ledger.read_mode(bank)}")
-    for line in stats.report_lines(result):
+    for line in report.report_lines(verdict):
         click.echo(line)
     if chart_path is not None:
         click.echo(f"{action:9} {chart_path}" + (" (dry run: nothing written)" if dry_run else ""))
+
+
+@trial.command()
+@click.option("--planned", "size", type=int, help=PLANNED_HELP + " Default: the running trial's.")
+@click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
+@click.pass_context
+def reset(ctx: click.Context, size: int | None, dry_run: bool) -> None:
+    """Archive the running trial and start a new one with a fresh seed (the log keeps both)."""
+    bank = get_bank(ctx)
+    done = _call(ledger.reset_trial, bank, size, dry_run)
+    for rel, action in done:
+        click.echo(f"{action:9} {rel}")
+    chosen = ledger.planned(bank) if not dry_run else (size or ledger.planned(bank))
+    click.echo(
+        f"trial: a new trial, planned {chosen} sessions in each arm, with a fresh seed; mode: {ledger.read_mode(bank)}"
+        + (" (dry run: nothing written)" if dry_run else "")
+    )
+    if ledger.read_mode(bank) != "test":
+        click.echo("(sessions are assigned only in test mode: `bank test` runs it)")
+
+
+@trial.command()
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON document with the planned size, not JSON lines."
+)
+@click.pass_context
+def export(ctx: click.Context, as_json: bool) -> None:
+    """The trial's per-turn records, one JSON object a line, for `bank trial analyze`."""
+    bank = get_bank(ctx)
+    rows = _call(turns.trial_records, bank)
+    if as_json:
+        emit_json({"planned": ledger.planned(bank), "records": [r.to_json() for r in rows]})
+        return
+    for row in rows:
+        click.echo(json.dumps(row.to_json(), ensure_ascii=False))
+
+
+@trial.command()
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.option(
+    "--planned", "size", type=int, help="Sessions in each arm for the verdict (overrides the file's)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def analyze(file: Path, size: int | None, as_json: bool) -> None:
+    """Analyse exported records (FILE, or - for stdin) with the same rule and code as `bank trial report`."""
+    try:
+        text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot read {file}: {exc.strerror}") from None
+    try:
+        rows, carried = turns.parse_records(text, str(file))
+        chosen = ledger.check_planned(size if size is not None else carried or stats.DEFAULT_PLANNED)
+    except BankError as exc:
+        raise click.ClickException(str(exc)) from None
+    verdict = stats.decide(stats.sessions_of(rows), chosen)
+    if as_json:
+        emit_json(report.verdict_json(verdict))
+        return
+    for line in report.report_lines(verdict):
+        click.echo(line)
 
 
 @main.command("ledger")
@@ -126,11 +217,7 @@ def report(ctx: click.Context, chart_path: Path | None, as_json: bool, dry_run: 
 @click.pass_context
 def ledger_command(ctx: click.Context, as_json: bool) -> None:
     """What the hooks put in front of the agent: per lesson, per session, estimated tokens, never-fired."""
-    bank = get_bank(ctx)
-    try:
-        summary = ledger.summarise(bank)
-    except BankError as exc:
-        raise click.ClickException(str(exc)) from None
+    summary = _call(ledger.summarise, get_bank(ctx))
     if as_json:
         emit_json(ledger.summary_json(summary))
         return

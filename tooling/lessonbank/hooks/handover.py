@@ -1,4 +1,4 @@
-"""Handing lessons over: the byte budget, the once-per-session claim, the trial arm, the ledger."""
+"""Handing lessons over: the byte budget, the once-per-session claim, the session's trial arm, the ledger."""
 
 from lessonbank.kernel import jsonio
 from lessonbank.kernel import records as ledger
@@ -49,10 +49,12 @@ def hand_over(
     if not won:
         return ""
     arm = "on"
-    if mode == "test" and not state.READ_ONLY:  # a dry run (`bank hook`) must not assign a turn
+    if mode == "test" and not state.READ_ONLY:  # a dry run (`bank hook`) must not assign a session
         from lessonbank.kernel import arms as trial
 
-        arm = trial.assign(session.state_dir, session.id, turn)
+        # Known sessions answer from one small file; an unknown one (begun before `bank test`,
+        # or its SessionStart missed) is assigned here, before any lesson reaches it.
+        arm = trial.assign(session.state_dir, session.id)
     injected = arm != "without"
     for slug, _, text in won:
         size = len(text.encode("utf-8"))

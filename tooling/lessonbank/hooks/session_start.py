@@ -1,4 +1,4 @@
-"""SessionStart: the standing protocol for reporting lessons, and claims after /compact and /clear."""
+"""SessionStart: the standing protocol for reporting lessons, claims after /compact and /clear, the trial arm."""
 
 from lessonbank.hooks import handover as inject
 from lessonbank.kernel import statedir as state
@@ -19,8 +19,16 @@ or run `bank capture --when "…" --do "…" --promote-to rule:<name>`. Most tur
 
 
 def session_start(payload: dict, root: str, state_dir: str, mode: str) -> str:
-    """Reset claims as the source asks (compact: high-priority ones; clear: all); give the protocol."""
+    """Reset claims as the source asks (compact: high-priority ones; clear: all); give the protocol.
+
+    In test mode a new session is assigned its trial arm here, before its first prompt; both arms
+    get the same protocol, so nothing before the first lesson differs between them.
+    """
     session = state.Session(state_dir, str(payload.get("session_id") or ""))
+    if mode == "test" and not state.READ_ONLY:
+        from lessonbank.kernel import arms as trial
+
+        trial.assign(state_dir, session.id)
     source = payload.get("source")
     if source == "clear":
         session.release()

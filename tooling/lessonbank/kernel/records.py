@@ -23,7 +23,8 @@ A turn is the payload's `prompt_id` when present (Claude Code 2.1.197 sends it),
 session's prompt counter as a decimal string, advanced at each UserPromptSubmit.
 
 Both the Stop hook and the trial read these files through `read_ledger` / `read_checks`, and both
-ask `recovered` whether a check failed and then passed in a turn.
+ask `recovered` whether a check failed and then passed in a turn; the trial asks `still_failing`
+whether a turn ended with a check whose last run failed.
 """
 
 from lessonbank.kernel import jsonio
@@ -158,3 +159,16 @@ def recovered(runs: list[tuple[str, bool]]) -> list[str]:
         else:
             out.extend(n for n in names if n in failed and n not in out)
     return out
+
+
+def still_failing(runs: list[tuple[str, bool]]) -> list[str]:
+    """The checks whose last run in the turn failed, in the order of those last runs.
+
+    `runs` as for `recovered`; each name of a combined check counts on its own.
+    """
+    last: dict[str, bool] = {}
+    for check, ok in runs:
+        for name in check.split(CHECK_SEPARATOR):
+            last.pop(name, None)
+            last[name] = ok
+    return [name for name, ok in last.items() if not ok]

@@ -1,4 +1,4 @@
-"""The trial as an SVG chart, written as text: running failed checks per turn by arm, and the rate ratio. Pure."""
+"""The trial as an SVG chart, written as text: running failed checks per check run by arm, and the ratio. Pure."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from xml.sax.saxutils import escape
 
 from lessonbank.trial.stats import (
     CONFIDENCE,
-    MIN_RELATIVE_DROP,
-    MIN_TURNS_PER_ARM,
+    MIN_DROP,
     WITH,
     WITHOUT,
     Point,
@@ -60,7 +59,7 @@ def _line(
 def _series(
     points: Sequence[Point], arm: str, sx: Callable[[float], float], sy: Callable[[float], float]
 ) -> list[str]:
-    """One arm's band (the exact interval of its running rate) and its line."""
+    """One arm's band (the session-robust interval of its running rate) and its line."""
     mine = [p for p in points if p.arm == arm]
     if not mine:
         return []
@@ -90,7 +89,7 @@ def svg(verdict: Verdict, points: Sequence[Point]) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
         f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif">',
         f'<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/>',
-        _text(LEFT, 28, f"lessonbank trial: {verdict.decision.upper()}", 16),
+        _text(LEFT, 28, f"lessonbank trial: {verdict.verdict.upper()}", 16),
         _text(LEFT, 48, f"{verdict.reason}", 11, colour="#444"),
     ]
     # Axes and ticks of the running-rate panel.
@@ -104,28 +103,30 @@ def svg(verdict: Verdict, points: Sequence[Point]) -> str:
     for i in range(5):
         order = round(last * i / 4)
         out.append(_text(sx(order), BOTTOM + 16, str(order + 1 if points else 0), 10, "middle"))
-    out.append(_text((LEFT + RIGHT) / 2, BOTTOM + 32, "trial turn (assignment order)", 11, "middle"))
+    out.append(_text((LEFT + RIGHT) / 2, BOTTOM + 32, "trial session (assignment order)", 11, "middle"))
     out.append(
         f'<text x="18" y="{_f((TOP + BOTTOM) / 2)}" font-size="11" text-anchor="middle" '
-        f'transform="rotate(-90 18 {_f((TOP + BOTTOM) / 2)})">failed checks per turn (running, {CONFIDENCE:.0%} band)</text>'
+        f'transform="rotate(-90 18 {_f((TOP + BOTTOM) / 2)})">failed checks per check run (running, {CONFIDENCE:.0%} band)</text>'
     )
     if not points:
-        out.append(_text((LEFT + RIGHT) / 2, (TOP + BOTTOM) / 2, "no trial turns yet", 14, "middle", "#888"))
+        out.append(
+            _text((LEFT + RIGHT) / 2, (TOP + BOTTOM) / 2, "no trial sessions yet", 14, "middle", "#888")
+        )
     for arm in (WITHOUT, WITH):
         out += _series(points, arm, sx, sy)
     # Legend.
-    for i, (arm, total) in enumerate(((WITH, verdict.with_arm), (WITHOUT, verdict.without_arm))):
+    for i, arm in enumerate((WITH, WITHOUT)):
         x = RIGHT - 250 + i * 130
         out.append(f'<rect x="{x}" y="{TOP - 14}" width="12" height="12" fill="{COLOURS[arm]}"/>')
-        out.append(_text(x + 16, TOP - 4, f"{arm} lessons ({total.turns})", 11))
+        out.append(_text(x + 16, TOP - 4, f"{arm} lessons ({verdict.counts[arm]})", 11))
     out += _ratio_strip(verdict)
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
 def _ratio_strip(verdict: Verdict) -> list[str]:
-    """The rate ratio with its interval on a 0-2 axis, beside 1 (no change) and the rule's threshold."""
-    rr = verdict.rate_ratio
+    """The ratio with its interval on a 0-2 axis, beside 1 (no change) and the rule's threshold."""
+    rr = verdict.comparison
     top = 2.0
 
     def rx(value: float) -> float:
@@ -136,8 +137,8 @@ def _ratio_strip(verdict: Verdict) -> list[str]:
         _text(
             LEFT,
             RR_TOP - 14,
-            f"rate ratio with/without lessons, {CONFIDENCE:.0%} exact interval "
-            f"(rule: each arm {MIN_TURNS_PER_ARM}+ turns and ratio at most {1 - MIN_RELATIVE_DROP:.2f})",
+            f"failed checks per check run, with/without lessons, {CONFIDENCE:.0%} interval "
+            f"(rule: {verdict.planned} sessions per arm, test at 5% and ratio at most {1 - MIN_DROP:.2f})",
             11,
         ),
         _line(LEFT, RR_BOTTOM, RIGHT, RR_BOTTOM, "#444"),
@@ -147,7 +148,7 @@ def _ratio_strip(verdict: Verdict) -> list[str]:
         out.append(_line(rx(value), RR_BOTTOM, rx(value), RR_BOTTOM + 4, "#444"))
         out.append(_text(rx(value), RR_BOTTOM + 16, f"{value:.2f}", 10, "middle"))
     out.append(_line(rx(1.0), RR_TOP, rx(1.0), RR_BOTTOM, "#444", ' stroke-dasharray="4 3"'))
-    threshold = 1 - MIN_RELATIVE_DROP
+    threshold = 1 - MIN_DROP
     out.append(_line(rx(threshold), RR_TOP, rx(threshold), RR_BOTTOM, "#2a9d3a", ' stroke-dasharray="2 2"'))
     if rr.low is not None and rr.high is not None:
         high = rr.high if not math.isinf(rr.high) else top * 2
@@ -155,8 +156,8 @@ def _ratio_strip(verdict: Verdict) -> list[str]:
         out.append(_line(rx(rr.low), mid - 6, rx(rr.low), mid + 6, "#222"))
         if high <= top:
             out.append(_line(rx(high), mid - 6, rx(high), mid + 6, "#222"))
-    if rr.estimate is not None and not math.isinf(rr.estimate):
-        out.append(f'<circle cx="{_f(rx(rr.estimate))}" cy="{_f(mid)}" r="4" fill="#222"/>')
-    label = f"rate ratio {fmt_num(rr.estimate)} ({fmt_num(rr.low)} to {fmt_num(rr.high)})"
+    if rr.ratio is not None and not math.isinf(rr.ratio):
+        out.append(f'<circle cx="{_f(rx(rr.ratio))}" cy="{_f(mid)}" r="4" fill="#222"/>')
+    label = f"ratio {fmt_num(rr.ratio)} ({fmt_num(rr.low)} to {fmt_num(rr.high)})"
     out.append(_text(LEFT, RR_BOTTOM + 40, label, 11))
     return out

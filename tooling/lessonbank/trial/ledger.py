@@ -1,4 +1,4 @@
-"""The trial from the CLI's side: the mode, the verdict over the recorded turns, and the ledger summary.
+"""The trial from the CLI's side: the mode, the trial's start, reset and log, the verdict, and the ledger summary.
 
 The ledger summary says what the hooks put in front of the agent: per lesson and per session, the
 estimated tokens, the lessons that never fire, and those the same check kept failing after; with
@@ -8,10 +8,13 @@ trial.turns.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +30,7 @@ from lessonbank.trial.turns import (
     read_ledger,
     run_key,
     trial_dir,
-    trial_turns,
+    trial_records,
     turn_key,
 )
 
@@ -93,7 +96,7 @@ class Summary:
         return sum(s.logged_only for s in self.sessions)
 
 
-# --- mode ---
+# --- mode and the trial's life ---
 
 
 def mode_path(bank: Bank) -> Path:
@@ -105,29 +108,121 @@ def read_mode(bank: Bank) -> str:
     return statedir.mode(str(bank.state_dir))
 
 
-def set_mode(bank: Bank, mode: str, dry_run: bool = False) -> list[tuple[str, str]]:
-    """Write the mode file (and, for test, the trial's seed and block size); [(path, action)]."""
+def settings(bank: Bank) -> dict[str, int]:
+    """The running trial's settings (seed, planned); {} when no trial was started."""
+    return arms.read_settings(str(trial_dir(bank)))
+
+
+def planned(bank: Bank) -> int:
+    """The running trial's planned sessions per arm (the default when none is running)."""
+    return max(stats.MIN_PLANNED, settings(bank).get("planned", stats.DEFAULT_PLANNED))
+
+
+def check_planned(value: int) -> int:
+    if value < stats.MIN_PLANNED:
+        raise BankError(
+            f"the planned size must be at least {stats.MIN_PLANNED} sessions in each arm, got {value}"
+        )
+    return value
+
+
+def log_event(bank: Bank, event: str, dry_run: bool = False, **fields: Any) -> None:
+    """Append one event (start, reset, mode) to the trial's log, with the time in UTC."""
+    if dry_run:
+        return
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    statedir.append_line(
+        str(trial_dir(bank) / arms.EVENTS), json.dumps({"at": stamp, "event": event, **fields})
+    )
+
+
+def read_log(bank: Bank) -> list[dict]:
+    """The trial's log, oldest first (unreadable lines skipped)."""
+    try:
+        text = (trial_dir(bank) / arms.EVENTS).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise BankError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    rows = []
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and isinstance(row.get("event"), str):
+            rows.append(row)
+    return rows
+
+
+def start_trial(bank: Bank, size: int, dry_run: bool = False) -> list[tuple[str, str]]:
+    """Start a trial: a fresh seed (in the trial's settings only, never printed) and the planned size."""
+    check_planned(size)
+    seed = arms.fresh_seed()
+    path = trial_dir(bank) / arms.SETTINGS
+    action = write_atomic(path, f"seed={seed}\nplanned={size}\n", dry_run)
+    digest = hashlib.sha256(str(seed).encode()).hexdigest()[:16]
+    log_event(bank, "start", dry_run, planned=size, seed_sha256=digest)
+    return [(bank.relative(path), action)]
+
+
+def reset_trial(bank: Bank, size: int | None, dry_run: bool = False) -> list[tuple[str, str]]:
+    """Archive the running trial (its settings, assignments and arms) and start a new one."""
+    folder = trial_dir(bank)
+    done: list[tuple[str, str]] = []
+    parts = (
+        [p for p in sorted(folder.iterdir()) if p.name not in (arms.ARCHIVE, arms.EVENTS)]
+        if folder.is_dir()
+        else []
+    )
+    if parts:
+        archive = folder / arms.ARCHIVE
+        taken = [int(p.name) for p in archive.iterdir() if p.name.isdigit()] if archive.is_dir() else []
+        target = archive / str(max(taken, default=0) + 1)
+        done.append((bank.relative(target), "archive"))
+        sessions = len(assignments(bank))
+        if not dry_run:
+            target.mkdir(parents=True)
+            for part in parts:
+                part.rename(target / part.name)
+        log_event(bank, "reset", dry_run, archived=bank.relative(target), sessions=sessions)
+    return done + start_trial(bank, planned(bank) if size is None else size, dry_run)
+
+
+def set_mode(bank: Bank, mode: str, dry_run: bool = False, size: int | None = None) -> list[tuple[str, str]]:
+    """Write the mode file (for test, starting a trial when none runs); [(path, action)]."""
     if mode not in statedir.MODES:
         raise BankError(f"unknown mode {mode!r}; use one of: {', '.join(statedir.MODES)}")
+    before = read_mode(bank)
+    running = bool(settings(bank))
     done = []
-    if mode == "test":
-        settings = trial_dir(bank) / arms.SETTINGS
-        seed, size = int(bank.config.get("trial.seed")), int(bank.config.get("trial.block_size"))
-        wanted = f"seed={seed}\nblock={size}\n"
-        # A running trial keeps the seed and blocks it started with: changing them mid-way is cheating.
-        if not (settings.exists() and assignments(bank)):
-            done.append((bank.relative(settings), write_atomic(settings, wanted, dry_run)))
+    if mode == "test" and "block" in settings(bank):
+        # A trial of turns from before trials were by session (its settings name a block size):
+        # archived, and a trial of sessions starts with a fresh seed.
+        done += reset_trial(bank, stats.DEFAULT_PLANNED if size is None else size, dry_run)
+    elif mode == "test" and not running:
+        done += start_trial(bank, stats.DEFAULT_PLANNED if size is None else size, dry_run)
+    elif size is not None and size != planned(bank):
+        # A running trial keeps the size it started with: changing it mid-way is cheating.
+        raise BankError(
+            f"the running trial was planned for {planned(bank)} sessions in each arm and keeps that size; "
+            f"`bank trial reset --planned {size}` archives it and starts a new trial"
+        )
     done.append((bank.relative(mode_path(bank)), write_atomic(mode_path(bank), mode + "\n", dry_run)))
+    if running or mode == "test":
+        log_event(bank, "mode", dry_run, mode=mode, was=before)
     return done
 
 
 # --- the verdict ---
 
 
-def judge(bank: Bank, permutations: int = stats.PERMUTATIONS) -> tuple[stats.Verdict, list[stats.Turn]]:
-    """The trial's verdict over everything recorded so far, and the turns it was computed from."""
-    turns = trial_turns(bank)
-    return stats.judge(turns, permutations), turns
+def judge(
+    bank: Bank, size: int | None = None, lessons: bool = True
+) -> tuple[stats.Verdict, list[stats.Session]]:
+    """The trial's verdict over everything recorded so far, and the sessions it was computed from."""
+    sessions = stats.sessions_of(trial_records(bank))
+    return stats.decide(sessions, planned(bank) if size is None else size, lessons), sessions
 
 
 # --- the ledger summary ---
@@ -209,11 +304,11 @@ def summarise(bank: Bank) -> Summary:
 
 
 def flagged_lessons(bank: Bank) -> dict[str, str]:
-    """Lessons groom should report: the with-arm did worse in the trial, or the same failure kept following."""
+    """Lessons groom should report: the trial's Holm-corrected test shows harm, or the same failure kept following."""
     if not (bank.state_dir / statedir.LEDGER).exists():
         return {}  # nothing was ever injected or logged: nothing to flag, and no need to read the bank
     flags: dict[str, str] = {}
-    for item in stats.attribute(trial_turns(bank)):
+    for item in judge(bank)[0].lessons:
         if item.flag:
             flags[item.slug] = item.flag
     for use in summarise(bank).lessons:

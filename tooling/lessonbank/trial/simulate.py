@@ -1,8 +1,9 @@
 """Synthetic sessions through the real hook processes: a trial whose true effect is known in advance.
 
-Each turn starts with one trigger (a prompt or a Bash call that a lesson fits), spawned through the
-hook command exactly as `bank install claude` wrote it; the hook assigns the turn's arm. The turn's outcome is then drawn
-from a seeded RNG with the failure probability of that arm and fed back as PostToolUse /
+Each session starts with a SessionStart payload (the hook assigns the session's arm in test mode),
+then runs one turn per trigger (a prompt or a Bash call that a lesson fits), each spawned through
+the hook command exactly as `bank install claude` wrote it. A turn's checks are then drawn from a
+seeded RNG with the failure probability of the session's arm and fed back as PostToolUse /
 PostToolUseFailure payloads (modelled on Claude Code 2.1.197's), so the hooks record the checks.
 """
 
@@ -42,7 +43,7 @@ class Call:
 
 @dataclass
 class Outcome:
-    """One simulated turn: the arm the hook gave it ("" when no lesson fitted) and its checks."""
+    """One simulated turn: the arm the hooks gave its session ("" when none) and its checks."""
 
     session: str
     turn: str
@@ -109,9 +110,9 @@ def bash_payload(
     return payload(event, session, turn, cwd, **fields)
 
 
-def arm_of(state_dir: Path, session: str, turn: str) -> str:
-    """The arm the hooks recorded for a turn ("" when the turn was never assigned)."""
-    path = Path(arms.arm_file(str(state_dir), session, turn))
+def arm_of(state_dir: Path, session: str) -> str:
+    """The arm the hooks recorded for a session ("" when it was never assigned)."""
+    path = Path(arms.arm_file(str(state_dir), session))
     try:
         return path.read_text(encoding="utf-8").strip()
     except FileNotFoundError:
@@ -126,12 +127,14 @@ def simulate(
     checks_per_turn: int = 2,
     seed: int = 1,
 ) -> Run:
-    """Each session runs one turn per trigger; each turn's checks fail with probability fail[arm]."""
+    """Each session starts, then runs one turn per trigger; each check fails with probability fail[arm]."""
     rng = random.Random(seed)
     hooks = commands(project)
     state_dir = project / statedir.STATE
     run = Run()
     for session in sessions:
+        sent = payload("SessionStart", session, f"{session}-start", project, source="startup")
+        run.calls.append(Call("SessionStart", session, "", sent, spawn(hooks, sent, project)))
         for number, trigger in enumerate(triggers):
             turn = f"{session}-prompt-{number}"
             if trigger.event == "UserPromptSubmit":
@@ -139,7 +142,7 @@ def simulate(
             else:
                 sent = bash_payload("PreToolUse", session, turn, project, trigger.text, f"{turn}-call-0")
             run.calls.append(Call(trigger.event, session, turn, sent, spawn(hooks, sent, project)))
-            arm = arm_of(state_dir, session, turn)
+            arm = arm_of(state_dir, session)
             outcome = Outcome(session, turn, arm)
             for k in range(checks_per_turn):
                 failed = rng.random() < fail.get(arm, fail.get("", 0.0))

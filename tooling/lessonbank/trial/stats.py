@@ -1,6 +1,11 @@
-"""The trial's verdict: the rule fixed in advance, the effect estimate, per-lesson attribution, and the
-verdict as text and as plain data. Pure; the exact intervals and the permutation test are in
-trial.inference.
+"""The trial's verdict: the rule fixed in advance, applied by session to per-turn records. Pure.
+
+The records are the ones `bank trial export` writes and `bank trial analyze` reads, one per turn:
+session, turn, arm, checks, failed, ended_failing, lessons. Sessions are the unit: they were
+randomized, and a lesson handed over stays in the session's context. The primary measure is failed
+checks per check run; the share of turns that end with a check still failing and checks per turn
+are reported beside it (a lesson that only makes the agent run fewer checks does not lower the
+primary measure). The test and the interval are in trial.inference.
 """
 
 from __future__ import annotations
@@ -10,208 +15,362 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from lessonbank.trial.inference import Interval, permutation_p, poisson_rate_interval, rate_ratio
+from lessonbank.trial import inference
 
 # The rule, fixed before any data is seen. Changing these after a trial started is cheating.
-MIN_TURNS_PER_ARM = 30
-MIN_RELATIVE_DROP = 0.20
+MIN_PLANNED = 30  # sessions in each arm: the smallest planned size allowed
+DEFAULT_PLANNED = 60
+MIN_DROP = 0.20  # the smallest drop in failed checks per check run worth calling help
+ALPHA = 0.05  # one-sided: "lessons help"
+HARM_ALPHA = 0.025  # one-sided the other way: "lessons harm"
 CONFIDENCE = 0.95
-PERMUTATIONS = 2000
-PERMUTATION_SEED = 20261129
-# A lesson is flagged only when both of its arms have at least this many turns, and its with-arm
-# fails at least this much more per turn: a bare "worse" flags half of all lessons by noise alone.
-ATTRIBUTION_MIN_TURNS = 5
-ATTRIBUTION_MIN_EXCESS = MIN_RELATIVE_DROP
+SHUFFLES = 2000
+SHUFFLE_SEED = 20261129
+# Fewer analysed sessions than this with a failed check (both arms together): too few to tell.
+MIN_FAILING_SESSIONS = 10
+# Per lesson (exploratory): tested only with this many sessions in each arm; flagged only when the
+# Holm-adjusted one-sided p-value (with-arm worse) across all tested lessons is at most ALPHA.
+LESSON_MIN_SESSIONS = 5
 
 WITH = "with"
 WITHOUT = "without"
-HELP = "lessons help"
+ARMS = (WITH, WITHOUT)
+COLLECTING = "collecting"
+HELPS = "helps"
 NO_EFFECT = "no effect"
-
-RULE = (
-    f"Rule (fixed in advance): lessons are said to help only when each arm has at least "
-    f"{MIN_TURNS_PER_ARM} turns AND the failed-check rate per turn is at least "
-    f"{MIN_RELATIVE_DROP:.0%} lower with lessons than without; otherwise no effect is claimed. "
-    f"The rule decides; the {CONFIDENCE:.0%} interval informs."
+HARMS = "harms"
+METHOD = (
+    f"session-level studentized permutation test, one-sided, {SHUFFLES} shuffles; "
+    f"{CONFIDENCE:.0%} interval calibrated by the same shuffles on a session-robust standard error"
 )
+METHOD_SHORT = "session permutation (studentized); session-robust ratio interval"
+
+
+def rule_text(planned: int) -> str:
+    """The rule as printed with every report."""
+    return (
+        f"Rule (fixed before the trial started): sessions, not turns, are compared. After {planned} "
+        f"sessions in each arm (the planned size), lessons are said to help only if a one-sided "
+        f"session-level permutation test finds fewer failed checks per check run with lessons at the "
+        f"{ALPHA:.0%} level AND the estimated drop is at least {MIN_DROP:.0%}; they are said to harm if "
+        f"the same test finds more at the {HARM_ALPHA:.1%} level; otherwise no effect is claimed. "
+        f"Before {planned} there is no verdict, and sessions after the first {planned} of an arm are "
+        f"not analysed, so looking early or often cannot change the answer."
+    )
 
 
 @dataclass(frozen=True)
-class Turn:
-    """One trial turn: its arm, its place in assignment order, its checks and the lessons that fit it."""
+class TurnRecord:
+    """One turn of a trial session: the export's and `analyze`'s record."""
 
     session: str
     turn: str
     arm: str
-    order: int
-    checks: int = 0
-    failed: int = 0
-    recovered: bool = False
+    checks: int
+    failed: int
+    ended_failing: bool
     lessons: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as `bank trial export` writes it (its fields in order, the lessons a list)."""
+        return {**asdict(self), "lessons": list(self.lessons)}
+
+
+def record_from_json(data: object) -> TurnRecord:
+    """A record from its JSON object; ValueError naming the problem when it is not one."""
+    if not isinstance(data, dict):
+        raise ValueError("a record must be a JSON object")
+    kinds = {"session": str, "turn": str, "arm": str, "checks": int, "failed": int, "ended_failing": bool}
+    for name, kind in kinds.items():
+        value = data.get(name)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ValueError(f"{name} must be {'a string' if kind is str else kind.__name__}, got {value!r}")
+    lessons = data.get("lessons", [])
+    if not isinstance(lessons, list) or not all(isinstance(s, str) for s in lessons):
+        raise ValueError(f"lessons must be a list of slugs, got {lessons!r}")
+    if data["arm"] not in ARMS:
+        raise ValueError(f"arm must be with or without, got {data['arm']!r}")
+    if not 0 <= data["failed"] <= data["checks"]:
+        raise ValueError(f"need 0 <= failed <= checks, got {data['failed']} of {data['checks']}")
+    return TurnRecord(
+        data["session"], data["turn"], data["arm"], data["checks"], data["failed"],
+        data["ended_failing"], tuple(lessons),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Session:
+    """One session's totals."""
+
+    session: str
+    arm: str
+    turns: int
+    checks: int
+    failed: int
+    ended_failing: int
+    lessons: frozenset[str]
+
+
+def sessions_of(records: Iterable[TurnRecord]) -> list[Session]:
+    """Records summed by session, in the order sessions first appear (a session keeps its first arm)."""
+    order: dict[str, list[TurnRecord]] = {}
+    for record in records:
+        order.setdefault(record.session, []).append(record)
+    out = []
+    for name, items in order.items():
+        out.append(
+            Session(
+                session=name,
+                arm=items[0].arm,
+                turns=len(items),
+                checks=sum(r.checks for r in items),
+                failed=sum(r.failed for r in items),
+                ended_failing=sum(1 for r in items if r.ended_failing),
+                lessons=frozenset(s for r in items for s in r.lessons),
+            )
+        )
+    return out
 
 
 @dataclass(frozen=True)
 class Arm:
-    """Totals for one arm."""
+    """One arm's totals over its analysed sessions."""
 
-    turns: int
-    checks: int
-    failed: int
-    recovered: int
+    sessions: int = 0
+    turns: int = 0
+    checks: int = 0
+    failed: int = 0
+    ended_failing: int = 0
 
     @property
-    def rate(self) -> float | None:
-        """Failed checks per turn (None before the first turn)."""
-        return self.failed / self.turns if self.turns else None
+    def failed_per_check(self) -> float | None:
+        return self.failed / self.checks if self.checks else None
+
+    @property
+    def ended_failing_share(self) -> float | None:
+        return self.ended_failing / self.turns if self.turns else None
+
+    @property
+    def checks_per_turn(self) -> float | None:
+        return self.checks / self.turns if self.turns else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sessions": self.sessions,
+            "turns": self.turns,
+            "checks": self.checks,
+            "failed": self.failed,
+            "turns_ended_failing": self.ended_failing,
+            "failed_per_check": self.failed_per_check,
+            "share_of_turns_ended_failing": self.ended_failing_share,
+            "checks_per_turn": self.checks_per_turn,
+        }
+
+
+def totals(sessions: Iterable[Session]) -> Arm:
+    items = list(sessions)
+    return Arm(
+        sessions=len(items),
+        turns=sum(s.turns for s in items),
+        checks=sum(s.checks for s in items),
+        failed=sum(s.failed for s in items),
+        ended_failing=sum(s.ended_failing for s in items),
+    )
 
 
 @dataclass(frozen=True)
-class Attribution:
-    """One lesson: the turns it was (or would have been) injected in, failed checks by arm, a flag."""
+class Lesson:
+    """One lesson, exploratory: the analysed sessions it fitted, by arm, and its corrected harm test."""
 
     slug: str
     with_arm: Arm
     without_arm: Arm
+    ratio: float | None = None
+    p_harm: float | None = None  # one-sided, uncorrected (None: not tested)
+    p_adjusted: float | None = None  # Holm across the tested lessons
     flag: str | None = None
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """The decision under the rule, the numbers behind it, and per-lesson attribution."""
+    """The decision under the rule and everything behind it."""
 
-    decision: str
+    verdict: str
     reason: str
-    with_arm: Arm
+    planned: int
+    counts: dict[str, int]  # sessions in the data, by arm
+    with_arm: Arm  # the analysed sessions (the first `planned` of each arm, or all while collecting)
     without_arm: Arm
-    relative_drop: float | None
-    rate_ratio: Interval
-    p_value: float | None
-    attributions: list[Attribution] = field(default_factory=list)
+    comparison: inference.Comparison
+    too_few: bool = False
+    lessons: list[Lesson] = field(default_factory=list)
+
+    @property
+    def drop(self) -> float | None:
+        ratio = self.comparison.ratio
+        return None if ratio is None or math.isinf(ratio) else 1.0 - ratio
+
+    @property
+    def beyond_plan(self) -> int:
+        return sum(self.counts.values()) - self.with_arm.sessions - self.without_arm.sessions
 
 
-# --- the trial ---
-
-
-def arm_totals(turns: Iterable[Turn]) -> Arm:
-    """Sum a set of turns into an Arm."""
-    items = list(turns)
-    return Arm(
-        turns=len(items),
-        checks=sum(t.checks for t in items),
-        failed=sum(t.failed for t in items),
-        recovered=sum(1 for t in items if t.recovered),
+def _compare(with_sessions: Sequence[Session], without_sessions: Sequence[Session]) -> inference.Comparison:
+    return inference.compare(
+        [s.failed for s in with_sessions],
+        [s.checks for s in with_sessions],
+        [s.failed for s in without_sessions],
+        [s.checks for s in without_sessions],
+        SHUFFLES,
+        SHUFFLE_SEED,
+        CONFIDENCE,
     )
 
 
-def apply_rule(with_arm: Arm, without_arm: Arm) -> tuple[str, str, float | None]:
-    """Apply the rule: the decision, a plain reason, and the relative drop in failed checks per turn."""
-    short = [f"{name} has {arm.turns}" for name, arm in ((WITH, with_arm), (WITHOUT, without_arm))
-             if arm.turns < MIN_TURNS_PER_ARM]  # fmt: skip
-    rate_with, rate_without = with_arm.rate, without_arm.rate
-    drop = None
-    if rate_with is not None and rate_without:
-        drop = 1.0 - rate_with / rate_without
-    if short:
+def planned_sessions(sessions: Sequence[Session], planned: int) -> dict[str, list[Session]]:
+    """Each arm's sessions in order, cut at `planned` (the analysed ones)."""
+    by_arm: dict[str, list[Session]] = {arm: [] for arm in ARMS}
+    for session in sessions:
+        if session.arm in by_arm and len(by_arm[session.arm]) < planned:
+            by_arm[session.arm].append(session)
+    return by_arm
+
+
+def decide(sessions: Sequence[Session], planned: int, lessons: bool = True) -> Verdict:
+    """Apply the rule: collecting before `planned` sessions in each arm, else the verdict over the first ones."""
+    if planned < MIN_PLANNED:
+        raise ValueError(
+            f"the planned size must be at least {MIN_PLANNED} sessions in each arm, got {planned}"
+        )
+    counts = {arm: sum(1 for s in sessions if s.arm == arm) for arm in ARMS}
+    by_arm = planned_sessions(sessions, planned)
+    w, wo = totals(by_arm[WITH]), totals(by_arm[WITHOUT])
+    if min(counts.values()) < planned:
+        # No interval and no test before the planned size: only the plain ratio so far.
+        ratio = _ratio(w, wo)
+        comparison = inference.Comparison(ratio, None, None, None, None)
+        reason = (
+            f"{counts[WITH]}/{planned} sessions with lessons, {counts[WITHOUT]}/{planned} without; "
+            f"no verdict before {planned} in each arm"
+        )
+        table = attribute(by_arm, test=False) if lessons else []
+        return Verdict(COLLECTING, reason, planned, counts, w, wo, comparison, lessons=table)
+    comparison = _compare(by_arm[WITH], by_arm[WITHOUT])
+    table = attribute(by_arm, test=True) if lessons else []
+    failing = sum(1 for arm in ARMS for s in by_arm[arm] if s.failed)
+    verdict, reason, too_few = _rule(w, wo, failing, comparison)
+    return Verdict(verdict, reason, planned, counts, w, wo, comparison, too_few, table)
+
+
+def _ratio(w: Arm, wo: Arm) -> float | None:
+    """Failed checks per check run, with over without (None when undefined)."""
+    if w.failed_per_check is None or not wo.failed_per_check:
+        return math.inf if w.failed and wo.checks and not wo.failed else None
+    return w.failed_per_check / wo.failed_per_check
+
+
+def _rule(w: Arm, wo: Arm, failing: int, comparison: inference.Comparison) -> tuple[str, str, bool]:
+    """(verdict, plain reason, too few data) at the planned size."""
+    if failing < MIN_FAILING_SESSIONS or not w.checks or not wo.checks:
         return (
             NO_EFFECT,
-            f"too few turns: {', '.join(short)}; the rule needs {MIN_TURNS_PER_ARM} in each arm",
-            drop,
+            f"too few to tell: {failing} session(s) had a failed check, the rule needs {MIN_FAILING_SESSIONS}",
+            True,
         )
-    if drop is None:
-        return NO_EFFECT, "no failed checks without lessons, so there is nothing for lessons to lower", drop
-    if drop >= MIN_RELATIVE_DROP - 1e-12:
+    ratio, p, p_harm = comparison.ratio, comparison.p_lower, comparison.p_higher
+    assert ratio is not None and p is not None and p_harm is not None
+    drop = 1.0 - ratio
+    if p <= ALPHA and drop >= MIN_DROP - 1e-12:
         return (
-            HELP,
-            f"failed checks per turn are {drop:.1%} lower with lessons; the rule needs {MIN_RELATIVE_DROP:.0%}",
-            drop,
+            HELPS,
+            f"{drop:.1%} fewer failed checks per check run with lessons, one-sided {p_text(p)}",
+            False,
         )
-    if abs(drop) < 0.0005:
-        return NO_EFFECT, "failed checks per turn are the same with and without lessons", drop
-    if drop < 0:
-        return NO_EFFECT, f"failed checks per turn are {-drop:.1%} HIGHER with lessons", drop
+    if p_harm <= HARM_ALPHA:
+        return (
+            HARMS,
+            f"{-drop:.1%} more failed checks per check run with lessons, one-sided {p_text(p_harm)}",
+            False,
+        )
+    if p <= ALPHA:
+        return (
+            NO_EFFECT,
+            f"{drop:.1%} fewer failed checks per check run with lessons (one-sided {p_text(p)}), "
+            f"but the rule needs a drop of {MIN_DROP:.0%}",
+            False,
+        )
+    change = f"{drop:.1%} fewer" if drop >= 0 else f"{-drop:.1%} more"
     return (
         NO_EFFECT,
-        f"failed checks per turn are only {drop:.1%} lower with lessons; the rule needs {MIN_RELATIVE_DROP:.0%}",
-        drop,
+        f"{change} failed checks per check run with lessons, which chance alone can explain (one-sided {p_text(p)})",
+        False,
     )
 
 
-def attribute(turns: Sequence[Turn]) -> list[Attribution]:
-    """Per lesson: turns it fitted by arm and their failed checks; flag lessons whose with-arm does worse."""
-    by_lesson: dict[str, list[Turn]] = {}
-    for turn in turns:
-        for slug in sorted(set(turn.lessons)):
-            by_lesson.setdefault(slug, []).append(turn)
+def attribute(by_arm: dict[str, list[Session]], test: bool) -> list[Lesson]:
+    """Per lesson, over the analysed sessions it fitted: totals by arm; with `test`, the Holm-corrected harm test."""
+    slugs = sorted({slug for arm in ARMS for s in by_arm[arm] for slug in s.lessons})
+    rows = []
+    for slug in slugs:
+        mine = {arm: [s for s in by_arm[arm] if slug in s.lessons] for arm in ARMS}
+        comparison = None
+        if test and min(len(mine[WITH]), len(mine[WITHOUT])) >= LESSON_MIN_SESSIONS:
+            comparison = _compare(mine[WITH], mine[WITHOUT])
+        rows.append((slug, totals(mine[WITH]), totals(mine[WITHOUT]), comparison))
+    tested = {
+        i: row[3].p_higher for i, row in enumerate(rows) if row[3] is not None and row[3].p_higher is not None
+    }
+    adjusted = dict(zip(tested, inference.holm(list(tested.values())), strict=True))
     out = []
-    for slug in sorted(by_lesson):
-        items = by_lesson[slug]
-        w = arm_totals(t for t in items if t.arm == WITH)
-        wo = arm_totals(t for t in items if t.arm == WITHOUT)
+    for i, (slug, w, wo, comparison) in enumerate(rows):
+        p_adj = adjusted.get(i)
         flag = None
-        if (
-            w.turns >= ATTRIBUTION_MIN_TURNS
-            and wo.turns >= ATTRIBUTION_MIN_TURNS
-            and (w.rate or 0.0) > 0.0
-            and (w.rate or 0.0) >= (1.0 + ATTRIBUTION_MIN_EXCESS) * (wo.rate or 0.0) - 1e-12
-        ):
+        if p_adj is not None and p_adj <= ALPHA:
             flag = (
-                f"with-arm does worse: {w.rate:.2f} failed checks per turn with it "
-                f"({w.turns} turns) vs {wo.rate:.2f} without ({wo.turns} turns)"
+                f"the trial shows harm: {fmt_num(w.failed_per_check)} failed checks per check run in the "
+                f"{w.sessions} sessions it was handed to, {fmt_num(wo.failed_per_check)} in the "
+                f"{wo.sessions} it was held back from (Holm-adjusted {p_text(p_adj)})"
             )
-        out.append(Attribution(slug, w, wo, flag))
+        out.append(
+            Lesson(
+                slug, w, wo,
+                comparison.ratio if comparison else None,
+                comparison.p_higher if comparison else None,
+                p_adj, flag,
+            )
+        )  # fmt: skip
     return out
-
-
-def judge(turns: Sequence[Turn], permutations: int = PERMUTATIONS) -> Verdict:
-    """The verdict over every assigned turn (permutations=0 skips the permutation test)."""
-    with_turns = [t for t in turns if t.arm == WITH]
-    without_turns = [t for t in turns if t.arm == WITHOUT]
-    w, wo = arm_totals(with_turns), arm_totals(without_turns)
-    decision, reason, drop = apply_rule(w, wo)
-    return Verdict(
-        decision=decision,
-        reason=reason,
-        with_arm=w,
-        without_arm=wo,
-        relative_drop=drop,
-        rate_ratio=rate_ratio(w.failed, w.turns, wo.failed, wo.turns, CONFIDENCE),
-        p_value=permutation_p(
-            [t.failed for t in with_turns], [t.failed for t in without_turns], permutations, PERMUTATION_SEED
-        )
-        if permutations
-        else None,
-        attributions=attribute(turns),
-    )
 
 
 @dataclass(frozen=True)
 class Point:
-    """One arm's running failed-check rate after its n-th turn, with the exact interval."""
+    """One arm's running failed checks per check run after its n-th session, with a session-robust band."""
 
     order: int
     arm: str
-    turns: int
+    sessions: int
     rate: float
     low: float
     high: float
 
 
-def running(turns: Sequence[Turn]) -> list[Point]:
-    """Each arm's cumulative failed checks per turn, in assignment order, with Garwood intervals."""
-    counts = {WITH: [0, 0], WITHOUT: [0, 0]}
+def running(sessions: Sequence[Session], planned: int) -> list[Point]:
+    """Each arm's cumulative failed checks per check run over its analysed sessions, in order."""
+    z = 1.959963984540054
+    seen: dict[str, list[Session]] = {arm: [] for arm in ARMS}
     points = []
-    for turn in sorted(turns, key=lambda t: t.order):
-        if turn.arm not in counts:
+    for order, session in enumerate(sessions):
+        mine = seen.get(session.arm)
+        if mine is None or len(mine) >= planned:
             continue
-        tally = counts[turn.arm]
-        tally[0] += 1
-        tally[1] += turn.failed
-        low, high = poisson_rate_interval(tally[1], tally[0], CONFIDENCE)
-        points.append(Point(turn.order, turn.arm, tally[0], tally[1] / tally[0], low, high))
+        mine.append(session)
+        band = inference.log_rate_band([s.failed for s in mine], [s.checks for s in mine], z)
+        if band is not None:
+            points.append(Point(order, session.arm, len(mine), *band))
     return points
 
 
-# --- text ---
+# --- figures as text (the flags and reasons here, the report in trial.report) ---
 
 
 def fmt_num(value: float | None, digits: int = 2) -> str:
@@ -223,86 +382,8 @@ def fmt_num(value: float | None, digits: int = 2) -> str:
     return f"{value:.{digits}f}"
 
 
-def _p(value: float | None) -> str:
-    """A p-value as text: never "0.000", since the smallest a permutation test gives is 1/(shuffles+1)."""
+def p_text(value: float | None) -> str:
+    """A p-value as text: "p < 0.001", never "p = 0.000" (the smallest a permutation test gives is 1/(shuffles+1))."""
     if value is not None and value < 0.001:
         return "p < 0.001"
     return f"p = {fmt_num(value, 3)}"
-
-
-def _arm_line(name: str, arm: Arm) -> str:
-    return (
-        f"  {name:<8} {arm.turns:>5} turns  {arm.checks:>5} checks  {arm.failed:>5} failed  "
-        f"{fmt_num(arm.rate):>5} failed/turn  {arm.recovered:>4} recovered"
-    )
-
-
-def report_lines(verdict: Verdict, attribution: bool = True) -> list[str]:
-    """The verdict as text: the rule, the decision, the arms, the estimate, flagged lessons."""
-    rr = verdict.rate_ratio
-    lines = [
-        RULE,
-        "",
-        f"Verdict: {verdict.decision.upper()} ({verdict.reason}).",
-        _arm_line(WITH, verdict.with_arm),
-        _arm_line(WITHOUT, verdict.without_arm),
-        f"Rate ratio with/without: {fmt_num(rr.estimate)} "
-        f"({CONFIDENCE:.0%} exact conditional interval {fmt_num(rr.low)} to {fmt_num(rr.high)}); "
-        f"permutation test {_p(verdict.p_value)} ({PERMUTATIONS} shuffles).",
-    ]
-    if verdict.decision == NO_EFFECT:
-        lines.append("No effect is claimed, so the honest move is `bank off`.")
-        if min(verdict.with_arm.turns, verdict.without_arm.turns) < MIN_TURNS_PER_ARM:
-            lines.append(f"(Or keep `bank test` on until each arm has {MIN_TURNS_PER_ARM} turns.)")
-    if attribution and verdict.attributions:
-        lines += ["", "Per lesson (turns it was or would have been injected in; failed checks per turn):"]
-        for item in verdict.attributions:
-            mark = "  FLAG" if item.flag else ""
-            lines.append(
-                f"  {item.slug}: with {item.with_arm.turns} turns {fmt_num(item.with_arm.rate)}, "
-                f"without {item.without_arm.turns} turns {fmt_num(item.without_arm.rate)}{mark}"
-            )
-        flagged = [a for a in verdict.attributions if a.flag]
-        lines.append(
-            f"{len(flagged)} lesson(s) flagged (flags need {ATTRIBUTION_MIN_TURNS}+ turns in each arm and "
-            f"{ATTRIBUTION_MIN_EXCESS:.0%} more failed checks per turn with the lesson)."
-        )
-    return lines
-
-
-def status_line(verdict: Verdict) -> str:
-    """One line: the decision and the turn counts."""
-    return (
-        f"trial: {verdict.decision} — {verdict.with_arm.turns} turns with, "
-        f"{verdict.without_arm.turns} without; {verdict.reason}"
-    )
-
-
-def _plain(value: Any) -> Any:
-    """Infinite floats as the string "inf" so the output stays strict JSON."""
-    if isinstance(value, float) and math.isinf(value):
-        return "inf"
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
-def verdict_json(verdict: Verdict) -> dict[str, Any]:
-    """The verdict, the rule's constants and the attribution as plain data for --json."""
-    data = asdict(verdict)
-    for arm in ("with_arm", "without_arm"):
-        data[arm]["rate"] = getattr(verdict, arm).rate
-    for item, attribution in zip(data["attributions"], verdict.attributions, strict=True):
-        item["with_arm"]["rate"] = attribution.with_arm.rate
-        item["without_arm"]["rate"] = attribution.without_arm.rate
-    data["rule"] = {
-        "text": RULE,
-        "min_turns_per_arm": MIN_TURNS_PER_ARM,
-        "min_relative_drop": MIN_RELATIVE_DROP,
-        "confidence": CONFIDENCE,
-        "permutations": PERMUTATIONS,
-        "attribution_min_turns": ATTRIBUTION_MIN_TURNS,
-    }
-    return dict(_plain(data))
