@@ -194,6 +194,9 @@ def test_compiled_and_fallback_tables_are_equal(root: Path) -> None:
     recall_keys = set(memory.data["recall"])
     assert disk.lookup("recall", recall_keys) == memory.lookup("recall", recall_keys)
     assert [disk.lesson(i) for i in range(disk.count)] == memory.data["lessons"]
+    every = set(keys) | {g for seconds in memory.data["pre"].values() for g in seconds}
+    assert disk.entries(disk.lookup("pre", keys), every) == memory.entries(memory.lookup("pre", keys), every)
+    assert sum(map(len, memory.data["groups"])) == len(disk.entries(disk.lookup("pre", keys), every))
     assert disk.settings == memory.settings
 
 

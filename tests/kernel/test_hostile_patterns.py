@@ -139,7 +139,7 @@ def test_the_index_leaves_hostile_triggers_out_so_the_hooks_never_run_them() -> 
     rows += [_row(f"g{i}", paths=[g]) for i, g in enumerate(HOSTILE_GLOBS)]
     rows += [_row("fine", commands=[r"\bgit\s+push\b"], paths=["*.lock"])]
     data = compiled_build.tables(rows, SETTINGS)
-    kept = {entry[6] for entries in data["pre"].values() for entry in entries}
+    kept = {entry[6] for seconds in data["pre"].values() for gid in seconds.values() for entry in data["groups"][gid]}
     assert kept == {r"\bgit\s+push\b", "*.lock"}
 
 

@@ -149,7 +149,7 @@ def render_compiled(bank: Bank, lessons: list[Lesson], dry_run: bool = False) ->
     except index_mod.IndexFormatError as exc:
         raise BankError(f"INDEX.md: {exc}") from None
     if len(compiled) != before and not dry_run:
-        used = {entry[6] for entries in data["pre"].values() for entry in entries if entry[5] == "c"}
+        used = {entry[6] for group in data["groups"] for entry in group if entry[5] == "c"}
         _write_triggers(cache_path, {p: v for p, v in compiled.items() if p in used})
     return compiled_build.serialize(data, key if key is not None else ("pending",))
 

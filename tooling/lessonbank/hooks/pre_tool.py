@@ -120,22 +120,21 @@ def hits(index, tool: str, tool_input: dict, root: str, cwd: str, session: state
         keys.add(compiled_read.ALWAYS_COMMAND)
     if paths:
         keys.add(compiled_read.ALWAYS_PATH)
-    found = index.lookup("pre", keys)
+    found = index.entries(index.lookup("pre", keys), keys)
     joined = "\n".join(commands)
     folded = {"c": compiled_read.fold(joined), "p": compiled_read.fold("\n".join(paths)), "t": ""}
     bounded = compiled_read.bounded(joined)
     candidates = []
-    for entries in found.values():
-        for entry in entries:
-            if not _applies(entry, tool):
-                continue
-            text = folded[entry[5]]
-            if (
-                all(literal in text for literal in entry[8])
-                and (bounded is None or all(literal in bounded for literal in entry[10]))
-                and all(any(branch in text for branch in group) for group in entry[11])
-            ):
-                candidates.append(entry)
+    for entry in found:
+        if not _applies(entry, tool):
+            continue
+        text = folded[entry[5]]
+        if (
+            all(literal in text for literal in entry[8])
+            and (bounded is None or all(literal in bounded for literal in entry[10]))
+            and all(any(branch in text for branch in group) for group in entry[11])
+        ):
+            candidates.append(entry)
     if not candidates:
         return
     candidates.sort(key=lambda e: (e[9], e[7]))

@@ -7,7 +7,9 @@ parser (through regex_compiler) and so runs only when something must be built.
 
 Tables:
 - `lessons`: one record per INDEX.md row: (slug, priority, confidence, full text, summary).
-- `pre`: candidate key -> trigger entries. An entry is (lesson number, slug, priority,
+- `pre`: candidate key -> {second key: group number}, `groups`: group number -> trigger entries.
+  The second key is the rarest literal of another required run of the entries ("" when they have
+  none), so a call reads only the groups whose two keys it both holds. An entry is (lesson number, slug, priority,
   confidence, tools, kind, source, program number, literals, rank, bounded, choices) where kind is "c" (command
   regex), "p" (path glob) or "t" (a tool-only trigger); the program (from rxbuild, or None for
   `re`; from globs) sits in `programs` and is read only for the few entries that get that far.
@@ -98,7 +100,7 @@ def tables(rows: list, settings: dict, compiled: "dict | None" = None) -> dict:
     known = {} if compiled is None else compiled
     lessons = []
     programs: list = []
-    pending: list[tuple[tuple, list[str] | None, str]] = []  # (entry, grams, fallback key)
+    pending: list[tuple[tuple, list[list[str]] | None, str]] = []  # (entry, grams by run, fallback key)
     recall: dict[str, list[int]] = {}
     order = sorted(range(len(rows)), key=lambda n: (-int(rows[n].priority), -float(rows[n].confidence), rows[n].slug))
     rank = [0] * len(rows)
@@ -139,33 +141,51 @@ def tables(rows: list, settings: dict, compiled: "dict | None" = None) -> dict:
         for term in all_terms:
             recall.setdefault("a:" + term, []).append(number)
     frequency: dict[str, int] = {}
-    for _, grams, _ in pending:
-        for gram in grams or ():
+    for _, by_run, _ in pending:
+        for gram in {g for run in by_run or () for g in run}:
             frequency[gram] = frequency.get(gram, 0) + 1
-    pre: dict[str, list[tuple]] = {}
-    for entry, grams, fallback in pending:
-        key = min(grams, key=lambda g: (frequency[g], -len(g), g)) if grams else fallback
-        pre.setdefault(key, []).append(entry)
+
+    def rarity(gram: str) -> tuple:
+        return (frequency[gram], -len(gram), gram)
+
+    pre: dict[str, dict[str, list[tuple]]] = {}
+    for entry, by_run, fallback in pending:
+        key, second = fallback, ""
+        if by_run:
+            key = min((g for run in by_run for g in run), key=rarity)
+            others = [g for run in by_run if key not in run for g in run]
+            second = min(others, key=rarity) if others else ""
+        pre.setdefault(key, {}).setdefault(second, []).append(entry)
+    groups: list[tuple] = []
+    table: dict[str, dict[str, int]] = {}
+    for key in sorted(pre):
+        table[key] = {}
+        for second in sorted(pre[key]):
+            table[key][second] = len(groups)
+            groups.append(tuple(pre[key][second]))
+    lengths = {len(k) for k in pre if not k.startswith("\x00")} | {len(g) for k in pre for g in pre[k] if g}
     return {
         "settings": dict(settings),
         "lessons": lessons,
         "programs": programs,
-        "pre": {k: tuple(pre[k]) for k in sorted(pre)},
+        "pre": table,
+        "groups": groups,
         "recall": {k: tuple(recall[k]) for k in sorted(recall)},
-        "gram_lengths": tuple(sorted({len(k) for k in pre if not k.startswith("\x00")}, reverse=True)),
+        "gram_lengths": tuple(sorted(lengths, reverse=True)),
     }
 
 
-def _grams(runs: list[str]) -> list[str] | None:
-    """Candidate keys of a trigger: of each folded literal run of 2 characters or more, its
-    substrings of the longest of KEY_LENGTHS it reaches; None when it has no such run (the
+def _grams(runs: list[str]) -> list[list[str]] | None:
+    """Candidate keys of a trigger, by literal run: of each folded run of 2 characters or more,
+    its substrings of the longest of KEY_LENGTHS it reaches; None when it has no such run (the
     trigger is then checked on every call)."""
-    grams: set[str] = set()
+    out = []
     for run in runs:
         folded = fold(run)
         size = next((n for n in KEY_LENGTHS if len(folded) >= n), 0)
-        grams.update(folded[i : i + size] for i in range(len(folded) - size + 1) if size)
-    return sorted(grams) or None
+        if size:
+            out.append(sorted({folded[i : i + size] for i in range(len(folded) - size + 1)}))
+    return out or None
 
 
 def _literals(runs: list[str]) -> tuple[str, ...]:
@@ -195,7 +215,7 @@ def serialize(data: dict, key: tuple) -> bytes:
         add(name + ".filter", _filter(data[name]))
         add(name + ".table", table)
         add(name + ".data", payload)
-    for name in ("lessons", "programs"):
+    for name in ("lessons", "programs", "groups"):
         table, payload = _array([marshal.dumps(record, MARSHAL_VERSION) for record in data[name]])
         add(name + ".table", table)
         add(name + ".data", payload)

@@ -18,9 +18,9 @@ from lessonbank.kernel import statedir
 
 MAGIC = b"LBANKIX\x00"
 # 3: longer keys, literal checks, ranks, programs apart, key filters; 4: hazardous regexes and
-# globs left out; 5: word-boundary literals and required alternations in each entry. A file of
-# another format is stale, so it is rebuilt.
-FORMAT = 5
+# globs left out; 5: word-boundary literals and required alternations in each entry; 6: entries
+# in groups by a second key. A file of another format is stale, so it is rebuilt.
+FORMAT = 6
 NAME = statedir.COMPILED_INDEX
 ALWAYS_COMMAND = "\x00c"
 ALWAYS_PATH = "\x00p"
@@ -180,6 +180,10 @@ class DiskIndex:
         """The compiled program of trigger `number` (a `pre` entry's PROGRAM)."""
         return self._record("programs", number)
 
+    def entries(self, found: dict, grams: "set[str]") -> "list[tuple]":
+        """The trigger entries of the groups `lookup("pre", …)` found whose second key is in `grams`."""
+        return [e for gid in _wanted(found, grams) for e in self._record("groups", gid)]  # type: ignore[attr-defined]
+
     def _record(self, name: str, number: int) -> object:
         start, end = self._span(name, number)
         return marshal.loads(self._read(name + ".data", start, end - start))
@@ -203,6 +207,14 @@ class MemIndex:
 
     def program(self, number: int) -> object:
         return self.data["programs"][number]
+
+    def entries(self, found: dict, grams: "set[str]") -> "list[tuple]":
+        return [e for gid in _wanted(found, grams) for e in self.data["groups"][gid]]
+
+
+def _wanted(found: dict, grams: "set[str]") -> "list[int]":
+    """The group numbers among `found` (key -> {second key: group}) whose second key is "" or in `grams`."""
+    return sorted(gid for seconds in found.values() for second, gid in seconds.items() if not second or second in grams)
 
 
 def current(root: str, state_dir: str) -> "DiskIndex | None":
