@@ -181,21 +181,35 @@ WINDOW, OVERLAP = 512, 192
 
 
 @cache
-def _library() -> list[tuple[str, re.Pattern[str]]]:
-    """detect-secrets' provider regexes as (kind, pattern).
+def _library() -> list[tuple[str, re.Pattern[str], str]]:
+    """detect-secrets' provider regexes as (kind, pattern, hint).
 
-    Imported on first use, so that commands which never redact do not pay for it.
+    Imported on first use, so that commands which never redact do not pay for it. The hint is the
+    longest literal every match of the pattern must contain, lower-cased ("" when there is none):
+    a text without it cannot match, so the pattern is not run on it (the scan redacts thousands of
+    short texts, and most hold no secret at all).
     """
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
-    regexes: list[tuple[str, re.Pattern[str]]] = []
+    regexes: list[tuple[str, re.Pattern[str], str]] = []
     classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
     for cls in sorted(classes, key=lambda c: c.__name__):
         if cls.__name__ in _LEFT_OUT:
             continue
         kind = _KINDS.get(cls.__name__, str(cls.secret_type).lower())
-        regexes.extend((kind, rx) for rx in getattr(cls, "denylist", ()))
+        regexes.extend((kind, rx, _required_literal(rx)) for rx in getattr(cls, "denylist", ()))
     return regexes
+
+
+def _required_literal(rx: re.Pattern[str]) -> str:
+    """The longest literal every match of `rx` contains, lower-cased; "" when none is known."""
+    from lessonbank.kernel import regex_compiler
+
+    try:
+        _, runs = regex_compiler.compile_pattern(rx.pattern)
+    except Exception:  # a construct the compiler does not read: always run the pattern
+        return ""
+    return max(runs, key=len).lower() if runs else ""
 
 
 def _windows(text: str) -> Iterator[tuple[int, str]]:
@@ -274,7 +288,10 @@ def find(text: str) -> list[Found]:
             spans.append(Found(start, end, kind))
     regexes = _library()
     for offset, piece in _windows(text):
-        for kind, rx in regexes:
+        low = piece.lower()
+        for kind, rx, hint in regexes:
+            if hint and hint not in low:
+                continue
             for m in rx.finditer(piece):
                 start, end = _span(m)
                 # Library matches stop at white space (npm's pattern runs to the end of the line).
