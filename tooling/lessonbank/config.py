@@ -66,8 +66,8 @@ DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
         "distill_command": ("claude -p", "headless agent command `--distill` asks for one lesson (prompt appended)"),
     },
     "trial": {
-        "seed": (20261129, "seed for the trial's arm assignment"),
-        "block_size": (2, "permuted block size: 2 keeps the arms within one turn of each other at all times"),
+        "seed": (20261129, "no longer read: each `bank test` draws a fresh seed, kept out of bank.toml"),
+        "block_size": (2, "no longer read: the trial mixes blocks of 2, 4 and 6 sessions at random"),
     },
 }
 
