@@ -17,24 +17,25 @@ def ranked(index, prompt: str, session: "state.Session | None", limit: int) -> l
     terms = sorted(words.terms(prompt))
     found = index.lookup("recall", ["k:" + t for t in terms] + ["a:" + t for t in terms])
     shared_keys: dict[int, int] = {}
-    shared_all: dict[int, int] = {}
     for term in terms:
         for number in found.get("k:" + term, ()):
             shared_keys[number] = shared_keys.get(number, 0) + 1
-        for number in found.get("a:" + term, ()):
-            shared_all[number] = shared_all.get(number, 0) + 1
+    # Only lessons sharing a keyword can be recalled: their other shared words are counted by set
+    # membership, not by walking every lesson a common word names (thousands in a big bank).
+    word_sets = [set(found["a:" + term]) for term in terms if "a:" + term in found]
     groups: dict[tuple[int, int], list[int]] = {}
     for number, keys in shared_keys.items():
-        both = shared_all.get(number, 0)
+        both = sum(number in numbers for numbers in word_sets)
         if both >= 2:
             groups.setdefault((both, keys), []).append(number)
     out: list[tuple] = []
+    claimed = session.claimed_slugs() if session is not None else set()
     # Records are read a group at a time: a common keyword must not make us read every lesson.
     for score in sorted(groups, reverse=True):
         records = []
         for number in groups[score]:
             slug, priority, confidence = index.lesson(number)[:3]
-            if session is None or not session.claimed(slug):
+            if slug not in claimed:
                 records.append((-priority, -confidence, slug, number))
         for priority, _, slug, number in sorted(records):
             out.append((number, slug, -priority))
