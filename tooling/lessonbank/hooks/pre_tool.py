@@ -9,10 +9,11 @@ rest run best first and only until the budget is full, most on the small `rx` ma
 rarely imported.
 """
 
-from lessonbank.kernel import compiled_read, shell
+from lessonbank.kernel import compiled_read
 from lessonbank.kernel import statedir as state
 
-# rx, globs and inject are imported only when a call gets that far: each module costs start-up time.
+# shell, rx, globs and inject are imported only when a call needs them: each module costs start-up
+# time (a Read or Edit call never splits a command).
 
 PATH_KEYS = {
     "Read": ("file_path",),
@@ -53,6 +54,8 @@ def subjects(tool: str, tool_input: dict, root: str, cwd: str) -> tuple[list[str
     if tool == "Bash":
         command = tool_input.get("command")
         if isinstance(command, str):
+            from lessonbank.kernel import shell
+
             commands = shell.trigger_texts(command)
         return commands, paths
     for key in PATH_KEYS.get(tool, ()):
