@@ -45,6 +45,11 @@ DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
             5,
             "lessons sharing a tool: tag before groom offers one skill for that tool",
         ),
+        "install": (
+            "",
+            "what the groom workflow of `bank init --ci` pip-installs; lessonbank is not on PyPI, so "
+            "give a git URL such as git+https://github.com/<you>/lessonbank@v0.1.0",
+        ),
     },
     "scan": {
         "accept_above": (

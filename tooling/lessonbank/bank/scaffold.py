@@ -60,14 +60,27 @@ def workflow_text(root: Path) -> str:
     bank_templates = root / "templates"
     env = generate.environment(bank_templates)
     env.filters["gha"] = lambda expr: "${{ " + str(expr) + " }}"
-    pyproject = root / "pyproject.toml"
-    dogfood = pyproject.is_file() and 'name = "lessonbank"' in pyproject.read_text(encoding="utf-8")
     context = {
         "cron": CRON,
-        "install": "-e ." if dogfood else "lessonbank",
+        "install": install_source(root) or "lessonbank",
         "branch_prefix": "bank-groom/",
     }
     return generate.render_template(env, "groom-workflow.yml.j2", context).rstrip("\n") + "\n"
+
+
+def install_source(root: Path) -> str:
+    """What the groom workflow installs: `groom.install` from bank.toml, `-e .` in lessonbank's own
+    repository, else "" (unknown: lessonbank is not on PyPI, so a plain `lessonbank` would fail)."""
+    from lessonbank import config as config_mod
+
+    toml = root / "bank.toml"
+    if toml.is_file():
+        configured = config_mod.parse(toml.read_text(encoding="utf-8"), str(toml)).get("groom.install")
+        if configured:
+            return str(configured)
+    pyproject = root / "pyproject.toml"
+    dogfood = pyproject.is_file() and 'name = "lessonbank"' in pyproject.read_text(encoding="utf-8")
+    return "-e ." if dogfood else ""
 
 
 def write_ci_workflow(root: Path, dry_run: bool = False) -> str:

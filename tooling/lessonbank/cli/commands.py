@@ -49,6 +49,11 @@ def init(path: Path | None, ci: bool, dry_run: bool) -> None:
         raise _fail(err) from None
     for rel, action in results:
         click.echo(f"{action:9} {rel}")
+    if ci and not scaffold.install_source(root):
+        click.echo(
+            f"note: {scaffold.WORKFLOW} installs `lessonbank`, which is not on PyPI: point its Install "
+            "step at a git URL (or set groom.install in bank.toml before `bank init --ci`)"
+        )
     click.echo(f"bank ready at {root}" + (" (dry run: nothing written)" if dry_run else ""))
 
 
