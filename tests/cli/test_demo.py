@@ -20,12 +20,13 @@ def test_demo_runs_every_step(tmp_path: Path) -> None:
     headers = [ln for ln in result.output.splitlines() if ln[:2] in {f"{n}." for n in range(1, 10)}]
     assert headers == [
         "1. Capture through the gates",
-        "2. Recall: the hooks, as Claude Code runs them",
+        "2. Recall: the hooks, as Claude Code and the other agents run them",
         "3. Scan: lessons from an old transcript",
         "4. Groom: a lesson seen in two sessions graduates into a rule",
         "5. Proof: an on/off trial through the real hooks, and the ledger",
     ]
     assert "redacted before writing: 1 stripe key" in result.output
+    assert "format gate: refused: triggers.commands[0] '(a+)+$': nested quantifier" in result.output
     assert "groom again: nothing to change" in result.output
     assert result.output.endswith(f"The demo bank is at {root.resolve()}: try `cd {root.resolve()} && bank list`.\n")
     assert not (root / ".lessonbank" / "hook.log").exists()
@@ -56,6 +57,10 @@ def test_the_hooks_step_shows_a_lesson_once_per_session_and_not_for_a_commit_mes
         "  (nothing handed over)",
         'PreToolUse Bash `git commit -m "fix pytest hang"` (a commit message that only mentions it): exit 0',
         "  (nothing handed over)",
+        "the same first call from the other agents, through the same hook program (new sessions):",
+        "  codex PreToolUse: exit 0; hookSpecificOutput.additionalContext: pytest-lesson",
+        "  copilot preToolUse: exit 0; additionalContext: pytest-lesson",
+        '  gemini BeforeTool: exit 0; decision "deny", the lesson as the reason: pytest-lesson',
     ]
     assert demo.step_hooks(Bank.open(root), command="pytest -x")[0].endswith(
         "unchanged .claude/settings.json"

@@ -9,9 +9,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -29,6 +31,7 @@ from lessonbank.groom import apply as grooming
 from lessonbank.groom import rulesync
 from lessonbank.groom.plan import commit_message, plan_groom
 from lessonbank.install import claude as install
+from lessonbank.install import hookfiles
 from lessonbank.kernel import statedir
 from lessonbank.scan.candidates import Store, run_scan, short_id
 from lessonbank.trial import ledger, simulate
@@ -124,6 +127,13 @@ def step_bank(bank: Bank) -> Iterator[str]:
     for refused in (
         Draft(when="writing Python here", do="I prefer tabs over spaces", promote_to="rule:style"),
         Draft(when="deploying the demo app", do="push to the prod branch", promote_to=""),
+        # A trigger that could hang every Bash call (exponential backtracking) never reaches the hooks.
+        Draft(
+            when="grepping build logs for repeated markers",
+            do="anchor the pattern and keep repeats flat",
+            promote_to="rule:shell",
+            commands=[r"(a+)+$"],
+        ),
     ):
         try:
             capture(bank, refused)
@@ -143,6 +153,19 @@ def step_bank(bank: Bank) -> Iterator[str]:
     )
     rows = (bank.root / "INDEX.md").read_text(encoding="utf-8").count("\n| [")
     yield f"INDEX.md lists {rows} active lessons"
+
+
+def _agent_calls(command: str) -> tuple[tuple[str, str, dict[str, Any]], ...]:
+    """A shell call as Codex, Copilot CLI and Gemini CLI send it to their PreToolUse-like hook."""
+    return (
+        ("codex", "PreToolUse", {"session_id": "demo-codex", "hook_event_name": "PreToolUse",
+                                 "tool_name": "Bash", "tool_input": {"command": command},
+                                 "tool_use_id": "call_demo", "turn_id": "turn_demo"}),
+        ("copilot", "preToolUse", {"sessionId": "demo-copilot", "toolName": "bash",
+                                   "toolArgs": {"command": command}}),
+        ("gemini", "BeforeTool", {"session_id": "demo-gemini", "hook_event_name": "BeforeTool",
+                                  "tool_name": "run_shell_command", "tool_input": {"command": command}}),
+    )  # fmt: skip
 
 
 def step_hooks(bank: Bank, command: str = "python -m pytest -x tests/") -> list[str]:
@@ -173,6 +196,21 @@ def step_hooks(bank: Bank, command: str = "python -m pytest -x tests/") -> list[
             lines.extend("  " + line for line in context.splitlines())
         else:
             lines.append("  (nothing handed over)")
+    lines.append("the same first call from the other agents, through the same hook program (new sessions):")
+    for name, event, payload in _agent_calls(command):
+        hook = hookfiles.command(hookfiles.AGENTS[name], event)
+        code, out = install.run_hook(hook, dict(payload, cwd=str(bank.root)), bank.root)
+        answer = json.loads(out) if out.strip() else {}
+        if name == "gemini":  # BeforeTool cannot add context: the call is held back once, the lesson as reason
+            where, text = 'decision "deny", the lesson as the reason', str(answer.get("reason", ""))
+        elif name == "copilot":
+            where, text = "additionalContext", str(answer.get("additionalContext", ""))
+        else:
+            where, text = "hookSpecificOutput.additionalContext", str(
+                answer.get("hookSpecificOutput", {}).get("additionalContext", "")
+            )
+        slugs = re.findall(r"^- \[([^\]]+)\]", text, re.M)
+        lines.append(f"  {name} {event}: exit {code}; {where}: {', '.join(slugs) or '(nothing)'}")
     return lines
 
 
@@ -266,7 +304,7 @@ def step_trial(bank: Bank) -> list[str]:
 # Each feature adds a step: (title, function from the demo bank to printable lines).
 STEPS: list[tuple[str, Callable[[Bank], Iterator[str] | list[str]]]] = [
     ("Capture through the gates", step_bank),
-    ("Recall: the hooks, as Claude Code runs them", step_hooks),
+    ("Recall: the hooks, as Claude Code and the other agents run them", step_hooks),
     ("Scan: lessons from an old transcript", step_scan),
     ("Groom: a lesson seen in two sessions graduates into a rule", step_groom),
     ("Proof: an on/off trial through the real hooks, and the ledger", step_trial),
