@@ -103,3 +103,12 @@ def test_locate_honours_each_agents_home(tmp_path: Path, monkeypatch: pytest.Mon
 
     assert found == [rollout, events_file, chat]
     assert {other, theirs} <= set(everything)
+
+
+def test_copilot_commands_kept_between_scans_are_redacted() -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" + "K1l2M3n4O5p6Q7r8S9t0"
+    stream = CopilotStream()
+    stream.pending["call-1"] = f"curl -H 'Authorization: token {token}' https://api.github.com/user"
+    kept = stream.state()["pending"]["call-1"]
+    assert token not in kept and "curl -H" in kept
+    assert CopilotStream(stream.state()).pending["call-1"] == kept

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lessonbank.capture.redaction import redact
 from lessonbank.kernel import exit_status
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan.events import Event
@@ -107,7 +108,10 @@ class CopilotStream:
         self.unread: dict[str, int] = {}
 
     def state(self) -> dict[str, Any]:
-        return {"pending": dict(list(self.pending.items())[-400:]), "session": self.session, "cwd": self.cwd}
+        # Commands kept between scans are redacted like everything else the scan stores.
+        kept = list(self.pending.items())[-400:]
+        pending = {k: redact(v)[0] if isinstance(v, str) else v for k, v in kept}
+        return {"pending": pending, "session": self.session, "cwd": self.cwd}
 
     def wanted(self, buf: bytes, start: int, stop: int, wants_text: bool) -> bool:
         head = buf[start : min(start + 60, stop)]
