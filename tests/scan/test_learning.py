@@ -342,7 +342,6 @@ def test_a_rejection_without_an_instruction_is_no_correction(tmp_path: Path) -> 
     t.bash("git config user.email x", "")
     found, skipped = lessons(t.write(tmp_path))
     assert found == [] and skipped["not a correction (no instruction)"] == 1
-    assert "jane.doe" not in (tmp_path / "s.jsonl").read_text().replace("jane.doe@example.com", "") or True
 
 
 def test_a_correction_keeps_the_instruction_and_loses_personal_data(tmp_path: Path) -> None:
