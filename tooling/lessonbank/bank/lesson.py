@@ -346,14 +346,9 @@ def validate(lesson: Lesson) -> list[tuple[str, str]]:
     except ValueError as exc:
         problems.append(("promote-to", str(exc)))
     for i, pattern in enumerate(lesson.commands):
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            problems.append(("commands", f"triggers.commands[{i}] {pattern!r} does not compile: {exc}"))
-            continue
-        reason = regex_hazard.hazard(pattern)
-        if reason:
-            problems.append(("commands", f"triggers.commands[{i}] {pattern!r}: {reason}"))
+        message = _regex_problem(pattern)
+        if message:
+            problems.append(("commands", f"triggers.commands[{i}] {pattern!r}{message}"))
     for i, glob in enumerate(lesson.paths):
         message = glob_problem(glob)
         if message:
@@ -380,15 +375,21 @@ def validate(lesson: Lesson) -> list[tuple[str, str]]:
             problems.append(("verify", f"verify.{key} is unknown ({', '.join(VERIFY_KEYS)})"))
     for key in ("match", "absent"):
         for pattern in _str_list(lesson.verify.get(key), f"verify.{key}"):
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                problems.append(("verify", f"verify.{key} {pattern!r} does not compile: {exc}"))
-                continue
-            reason = regex_hazard.hazard(pattern)
-            if reason:
-                problems.append(("verify", f"verify.{key} {pattern!r}: {reason}"))
+            message = _regex_problem(pattern)
+            if message:
+                problems.append(("verify", f"verify.{key} {pattern!r}{message}"))
     return problems
+
+
+def _regex_problem(pattern: str) -> str:
+    """What is wrong with a lesson's regex, as the end of a message ('' when it is fine):
+    it does not compile, or it could backtrack for exponential time."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        return f" does not compile: {exc}"
+    reason = regex_hazard.hazard(pattern)
+    return f": {reason}" if reason else ""
 
 
 def glob_problem(glob: str) -> str:
