@@ -239,12 +239,8 @@ class GitRepo:
         Git refusing a path (an invalid name, a file where a folder or submodule is) raises here.
         """
         env = {"GIT_INDEX_FILE": str(index)}
-        self._run(["read-tree", parent], env=env)
-        lines = [
-            f"{mode} {blob}\t{path}\n" if mode and blob else f"0 {'0' * 40}\t{path}\n"
-            for path, mode, blob in entries
-        ]
-        self._run(["update-index", "--index-info"], data="".join(lines).encode(), env=env)
+        self.read_tree(index, parent)
+        self.stage_entries(index, entries, refresh=False)
         done = self._run(["diff-index", "--cached", "--name-only", "-z", "--no-renames", parent], env=env)
         changed = {p for p in done.stdout.decode(errors="replace").split("\0") if p}
         wanted = {path for path, _, _ in entries}
