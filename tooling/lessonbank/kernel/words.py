@@ -63,11 +63,6 @@ def terms(text: str) -> set[str]:
     return {stem(t) for t in tokens(text) if len(t) > 1 and t not in STOP_WORDS}
 
 
-def term_list(text: str) -> list[str]:
-    """Like `terms`, but keeps order and repeats (for similarity measures)."""
-    return [stem(t) for t in tokens(text) if len(t) > 1 and t not in STOP_WORDS]
-
-
 def dice(a: set[str], b: set[str]) -> float:
     """Dice similarity of two term sets, 0.0 for two empty sets."""
     if not a and not b:
