@@ -85,15 +85,8 @@ def _digest(path: Path) -> str | None:
 
 
 def write_durably(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".new")
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise BankError(f"cannot write {path}: {exc.strerror}") from None
+    """write_atomic (which fsyncs the file), then fsync the folder so the rename survives a crash."""
+    write_atomic(path, data)
     _fsync_dir(path.parent)
 
 
