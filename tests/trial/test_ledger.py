@@ -13,12 +13,11 @@ from click.testing import CliRunner
 from lessonbank.bank import frontmatter_edit
 from lessonbank.bank.store import Bank
 from lessonbank.cli import main
-from lessonbank.cli import trial as tcli
 from lessonbank.errors import BankError
 from lessonbank.kernel import arms as trial
 from lessonbank.kernel import records
 from lessonbank.kernel import statedir as hot_state
-from lessonbank.trial import ledger, turns
+from lessonbank.trial import ledger, report, turns
 
 PYTEST = [
     "--title", "pytest needs no randomly", "--when", "running pytest in this project",
@@ -237,7 +236,8 @@ def test_modes_start_resume_and_reset_are_logged(root: Path, monkeypatch: pytest
         "not shown) and blocks of 2, 4 or 6 sessions",
     ]
     assert "1111" not in out
-    assert out.splitlines()[4:] == tcli.power_lines(30)
+    assert out.splitlines()[4:] == report.power_lines(30)
+    assert "  <- this trial" in out.splitlines()[6] and out.splitlines()[6].split()[0] == "30"
     assert (root / ".lessonbank/trial/settings").read_text(encoding="utf-8") == "seed=1111\nplanned=30\n"
     assert ledger.read_mode(Bank.open(root)) == "test"
     trial.assign(str(root / ".lessonbank"), "s")

@@ -25,20 +25,6 @@ MEANING = {
 PLANNED_HELP = f"Sessions in each arm before the verdict (at least {stats.MIN_PLANNED}; default {stats.DEFAULT_PLANNED})."
 
 
-def power_lines(size: int) -> list[str]:
-    """The power table shown when a trial starts, the chosen size marked."""
-    lines = [f'How often a trial of each size says "helps" ({report.POWER_SCENARIO}):']
-    lines.append(f"  {'sessions per arm':>16}  {'no effect':>9}  {'20% drop':>8}  {'40% drop':>8}")
-    for n, null, d20, d40 in report.POWER:
-        mark = "  <- this trial" if n == size else ""
-        lines.append(f"  {n:>16}  {null:>9.1%}  {d20:>8.1%}  {d40:>8.1%}{mark}")
-    lines.append(
-        "  A 20% drop is the smallest the rule calls help, so it is found about half the time at best; "
-        'a trial that says "no effect" has not shown that lessons do nothing.'
-    )
-    return lines
-
-
 def _set_mode(ctx: click.Context, mode: str, dry_run: bool, size: int | None = None) -> None:
     bank = get_bank(ctx)
     before = ledger.read_mode(bank)
@@ -63,7 +49,7 @@ def _set_mode(ctx: click.Context, mode: str, dry_run: bool, size: int | None = N
         f"trial: started, planned {chosen} sessions in each arm; a fresh random seed (kept in "
         f".lessonbank/trial/settings, not shown) and blocks of 2, 4 or 6 sessions"
     )
-    for line in power_lines(chosen):
+    for line in report.power_lines(chosen):
         click.echo(line)
 
 

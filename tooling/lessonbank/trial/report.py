@@ -44,6 +44,20 @@ POWER: tuple[tuple[int, float, float, float], ...] = (
 )
 
 
+def power_lines(size: int) -> list[str]:
+    """The power table `bank test` shows when a trial starts, the chosen size marked."""
+    lines = [f'How often a trial of each size says "helps" ({POWER_SCENARIO}):']
+    lines.append(f"  {'sessions per arm':>16}  {'no effect':>9}  {'20% drop':>8}  {'40% drop':>8}")
+    for n, null, d20, d40 in POWER:
+        mark = "  <- this trial" if n == size else ""
+        lines.append(f"  {n:>16}  {null:>9.1%}  {d20:>8.1%}  {d40:>8.1%}{mark}")
+    lines.append(
+        "  A 20% drop is the smallest the rule calls help, so it is found about half the time at best; "
+        'a trial that says "no effect" has not shown that lessons do nothing.'
+    )
+    return lines
+
+
 def _share(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
