@@ -36,7 +36,7 @@ _BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
 LONG_USER_LINE = 16384  # a user message line this long (without images) holds no short correction
 
 
-def _clip(text: str) -> str:
+def clip(text: str) -> str:
     return text if len(text) <= 2 * MAX_OUTPUT else text[:MAX_OUTPUT] + "\n…\n" + text[-MAX_OUTPUT:]
 
 
@@ -53,7 +53,7 @@ def _redacted(calls: dict[str, Any]) -> dict[str, Any]:
     return {k: redact(v)[0] if isinstance(v, str) else v for k, v in calls.items()}
 
 
-def _bound(pending: dict[str, Any]) -> None:
+def bound(pending: dict[str, Any]) -> None:
     while len(pending) > MAX_PENDING:
         pending.pop(next(iter(pending)))
 
@@ -61,7 +61,7 @@ def _bound(pending: dict[str, Any]) -> None:
 _SHELL_TOOLS = {"Bash", "bash", "shell", "PowerShell", "exec_command", "local_shell", "container.exec",
                 "shell_command"}  # fmt: skip
 _EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
-_EDIT_MARK = "\x00edit:"  # marks an edit among the pending shell calls (its value is tool\tpath)
+EDIT_MARK = "\x00edit:"  # marks an edit among the pending shell calls (its value is tool\tpath)
 _SHELL_NAMES = frozenset(name.encode() for name in _SHELL_TOOLS)
 _EDIT_NAMES = frozenset(name.encode() for name in _EDIT_TOOLS)
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
@@ -69,19 +69,28 @@ _EXITED = re.compile(r"Process exited with code (-?\d+)")
 _RUNNING = re.compile(r"Process running with session ID (\d+)")
 
 
-class ClaudeStream:
-    """Claude Code records (1.0.x, 2.0.x, 2.1.x): pairs tool_use with tool_result across lines."""
+class Stream:
+    """What every agent's stream keeps between lines and scans: the calls waiting for their results
+    (redacted when kept), the session and its cwd. `sources` sets `want` (whether a command's result
+    can matter) and reads `unread` (non-mistakes among results skipped unparsed, by kind)."""
 
     def __init__(self, state: dict[str, Any] | None = None) -> None:
         state = state or {}
-        self.pending: dict[str, str] = state.get("pending", {})
+        self.pending: dict[str, Any] = state.get("pending", {})
         self.session: str = state.get("session", "")
         self.cwd: str = state.get("cwd", "")
         self.want: Callable[[str], bool] = lambda command: True
-        self.unread: dict[str, int] = {}  # non-mistakes among results skipped unparsed, by kind
+        self.unread: dict[str, int] = {}
 
     def state(self) -> dict[str, Any]:
         return {"pending": _redacted(self.pending), "session": self.session, "cwd": self.cwd}
+
+    def trim(self, line: bytes) -> bytes:
+        return line
+
+
+class ClaudeStream(Stream):
+    """Claude Code records (1.0.x, 2.0.x, 2.1.x): pairs tool_use with tool_result across lines."""
 
     def wanted(self, buf: bytes, start: int, stop: int, wants_text: bool) -> bool:
         """Whether the raw line buf[start:stop] can matter; decides before paying for json.loads."""
@@ -181,8 +190,8 @@ class ClaudeStream:
                 if command is None:
                     continue
                 text = _result_text(block.get("content"))
-                if command.startswith(_EDIT_MARK):
-                    tool, _, path = command[len(_EDIT_MARK) :].partition("\t")
+                if command.startswith(EDIT_MARK):
+                    tool, _, path = command[len(EDIT_MARK) :].partition("\t")
                     status = mining.result_status(text, bool(block.get("is_error")))[0]
                     if status != "fail":  # applied (ok), or a non-mistake the scan counts
                         out.append(Event("tool", time, tool=tool, paths=(path,), status=status))
@@ -194,7 +203,7 @@ class ClaudeStream:
                         status = "interrupted"
                     elif extra.get("backgroundTaskId"):
                         status = "unknown"
-                out.append(Event("tool", time, _clip(text), "Bash", command, (), status, code, timed_out))
+                out.append(Event("tool", time, clip(text), "Bash", command, (), status, code, timed_out))
             elif block.get("type") == "text" and human:
                 out.append(Event("user", time, str(block.get("text", ""))))
         return out
@@ -219,34 +228,26 @@ class ClaudeStream:
                         out.append(Event("tool", time, tool=name, command=args["command"], status="unknown"))
                         continue
                     self.pending[str(block.get("id", ""))] = args["command"]
-                    _bound(self.pending)
+                    bound(self.pending)
                 elif name in _EDIT_TOOLS:
                     path = args.get("file_path") or args.get("notebook_path")
                     if isinstance(path, str):
                         # The edit counts once its result says it applied: a rejected or failed
                         # edit changed nothing, so it is no evidence for a fix.
-                        self.pending[str(block.get("id", ""))] = f"{_EDIT_MARK}{name}\t{path}"
-                        _bound(self.pending)
+                        self.pending[str(block.get("id", ""))] = f"{EDIT_MARK}{name}\t{path}"
+                        bound(self.pending)
         return out
 
 
-class CodexStream:
+class CodexStream(Stream):
     """Codex CLI rollouts: function_call / function_call_output paired by call_id, exit code in the text."""
 
     def __init__(self, state: dict[str, Any] | None = None) -> None:
-        state = state or {}
-        self.pending: dict[str, Any] = state.get("pending", {})
-        self.running: dict[str, str] = state.get("running", {})
-        self.session: str = state.get("session", "")
-        self.cwd: str = state.get("cwd", "")
-        self.want: Callable[[str], bool] = lambda command: True
-        self.unread: dict[str, int] = {}
+        super().__init__(state)
+        self.running: dict[str, str] = (state or {}).get("running", {})
 
     def state(self) -> dict[str, Any]:
-        return {
-            "pending": _redacted(self.pending), "running": _redacted(self.running),
-            "session": self.session, "cwd": self.cwd,
-        }  # fmt: skip
+        return {**super().state(), "running": _redacted(self.running)}
 
     def wanted(self, buf: bytes, start: int, stop: int, wants_text: bool) -> bool:
         """Whether the raw line buf[start:stop] can matter; decides before paying for json.loads."""
@@ -262,9 +263,6 @@ class CodexStream:
         if b'"type":"event_msg"' in head:
             return b'"type":"user_message"' in head
         return b'"type":"session_meta"' in head
-
-    def trim(self, line: bytes) -> bytes:
-        return line
 
     def events(self, record: dict[str, Any]) -> list[Event]:
         payload = record.get("payload")
@@ -318,7 +316,7 @@ class CodexStream:
                     self.pending[call_id] = cmd
                 else:
                     out.append(Event("tool", time, tool=str(name), command=cmd, status="unknown"))
-        _bound(self.pending)
+        bound(self.pending)
         return out
 
     def _output(self, payload: dict[str, Any], time: str) -> list[Event]:
@@ -341,7 +339,7 @@ class CodexStream:
         running = _RUNNING.search(text[:300])
         if running and not code_match:
             self.running[running.group(1)] = command
-            _bound(self.running)
+            bound(self.running)
             return []
         self.running.pop(key, None)
         if text.startswith('{"output"'):
@@ -355,7 +353,7 @@ class CodexStream:
         if status == "ok" and not _EXITED.search(text[:300]):
             status = "unknown"
         body = text.split("\nOutput:\n", 1)[-1]
-        return [Event("tool", time, _clip(body), "exec_command", command, (), status, code, timed_out)]
+        return [Event("tool", time, clip(body), "exec_command", command, (), status, code, timed_out)]
 
 
 def sniff(record: dict[str, Any]) -> str:

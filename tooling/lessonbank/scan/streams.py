@@ -15,16 +15,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lessonbank.capture.redaction import redact
 from lessonbank.kernel import exit_status
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan.events import Event
+from lessonbank.scan.parse import EDIT_MARK, Stream, bound, clip
 
-MAX_OUTPUT = 3000
 MAX_SEEN = 2000
 SHELL = {"bash": "bash", "run_shell_command": "run_shell_command"}
 EDITS = {"edit": "path", "create": "path", "write_file": "file_path", "replace": "file_path"}
@@ -72,10 +70,6 @@ def copilot_cwd(path: Path) -> str:
 # ---- reading them ---------------------------------------------------------------------------
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= 2 * MAX_OUTPUT else text[:MAX_OUTPUT] + "\n…\n" + text[-MAX_OUTPUT:]
-
-
 def _status(code: int | None, text: str) -> tuple[str, int | None, bool]:
     """(status, code, timed out): a known code decides; otherwise the text's own signs do."""
     if code is None:
@@ -96,22 +90,8 @@ def without_hook_context(text: str) -> str:
     return text.strip()
 
 
-class CopilotStream:
+class CopilotStream(Stream):
     """Copilot CLI's events.jsonl."""
-
-    def __init__(self, state: dict[str, Any] | None = None) -> None:
-        state = state or {}
-        self.pending: dict[str, str] = state.get("pending", {})
-        self.session: str = state.get("session", "")
-        self.cwd: str = state.get("cwd", "")
-        self.want: Callable[[str], bool] = lambda command: True
-        self.unread: dict[str, int] = {}
-
-    def state(self) -> dict[str, Any]:
-        # Commands kept between scans are redacted like everything else the scan stores.
-        kept = list(self.pending.items())[-400:]
-        pending = {k: redact(v)[0] if isinstance(v, str) else v for k, v in kept}
-        return {"pending": pending, "session": self.session, "cwd": self.cwd}
 
     def wanted(self, buf: bytes, start: int, stop: int, wants_text: bool) -> bool:
         head = buf[start : min(start + 60, stop)]
@@ -120,9 +100,6 @@ class CopilotStream:
         if b'"type":"assistant.message"' in head:
             return True
         return b'"type":"user.message"' in head
-
-    def trim(self, line: bytes) -> bytes:
-        return line
 
     def events(self, record: dict[str, Any]) -> list[Event]:
         data = record.get("data")
@@ -161,7 +138,8 @@ class CopilotStream:
                 return [Event("tool", time, tool=name, command=args["command"], status="unknown")]
             self.pending[call] = args["command"]
         elif name in EDITS and isinstance(args.get(EDITS[name]), str):
-            self.pending[call] = "\x00edit:" + name + "\t" + args[EDITS[name]]
+            self.pending[call] = f"{EDIT_MARK}{name}\t{args[EDITS[name]]}"
+        bound(self.pending)
         return []
 
     def _complete(self, data: dict[str, Any], time: str) -> list[Event]:
@@ -172,28 +150,25 @@ class CopilotStream:
         text = ""
         if isinstance(result, dict):
             text = str(result.get("detailedContent") or result.get("content") or "")
-        if command.startswith("\x00edit:"):
-            tool, _, path = command[len("\x00edit:") :].partition("\t")
+        if command.startswith(EDIT_MARK):
+            tool, _, path = command[len(EDIT_MARK) :].partition("\t")
             return [Event("tool", time, tool=tool, paths=(path,))] if data.get("success") else []
         shell = data.get("shellExecution")
         code = shell.get("exitCode") if isinstance(shell, dict) else None
         if not isinstance(code, int):
             code = exit_status.copilot(text)
         status, code, timed_out = _status(code, text)
-        return [Event("tool", time, _clip(text), "bash", command, (), status, code, timed_out)]
+        return [Event("tool", time, clip(text), "bash", command, (), status, code, timed_out)]
 
 
-class GeminiStream:
-    """Gemini CLI's chats/session-*.jsonl."""
+class GeminiStream(Stream):
+    """Gemini CLI's chats/session-*.jsonl: no call waits for its result (a message is written again
+    with them), so the state is the ids already read instead of `pending`."""
 
     def __init__(self, state: dict[str, Any] | None = None) -> None:
-        state = state or {}
-        self.seen: list[str] = state.get("seen", [])
-        self.session: str = state.get("session", "")
-        self.cwd: str = state.get("cwd", "")
-        self.project_hash: str = state.get("project_hash", "")
-        self.want: Callable[[str], bool] = lambda command: True
-        self.unread: dict[str, int] = {}
+        super().__init__(state)
+        self.seen: list[str] = (state or {}).get("seen", [])
+        self.project_hash: str = (state or {}).get("project_hash", "")
 
     def state(self) -> dict[str, Any]:
         return {"seen": self.seen[-MAX_SEEN:], "session": self.session, "cwd": self.cwd, "project_hash": self.project_hash}
@@ -201,9 +176,6 @@ class GeminiStream:
     def wanted(self, buf: bytes, start: int, stop: int, wants_text: bool) -> bool:
         head = buf[start : min(start + 200, stop)]
         return b'"projectHash"' in head or b'"type":"user"' in head or b'"type":"gemini"' in head
-
-    def trim(self, line: bytes) -> bytes:
-        return line
 
     def _new(self, key: str) -> bool:
         if key in self.seen:
@@ -256,7 +228,7 @@ class GeminiStream:
             return [Event("tool", time, tool=name, command=command, status="unknown")]
         status, code, timed_out = _status(exit_status.gemini(text), text)
         body = text.split("Output:", 1)[-1]
-        return [Event("tool", time, _clip(body), name, command, (), status, code, timed_out)]
+        return [Event("tool", time, clip(body), name, command, (), status, code, timed_out)]
 
 
 def sniff(record: dict[str, Any]) -> str:
