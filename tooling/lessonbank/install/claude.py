@@ -13,7 +13,7 @@ import json
 import shlex
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,14 +87,32 @@ def _hooks_table(settings: dict[str, Any], path: Path) -> dict[str, Any]:
     return hooks
 
 
+def with_our_groups(
+    hooks: dict[str, Any],
+    events: Sequence[tuple[str, str | None, int]],
+    hook_for: Callable[[str, int], dict[str, Any]],
+) -> dict[str, Any]:
+    """A hooks table of groups (Claude Code's shape, also Codex's and Gemini's) with one group of
+    ours per (event, matcher, timeout), older ones of ours dropped and the user's kept.
+
+    `hook_for(event, timeout)` is our hook entry for that event.
+    """
+    out = dict(hooks)
+    for event, matcher, timeout in events:
+        groups = _without_ours(list(out.get(event, [])))
+        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [hook_for(event, timeout)]
+        out[event] = groups + [group]
+    return out
+
+
 def merged(settings: dict[str, Any], command: str, path: Path = SETTINGS) -> dict[str, Any]:
     """`settings` with our hook entries (replacing any older ones of ours), the user's kept."""
-    hooks = dict(_hooks_table(settings, path))
-    for event, matcher, timeout in EVENTS:
-        groups = _without_ours(list(hooks.get(event, [])))
-        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
-        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
-        hooks[event] = groups + [group]
+    hooks = with_our_groups(
+        _hooks_table(settings, path),
+        EVENTS,
+        lambda _event, timeout: {"type": "command", "command": command, "timeout": timeout},
+    )
     return {**settings, "hooks": hooks}
 
 

@@ -131,15 +131,16 @@ def _ours(entry: Any) -> bool:
 def merged(agent: Agent, data: dict[str, Any], python: str | None, path: Path) -> dict[str, Any]:
     """`data` with our entries for every event (older ones of ours replaced), the user's kept."""
     if agent.shape == "grouped":
-        hooks = dict(_entries(data, path))
-        for event, matcher, timeout in agent.events:
-            groups = claude._without_ours(list(hooks.get(event, [])))
-            group: dict[str, Any] = {"matcher": matcher} if matcher else {}
-            hook = {"type": "command", "command": command(agent, event, python)}
-            hook["timeout"] = timeout * 1000 if agent.millis else timeout  # type: ignore[assignment]
-            group["hooks"] = [hook]
-            hooks[event] = groups + [group]
-        return {**data, "hooks": hooks}
+        grouped = claude.with_our_groups(
+            _entries(data, path),
+            agent.events,
+            lambda event, timeout: {
+                "type": "command",
+                "command": command(agent, event, python),
+                "timeout": timeout * 1000 if agent.millis else timeout,
+            },
+        )
+        return {**data, "hooks": grouped}
     hooks = dict(_entries(data, path))
     for event, _, timeout in agent.events:
         kept = [e for e in hooks.get(event, []) if not _ours(e)]
