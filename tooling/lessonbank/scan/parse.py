@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lessonbank.capture.redaction import redact
+from lessonbank.kernel import exit_status
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan.detect import Event
 
@@ -65,7 +66,6 @@ EDIT_MARK = "\x00edit:"  # marks an edit among the pending shell calls (its valu
 _SHELL_NAMES = frozenset(name.encode() for name in _SHELL_TOOLS)
 _EDIT_NAMES = frozenset(name.encode() for name in _EDIT_TOOLS)
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
-_EXITED = re.compile(r"Process exited with code (-?\d+)")
 _RUNNING = re.compile(r"Process running with session ID (\d+)")
 
 
@@ -335,9 +335,9 @@ class CodexStream(Stream):
             key = call["stdin"]
         else:
             command, key = call, ""
-        code_match = _EXITED.search(text[:300])
+        exited = exit_status.codex(text[:300]) is not None
         running = _RUNNING.search(text[:300])
-        if running and not code_match:
+        if running and not exited:
             self.running[running.group(1)] = command
             bound(self.running)
             return []
@@ -350,7 +350,7 @@ class CodexStream(Stream):
             except (ValueError, AttributeError):
                 pass
         status, code, timed_out = mining.result_status(text, False)
-        if status == "ok" and not _EXITED.search(text[:300]):
+        if status == "ok" and exit_status.codex(text[:300]) is None:
             status = "unknown"
         body = text.split("\nOutput:\n", 1)[-1]
         return [Event("tool", time, clip(body), "exec_command", command, (), status, code, timed_out)]
