@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from lessonbank import __version__
-from lessonbank.errors import BankError, NoBankError
+from lessonbank.errors import BankError
 
 if TYPE_CHECKING:
     from lessonbank.bank.store import Bank
@@ -116,7 +116,5 @@ def get_bank(ctx: click.Context) -> Bank:
     obj = ctx.find_root().obj or {}
     try:
         return Bank.find(root=obj.get("root"))
-    except NoBankError as exc:
-        raise click.ClickException(str(exc)) from None
-    except BankError as exc:
+    except BankError as exc:  # NoBankError among them: its message says to run `bank init`
         raise click.ClickException(str(exc)) from None
