@@ -25,11 +25,6 @@ if TYPE_CHECKING:
     from lessonbank.capture import pipeline as capture_mod
 
 
-def _bank(ctx: click.Context) -> Bank:
-    bank: Bank = get_bank(ctx)
-    return bank
-
-
 def _fail(err: BankError) -> click.ClickException:
     return click.ClickException(str(err))
 
@@ -83,7 +78,7 @@ def add(ctx: click.Context, text: str, promote_to: str, session: str | None, pri
         when=when.strip(), do=do.strip(), promote_to=promote_to, tags=tags, session=session,
         tools=["Bash"] if tools else [], commands=[rf"\b{t}\b" for t in tools], priority=priority,
     )  # fmt: skip
-    _run_capture(_bank(ctx), [draft], dry_run)
+    _run_capture(get_bank(ctx), [draft], dry_run)
 
 
 def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool) -> None:
@@ -129,7 +124,7 @@ def capture(
     from lessonbank.capture import draft as draft_mod
     from lessonbank.capture import pipeline as capture_mod
 
-    bank = _bank(ctx)
+    bank = get_bank(ctx)
     if sum((as_json, blocks, pending)) > 1:
         raise click.UsageError("--json, --blocks and --pending are different inputs: use one")
     if pending:
@@ -188,7 +183,7 @@ def capture(
 @click.pass_context
 def list_(ctx: click.Context, tag: str | None, status: str | None, source: str | None, as_json: bool) -> None:
     """List the lessons as a table."""
-    bank = _bank(ctx)
+    bank = get_bank(ctx)
     if as_json:
         items = [x.lesson for x in bank.load()]
         rows_of = [(x.slug, x.type, x.seen, x.priority, x.status, x.source, x.title, x.tags) for x in items]
@@ -224,7 +219,7 @@ def _warn_problems(bank: Bank) -> None:
 @click.pass_context
 def show(ctx: click.Context, key: str, as_json: bool) -> None:
     """Show one lesson by slug or id."""
-    bank = _bank(ctx)
+    bank = get_bank(ctx)
     try:
         item = bank.find_lesson(key)
     except BankError as err:
@@ -245,7 +240,7 @@ def forget(ctx: click.Context, key: str, dry_run: bool) -> None:
     from lessonbank.bank import render as generate
     from lessonbank.bank.store import remove
 
-    bank = _bank(ctx)
+    bank = get_bank(ctx)
     try:
         with bank.lock():
             item = bank.find_lesson(key)
@@ -271,7 +266,7 @@ def check(ctx: click.Context, fmt: str) -> None:
     """Validate every lesson; print each problem as path:line: message and exit 1 if any."""
     from lessonbank.bank.lint import check_bank
 
-    bank = _bank(ctx)
+    bank = get_bank(ctx)
     problems, count = check_bank(bank)
     for problem in problems:
         where = bank.relative(problem.path)
@@ -290,7 +285,7 @@ def check(ctx: click.Context, fmt: str) -> None:
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Counts by status, source, type and tag, and how many lessons groom would consider."""
-    bank = _bank(ctx)
+    bank = get_bank(ctx)
     items = bank.summaries()  # (slug, type, seen, priority, status, source, title, tags)
     min_seen = bank.config.get("groom.min_seen")
     data: dict[str, Any] = {
@@ -322,7 +317,7 @@ def index_cmd(ctx: click.Context, check_only: bool, dry_run: bool) -> None:
     """Regenerate INDEX.md, BANK.md and the hooks' compiled index from lessons/."""
     from lessonbank.bank import render as generate
 
-    bank = _bank(ctx)
+    bank = get_bank(ctx)
     try:
         if check_only:
             names = generate.stale(bank)
@@ -346,7 +341,7 @@ def index_cmd(ctx: click.Context, check_only: bool, dry_run: bool) -> None:
 @click.pass_context
 def config_cmd(ctx: click.Context, as_json: bool) -> None:
     """Print the effective settings (defaults overlaid by bank.toml)."""
-    bank = _bank(ctx)
+    bank = get_bank(ctx)
     items = bank.config.items()
     if as_json:
         emit_json({key: value for key, value, _ in items})
