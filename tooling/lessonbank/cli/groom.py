@@ -22,16 +22,8 @@ if TYPE_CHECKING:
     from lessonbank.groom.plan import Plan
 
 
-def _order() -> dict[str, int]:
-    from lessonbank.groom.decide import OUTCOMES
-
-    return {outcome: i for i, outcome in enumerate(OUTCOMES)}
-
-
 def _rows(plan: Plan) -> list[list[str]]:
-    order = _order()
-    ordered = sorted(plan.decisions, key=lambda d: (order[d.outcome], d.slug))
-    return [[d.slug, d.outcome, d.reason, plan.targets.get(d.lesson_id, d.destination)] for d in ordered]
+    return [[d.slug, d.outcome, d.reason, destination] for d, destination in plan.ordered()]
 
 
 def _summary(plan: Plan) -> str:
@@ -106,11 +98,10 @@ def _groom(
     if not dry_run and not allow_dirty and not branch:
         apply.refuse_if_dirty(bank, repo, plan)
     if as_json:
-        order = _order()
         emit_json([
             {"lesson": d.slug, "id": d.lesson_id, "decision": d.outcome, "reason": d.reason,
-             "reasons": list(d.reasons), "destination": plan.targets.get(d.lesson_id, d.destination)}
-            for d in sorted(plan.decisions, key=lambda d: (order[d.outcome], d.slug))
+             "reasons": list(d.reasons), "destination": destination}
+            for d, destination in plan.ordered()
         ])  # fmt: skip
     else:
         click.echo(table(["lesson", "decision", "reason", "destination"], _rows(plan), max_width=90))

@@ -27,6 +27,7 @@ from lessonbank.bank.store import Bank, Loaded, write_atomic
 from lessonbank.errors import BankError
 from lessonbank.groom.decide import (
     DELETE,
+    OUTCOMES,
     PROMOTE,
     REVIEW,
     CommandResult,
@@ -60,6 +61,12 @@ class Plan:
     def count(self, outcome: str) -> int:
         """How many decisions have this outcome."""
         return sum(1 for d in self.decisions if d.outcome == outcome)
+
+    def ordered(self) -> list[tuple[Decision, str]]:
+        """(decision, destination) in the order `bank groom` prints them: by outcome, then slug."""
+        rank = {outcome: i for i, outcome in enumerate(OUTCOMES)}
+        ordered = sorted(self.decisions, key=lambda d: (rank[d.outcome], d.slug))
+        return [(d, self.targets.get(d.lesson_id, d.destination)) for d in ordered]
 
     @property
     def changes(self) -> bool:
