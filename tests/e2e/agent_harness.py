@@ -12,10 +12,9 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from .claude_harness import spawn_cli
-from .model_server import Recorded, Step
+from .claude_harness import CliRun, spawn_cli
+from .model_server import Step
 from .responses_server import ScriptedServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,28 +36,17 @@ def find(agent: str) -> Path | None:
 
 
 @dataclass
-class AgentRun:
-    """One finished CLI run: its output and every request the scripted server saw."""
+class AgentRun(CliRun):
+    """One finished Codex, Copilot or Gemini run; `agent` says which."""
 
-    agent: str
-    args: list[str]
-    returncode: int
-    stdout: str
-    stderr: str
-    requests: list[Recorded]
-    seconds: float
-    home: Path
-
-    @property
-    def main_requests(self) -> list[dict[str, Any]]:
-        """Bodies of the scripted conversation's requests (those offering a shell tool), in order."""
-        return [r.body for r in self.requests if r.main]
+    agent: str = ""
 
     def texts(self, index: int) -> str:
         """Everything main request `index` carried, as one JSON string."""
         return json.dumps(self.main_requests[index])
 
     def everything(self) -> str:
+        """Every request's body (side requests too) as one JSON string."""
         return json.dumps([r.body for r in self.requests])
 
     def first_request_with(self, text: str) -> int | None:
@@ -153,4 +141,4 @@ def run_agent(
         full = {"HOME": str(home), "NO_COLOR": "1", "CI": "1", **own, **(env or {})}
         proc, seconds = spawn_cli(args, project_dir, full, timeout, PASSED_THROUGH)
         requests = list(server.requests)
-    return AgentRun(agent, args, proc.returncode, proc.stdout, proc.stderr, requests, seconds, home)
+    return AgentRun(args, proc.returncode, proc.stdout, proc.stderr, requests, seconds, home, agent=agent)

@@ -97,8 +97,8 @@ class ToolCall:
 
 
 @dataclass
-class ClaudeRun:
-    """One finished CLI run: its output and every request the model server saw."""
+class CliRun:
+    """One finished agent CLI run: its output and every request the scripted server saw."""
 
     args: list[str]
     returncode: int
@@ -109,14 +109,23 @@ class ClaudeRun:
     home: Path
 
     @property
+    def main_requests(self) -> list[dict[str, Any]]:
+        """Bodies of the scripted conversation's requests (those the server marks main), in order."""
+        return [r.body for r in self.requests if r.main]
+
+    def everything(self) -> str:
+        """All main requests as one JSON string, for 'this text never reached the model'."""
+        return json.dumps(self.main_requests)
+
+
+@dataclass
+class ClaudeRun(CliRun):
+    """One finished Claude Code run."""
+
+    @property
     def result(self) -> dict[str, Any]:
         """The `--output-format json` result object."""
         return dict(json.loads(self.stdout))
-
-    @property
-    def main_requests(self) -> list[dict[str, Any]]:
-        """Bodies of the scripted conversation's Messages calls, in order."""
-        return [r.body for r in self.requests if r.main]
 
     @property
     def side_requests(self) -> list[Recorded]:
@@ -243,10 +252,6 @@ class ClaudeRun:
                 command = commands.get(str(block.get("tool_use_id")), "")
                 found.append(ToolCall(command, output, bool(block.get("is_error")), reminders))
         return found
-
-    def everything(self) -> str:
-        """All main requests as one JSON string, for 'this text never reached the model'."""
-        return json.dumps(self.main_requests)
 
     def explain(self) -> str:
         """A readable dump for assertion messages."""
