@@ -82,9 +82,37 @@ def message(model: str, blocks: list[dict[str, Any]], stop: str, n: int) -> dict
     }
 
 
-def sse(event: str, data: dict[str, Any]) -> str:
-    """One server-sent event."""
-    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
+def sse(event: str | None, data: dict[str, Any]) -> str:
+    """One server-sent event (Gemini's carry no event line)."""
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data)}\n\n"
+
+
+def serve_local(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
+    """Listen on a free port of 127.0.0.1 in a daemon thread."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def stop_local(httpd: ThreadingHTTPServer | None) -> None:
+    """Stop a server serve_local started (nothing when it is None)."""
+    if httpd is not None:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def read_body(request: BaseHTTPRequestHandler) -> Any:
+    """A request's JSON body (its text when it is not JSON, None when empty)."""
+    length = int(request.headers.get("Content-Length") or 0)
+    raw = request.rfile.read(length) if length else b""
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
 
 
 def stream(model: str, blocks: list[dict[str, Any]], stop: str, n: int) -> bytes:
@@ -135,7 +163,6 @@ class ModelServer:
         self._ids = itertools.count()
         self._msgs = itertools.count()
         self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
@@ -145,18 +172,13 @@ class ModelServer:
 
     def start(self) -> ModelServer:
         """Listen on a free port of 127.0.0.1 in a daemon thread."""
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
+        self._httpd = serve_local(_handler(self))
         return self
 
     def stop(self) -> None:
         """Stop listening."""
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
+        stop_local(self._httpd)
+        self._httpd = None
 
     def __enter__(self) -> ModelServer:
         return self.start()
@@ -188,16 +210,6 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             pass  # the recorded requests are the log
 
-        def _body(self) -> Any:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            if not raw:
-                return None
-            try:
-                return json.loads(raw)
-            except ValueError:
-                return raw.decode("utf-8", "replace")
-
         def _send(self, status: int, payload: bytes, ctype: str) -> None:
             self.send_response(status)
             self.send_header("Content-Type", ctype)
@@ -222,7 +234,7 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
                 self._json({})
 
         def do_POST(self) -> None:  # noqa: N802
-            body = self._body()
+            body = read_body(self)
             path = self.path.split("?")[0]
             main = path.endswith("/v1/messages") and is_main(body)
             server.record(Recorded("POST", self.path, dict(self.headers), body, main))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .model_server import Bash, Recorded, Step, Text
+from .model_server import Bash, Recorded, Step, Text, read_body, serve_local, sse, stop_local
 
 SHELL_TOOLS = ("exec_command", "shell", "bash", "run_shell_command")
 FALLBACK_REPLY = "Done."
@@ -63,11 +63,6 @@ def shell_arguments(tool: str, command: str) -> dict[str, Any]:
     if tool == "shell":
         return {"command": ["bash", "-c", command]}
     return {"command": command, "description": "run a command"}
-
-
-def sse(event: str | None, data: dict[str, Any]) -> str:
-    head = f"event: {event}\n" if event else ""
-    return f"{head}data: {json.dumps(data)}\n\n"
 
 
 def responses_stream(step: Step | None, tool: str | None, n: int, call: int) -> bytes:
@@ -189,16 +184,12 @@ class ScriptedServer:
         return f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> ScriptedServer:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        self._httpd = serve_local(_handler(self))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
+        stop_local(self._httpd)
+        self._httpd = None
 
     def step_for(self, body: dict[str, Any]) -> tuple[Step | None, str | None, int, int]:
         with self._lock:
@@ -233,12 +224,7 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._send(200, b"{}", "application/json")
 
         def do_POST(self) -> None:  # noqa: N802
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body = json.loads(raw) if raw else None
-            except ValueError:
-                body = None
+            body = read_body(self)
             path = self.path.split("?")[0]
             main = shell_tool(body) is not None
             server.requests.append(Recorded("POST", self.path, dict(self.headers), body, main))
