@@ -231,13 +231,9 @@ def describe(cand: Candidate, bank: Bank) -> list[str]:
     return lines
 
 
-EDITED_FIELDS = ("title", "when", "do", "promote_to", "type", "tools", "commands", "paths", "keywords", "tags",
-                 "verify", "priority")  # fmt: skip
-
-
 def _edit_in_editor(bank: Bank, cand: Candidate, editor: str) -> None:
     """Open the lesson the candidate would write in $EDITOR; read it back onto the candidate."""
-    from dataclasses import replace
+    from dataclasses import fields, replace
 
     from lessonbank.bank import lesson as lesson_mod
     from lessonbank.capture.draft import to_lesson
@@ -254,7 +250,10 @@ def _edit_in_editor(bank: Bank, cand: Candidate, editor: str) -> None:
     except (ValueError, OSError) as exc:
         click.echo(f"cannot read the edited lesson ({exc}); it stays in {bank.relative(path)} for the next edit")
         return
-    for name in EDITED_FIELDS:
+    # What the reviewer edits: what the lesson says (bank.lesson's one list) but the scan's own source
+    # and body, and its priority.
+    said = [f.name for f in fields(lesson_mod.LessonContent) if f.name not in ("source", "body")]
+    for name in [*said, "priority"]:
         value = getattr(edited, name)
         setattr(cand, name, value.copy() if isinstance(value, (list, dict)) else value)
     path.unlink()
