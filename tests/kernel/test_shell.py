@@ -175,3 +175,27 @@ def test_assignments_leave_the_words_the_check_classifier_reads_alone() -> None:
     assert check_commands.check_name("RUST_BACKTRACE=1 cargo test") == "cargo test"
     assert check_commands.check_name("rg -n pytest docs/ && pytest -x") == "pytest"
     assert [c.env for c in shell.commands("A=1 env B=2 make; make")] == [["A=1", "B=2"], []]
+
+
+def test_every_data_tool_has_its_reading_in_shell_data() -> None:
+    from lessonbank.kernel import shell_data
+
+    # git reads by subcommand ("git grep", "git log"); every other name has its own entry.
+    assert shell.DATA_NAMES - {"git"} == set(shell_data.SPECS) - {"git grep", "git log"}
+
+
+def test_a_command_without_a_data_tool_does_not_load_shell_data() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    package = Path(shell.__file__).resolve().parents[2]
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from lessonbank.kernel import shell;"
+        "shell.segments('cd src && python -m pytest -x 2>&1 | tail');"
+        "print('lessonbank.kernel.shell_data' in sys.modules);"
+        "shell.segments('grep -rn pytest src');"
+        "print('lessonbank.kernel.shell_data' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(package)], capture_output=True, text=True)
+    assert done.stdout.split() == ["False", "True"], done.stderr

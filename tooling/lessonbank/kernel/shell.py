@@ -24,9 +24,9 @@ command's words followed by those assignments (`RUST_BACKTRACE=1 cargo test` is 
 set, a trigger keyed on `RUST_BACKTRACE=1` sees it, and `^cargo` still anchors at the command.
 """
 
-# Longer than 400 lines: one tokenizer for the hooks and the scan, with the table of what each tool
-# reads as data; the quote scanners and that table could be modules of their own, but every module the
-# hook process loads costs it about 0.1 ms.
+# Longer than 400 lines: the one tokenizer for the hooks and the scan; the quote scanners stay in it
+# because every module the hook process loads costs it about 0.1 ms on every Bash call. What each
+# data tool reads (grep, rg, sed, git log, find…) is in shell_data, loaded only when one runs.
 
 SHELLS = frozenset(("sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"))
 QUIET = frozenset(("echo", "printf", ":", "true", "false"))
@@ -59,78 +59,16 @@ WRAPPERS = {
     "caffeinate": frozenset(),
 }
 
-# Tools whose arguments hold data (search patterns, scripts, names looked up); _data_specs says how
-# each reads them. Only this set is built at import: the specs are built on the first such command.
+# Tools whose arguments hold data (search patterns, scripts, names looked up); shell_data says how
+# each reads them, and is imported only on the first such command.
 DATA_NAMES = frozenset(
     ("grep", "egrep", "fgrep", "zgrep", "ggrep", "ugrep", "rg", "ag", "ack", "ack-grep", "sed", "gsed",
      "awk", "gawk", "mawk", "nawk", "pgrep", "pkill", "perl", "ruby", "node",
      "which", "whereis", "type", "man", "apropos", "whatis", "tldr", "git", "find")
 )  # fmt: skip
+# The git subcommands that search (their patterns are data), and git's options that take a value.
 _GIT_SEARCHING = frozenset(("grep", "log", "show", "diff", "whatchanged", "rev-list", "shortlog", "reflog"))
 _GIT_GLOBAL_VALUES = frozenset(("-C", "-c", "--git-dir", "--work-tree", "--namespace"))
-_FIND_EXEC = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
-_SPECS: dict[str, tuple] = {}
-
-
-def _reads(pattern: str = "", value: str = "", data: str = "", none: str = "", positional: int = 1) -> tuple:
-    """What a tool reads as data: options whose value is its pattern or script, options taking another
-    value, options whose value is other data, options after which no word is the pattern (a file of
-    patterns, a listing mode), and which positional words are data (0 none, 1 the first, 2 all)."""
-    return (*(frozenset(names.split()) for names in (pattern, value, data, none)), positional)
-
-
-def _data_specs() -> dict[str, tuple]:
-    """How each tool of DATA_NAMES reads its arguments (`git grep`, `git log`: by subcommand)."""
-    if _SPECS:
-        return _SPECS
-    context = "-A -B -C -m --max-count --context --after-context --before-context"
-    grep = _reads(
-        "-e --regexp",
-        f"{context} -d -D -f --file --include --exclude --exclude-dir --label --binary-files --devices "
-        "--directories",
-        none="-f --file",
-    )
-    rg = _reads(
-        "-e --regexp",
-        f"{context} -g --glob --iglob -t --type -T --type-not -j --threads -M --max-columns -d --max-depth "
-        "-E --encoding --sort --sortr --type-add --type-clear --colors --color --pre --pre-glob "
-        "--ignore-file --max-filesize --context-separator --path-separator --engine -f --file",
-        data="-r --replace",
-        none="-f --file --files --type-list",
-    )
-    ack = _reads("--match -g", f"{context} --type --ignore-dir --noignore-dir", none="-f")
-    sed = _reads("-e --expression", "-l --line-length -f --file", none="-f --file")
-    awk = _reads("-e --source", "-F -v --field-separator --assign -f --file -W", none="-f --file")
-    pgrep = _reads(
-        value="-u -U -g -G -P -s -t -F --signal --uid --euid --group --parent --session --terminal --pidfile"
-    )
-    names = _reads(positional=2)  # which pytest, man git: names looked up
-    _SPECS.update(
-        dict.fromkeys(("grep", "egrep", "fgrep", "zgrep", "ggrep", "ugrep"), grep),
-        rg=rg,
-        ag=_reads("-g", f"{context} --ignore --ignore-dir --depth -p --path-to-ignore", data="-G"),
-        ack=ack,
-        sed=sed,
-        gsed=sed,
-        pgrep=pgrep,
-        pkill=pgrep,
-        # perl -e, ruby -e, node -e: a script, not a command.
-        perl=_reads("-e -E", positional=0),
-        ruby=_reads("-e", positional=0),
-        node=_reads("-e --eval -p --print", positional=0),
-    )
-    _SPECS.update(dict.fromkeys(("awk", "gawk", "mawk", "nawk"), awk))
-    _SPECS.update(dict.fromkeys(("which", "whereis", "type", "man", "apropos", "whatis", "tldr"), names))
-    _SPECS["ack-grep"] = ack
-    _SPECS["git grep"] = _reads("-e", f"{context} -f --max-depth --threads", none="-f")
-    # git log -S/-G (the pickaxe), --grep, --author: what the history is searched for.
-    _SPECS["git log"] = _reads("--grep -S -G --author --committer --grep-reflog -L", positional=0)
-    _SPECS["find"] = _reads(
-        data="-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname"
-    )
-    return _SPECS
-
-
 _MAX_DEPTH = 4
 _REDIRECTS = ("&>>", "<<<", "<<-", "&>", ">>", ">|", "<<", "<>", ">&", "<&", "<", ">")
 _WRITES = (">", ">>", ">|", "&>", "&>>", ">&")
@@ -507,28 +445,36 @@ def _emit(
     return command
 
 
+def _git_subcommand(texts: list[str], i: int, end: int) -> tuple[int, str]:
+    """The index and name of git's subcommand, past its global options (-C dir, -c k=v)."""
+    while i < end and texts[i].startswith("-"):
+        i += 2 if texts[i] in _GIT_GLOBAL_VALUES else 1
+    return i, texts[i] if i < end else ""
+
+
 def _data_words(texts: list[str], start: int, end: int, drop: set[int]) -> None:
     """Add to `drop` the indexes of the words in texts[start:end] that a tool reads as data."""
     j = command_start(texts, start)
     if j >= end:
         return
     name = basename(texts[j])
+    i, sub = _git_subcommand(texts, j + 1, end) if name == "git" else (j, "")
+    if name == "git" and sub not in _GIT_SEARCHING:
+        return  # git status, git commit…: no data to drop, and no import
+    from lessonbank.kernel import shell_data
+
     if name == "git":
-        i = j + 1
-        while i < end and texts[i].startswith("-"):
-            i += 2 if texts[i] in _GIT_GLOBAL_VALUES else 1
-        sub = texts[i] if i < end else ""
-        if sub in _GIT_SEARCHING:
-            _option_data(texts, i + 1, end, _data_specs()["git grep" if sub == "grep" else "git log"], drop)
+        spec = shell_data.SPECS["git grep" if sub == "grep" else "git log"]
+        shell_data.option_data(texts, i + 1, end, spec, drop)
     elif name == "find":
-        patterns = _data_specs()["find"][2]  # -name '*.py': a glob
+        patterns = shell_data.SPECS["find"][2]  # -name '*.py': a glob
         i = j + 1
         while i < end:
             word = texts[i]
             if word in patterns:
                 drop.add(i + 1)
                 i += 1
-            elif word in _FIND_EXEC:  # -exec grep -l pytest {} + : the command it runs has data too
+            elif word in shell_data.FIND_EXEC:  # -exec grep -l pytest {} + : the command it runs has data too
                 stop = i + 1
                 while stop < end and texts[stop] not in (";", "+"):
                     stop += 1
@@ -536,59 +482,7 @@ def _data_words(texts: list[str], start: int, end: int, drop: set[int]) -> None:
                 i = stop
             i += 1
     elif name in DATA_NAMES:
-        _option_data(texts, j + 1, end, _data_specs()[name], drop)
-
-
-def _option_data(texts: list[str], i: int, end: int, spec: tuple, drop: set[int]) -> None:
-    """The data words of a tool's arguments texts[i:end], read as getopt reads them."""
-    pattern, value, data, none, positional = spec
-    given = False  # the pattern came through an option (-e, -f): no positional word is one
-    positionals: list[int] = []
-    while i < end:
-        word = texts[i]
-        if not word:  # sed -i '' (BSD): the empty suffix
-            pass
-        elif word == "--":
-            positionals.extend(range(i + 1, end))
-            break
-        elif word.startswith("--"):
-            name, eq, _ = word.partition("=")
-            if name in pattern or name in data:
-                given = given or name in pattern
-                if eq:
-                    drop.add(i)
-                else:
-                    drop.add(i + 1)
-                    i += 1
-            elif name in value:
-                given = given or name in none
-                i += 0 if eq else 1
-            elif name in none:
-                given = True
-        elif word.startswith("-") and len(word) > 1:
-            for at in range(1, len(word)):  # a cluster: -rn, -A3, -ie PATTERN
-                flag = "-" + word[at]
-                if flag in pattern or flag in data:
-                    given = given or flag in pattern
-                    if at + 1 < len(word):
-                        drop.add(i)
-                    else:
-                        drop.add(i + 1)
-                        i += 1
-                    break
-                if flag in value:
-                    given = given or flag in none
-                    i += 1 if at + 1 == len(word) else 0
-                    break
-                if flag in none:
-                    given = True
-        else:
-            positionals.append(i)
-        i += 1
-    if positional == 2:
-        drop.update(positionals)
-    elif positional == 1 and positionals and not given:
-        drop.add(positionals[0])
+        shell_data.option_data(texts, j + 1, end, shell_data.SPECS[name], drop)
 
 
 def _simple(
