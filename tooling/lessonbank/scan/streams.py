@@ -72,10 +72,9 @@ def copilot_cwd(path: Path) -> str:
 
 def _status(code: int | None, text: str) -> tuple[str, int | None, bool]:
     """(status, code, timed out): a known code decides; otherwise the text's own signs do."""
+    status, _, timed_out = mining.result_status(text, bool(code))
     if code is None:
-        status, _, timed_out = mining.result_status(text, False)
         return ("unknown" if status == "ok" else status), None, timed_out
-    status, _, timed_out = mining.result_status(f"exit code {code}\n{text}", code != 0)
     return status, code, timed_out
 
 
