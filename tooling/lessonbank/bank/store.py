@@ -300,9 +300,19 @@ class Bank:
     def lock(self) -> Iterator[None]:
         """An exclusive lock around read-modify-write of lessons (concurrent captures lose nothing)."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.state_dir / statedir.LOCK, "a+b") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        with flocked(self.state_dir / statedir.LOCK):
+            yield
+
+
+@contextlib.contextmanager
+def flocked(path: Path, wait: bool = True) -> Iterator[None]:
+    """An exclusive flock on `path` (created when missing) while the block runs.
+
+    With `wait` False, BlockingIOError at once when another process holds it.
+    """
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

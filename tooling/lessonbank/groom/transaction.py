@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -30,7 +29,7 @@ from typing import Any
 
 from lessonbank.bank import render
 from lessonbank.bank.git import GitRepo
-from lessonbank.bank.store import Bank, remove, write_atomic
+from lessonbank.bank.store import Bank, flocked, remove, write_atomic
 from lessonbank.errors import BankError, GitError
 from lessonbank.groom.plan import bank_paths
 from lessonbank.kernel import statedir
@@ -291,23 +290,18 @@ def recover(bank: Bank, repo: GitRepo) -> list[str]:
 def exclusive(bank: Bank, repo: GitRepo) -> Iterator[list[str]]:
     """One groom at a time on a bank; recover whatever an interrupted one left before starting."""
     folder = journal_dir(bank)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle = open(folder / _GROOM_LOCK, "a+b")  # noqa: SIM115 (closed below)
-    except OSError:
-        if (folder / JOURNAL).exists():
-            raise BankError(f"cannot write {folder}: an interrupted groom needs it to recover") from None
-        yield []  # a read-only bank: no groom can have written (or will write) here
-        return
-    with handle:
+    with contextlib.ExitStack() as held:
         try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            folder.mkdir(parents=True, exist_ok=True)
+            held.enter_context(flocked(folder / _GROOM_LOCK, wait=False))
         except BlockingIOError:
             raise BankError("another `bank groom` is running on this bank; wait for it to finish") from None
-        try:
-            yield recover(bank, repo)
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        except OSError:
+            if (folder / JOURNAL).exists():
+                raise BankError(f"cannot write {folder}: an interrupted groom needs it to recover") from None
+            yield []  # a read-only bank: no groom can have written (or will write) here
+            return
+        yield recover(bank, repo)
 
 
 # ----------------------------------------------------------------- the transaction
