@@ -15,8 +15,8 @@ from typing import Any, BinaryIO
 
 from lessonbank.errors import BankError
 from lessonbank.scan.detect import Candidate, Detector
-from lessonbank.scan.parse import LONG_USER_LINE, ClaudeStream, CodexStream, sniff
-from lessonbank.scan.streams import CopilotStream, GeminiStream, copilot_cwd, copilot_files, gemini_files
+from lessonbank.scan.parse import LONG_USER_LINE, sniff
+from lessonbank.scan.streams import AnyStream, copilot_cwd, copilot_files, gemini_files
 from lessonbank.scan.streams import make as make_stream
 from lessonbank.scan.streams import sniff as more_sniff
 
@@ -278,13 +278,7 @@ def scan_file(
             entry = {"offset": 0, "format": "", "stream": {}, "detector": {}}
             offset = 0
         handle.seek(offset)
-        stream: ClaudeStream | CodexStream | CopilotStream | GeminiStream | None = None
-        if entry.get("format") == "codex":
-            stream = CodexStream(entry.get("stream"))
-        elif entry.get("format") == "claude":
-            stream = ClaudeStream(entry.get("stream"))
-        else:
-            stream = make_stream(str(entry.get("format")), entry.get("stream"))
+        stream: AnyStream | None = make_stream(str(entry.get("format")), entry.get("stream"))
         detector = Detector(str(path), entry.get("detector"))
         if stream is not None:
             stream.want = detector.wants_result
@@ -309,9 +303,9 @@ def scan_file(
             stats.parsed += 1
             if stream is None:
                 entry["format"] = more_sniff(record) or sniff(record)
-                stream = make_stream(entry["format"]) or (
-                    CodexStream() if entry["format"] == "codex" else ClaudeStream()
-                )
+                stream = make_stream(entry["format"])
+                if stream is None:  # the sniffers name only formats make reads
+                    raise AssertionError(entry["format"])
                 stream.want = detector.wants_result
                 reader.wanted = stream.wanted
             for event in stream.events(record):

@@ -21,7 +21,7 @@ from typing import Any
 from lessonbank.kernel import exit_status
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan.events import Event
-from lessonbank.scan.parse import EDIT_MARK, Stream, bound, clip
+from lessonbank.scan.parse import EDIT_MARK, ClaudeStream, CodexStream, Stream, bound, clip
 
 MAX_SEEN = 2000
 SHELL = {"bash": "bash", "run_shell_command": "run_shell_command"}
@@ -239,8 +239,15 @@ def sniff(record: dict[str, Any]) -> str:
     return ""
 
 
-def make(fmt: str, state: dict[str, Any] | None = None) -> CopilotStream | GeminiStream | None:
-    """The stream for a format this module reads, None for any other."""
+AnyStream = ClaudeStream | CodexStream | CopilotStream | GeminiStream
+
+
+def make(fmt: str, state: dict[str, Any] | None = None) -> AnyStream | None:
+    """The stream that reads a format (parse's claude and codex, copilot, gemini), None for any other."""
+    if fmt == "claude":
+        return ClaudeStream(state)
+    if fmt == "codex":
+        return CodexStream(state)
     if fmt == "copilot":
         return CopilotStream(state)
     if fmt == "gemini":
