@@ -16,7 +16,7 @@ from lessonbank.errors import BankError, GateRefusal
 if TYPE_CHECKING:  # the scanner is imported when a scan command runs, not with every `bank` command
     from lessonbank.bank.store import Bank
     from lessonbank.scan.candidates import Report, Store
-    from lessonbank.scan.detect import Candidate
+    from lessonbank.scan.events import Candidate
 
 PROGRESS_BYTES = 32 << 20  # show a progress bar when a scan has more than this to read
 DEMO_TRANSCRIPTS = Path(__file__).resolve().parents[1] / "demo" / "transcripts"

@@ -21,7 +21,7 @@ from lessonbank.kernel import statedir
 from lessonbank.scan import distill
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan import sources as transcripts
-from lessonbank.scan.detect import Candidate
+from lessonbank.scan.events import Candidate
 
 MAX_BODY_EVIDENCE = 3
 MAX_EVIDENCE = 5

@@ -16,7 +16,7 @@ import shlex
 from lessonbank.kernel.words import STOP_WORDS
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan import prose, shellfail
-from lessonbank.scan.detect import Candidate
+from lessonbank.scan.events import Candidate
 
 _LOCATION = re.compile(r"^(?:[\w./~\\-]*[/\\])?([\w.-]+):\d+(?::\d+)?:\s*|^\S+\.\w+:\(\.\w+\+0x[0-9a-f]+\):\s*")
 _NOISE = re.compile(r"^(?:/bin/\w+: line \d+: |/usr/bin/\w+: (?:line \d+: )?|\./\S+: |\S*python[\d.]*(?:\.exe)?: )")

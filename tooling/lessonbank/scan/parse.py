@@ -10,7 +10,7 @@ from typing import Any
 from lessonbank.capture.redaction import redact
 from lessonbank.kernel import exit_status
 from lessonbank.scan import outcomes as mining
-from lessonbank.scan.detect import Event
+from lessonbank.scan.events import Event
 
 MAX_OUTPUT = 3000  # characters kept from each end of a tool's output
 MAX_PENDING = 400

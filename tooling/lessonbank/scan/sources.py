@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from lessonbank.errors import BankError
-from lessonbank.scan.detect import Candidate, Detector
+from lessonbank.scan.detect import Detector
+from lessonbank.scan.events import Candidate
 from lessonbank.scan.parse import LONG_USER_LINE, sniff
 from lessonbank.scan.streams import AnyStream, copilot_cwd, copilot_files, gemini_files
 from lessonbank.scan.streams import make as make_stream
