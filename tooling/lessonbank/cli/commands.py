@@ -81,7 +81,13 @@ def add(ctx: click.Context, text: str, promote_to: str, session: str | None, pri
     _run_capture(get_bank(ctx), [draft], dry_run)
 
 
-def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool) -> None:
+def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool, pending: bool = False) -> None:
+    """Capture each draft; refusals are listed at the end (exit 1), any other error stops at once.
+
+    With `pending` the drafts were taken from the Stop hook's pending blocks: a refusal names the
+    draft, and the taken blocks are dropped once every draft went through the gates (on an error
+    the rest stay pending for the next run: nothing is lost).
+    """
     from lessonbank.capture import pipeline as capture_mod
 
     refused = []
@@ -89,9 +95,11 @@ def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool) -> No
         try:
             _print_outcome(capture_mod.capture(bank, draft, dry_run=dry_run))
         except GateRefusal as err:
-            refused.append(str(err))
+            refused.append(f"{err} (when: {draft.when!r}; do: {draft.do!r})" if pending else str(err))
         except BankError as err:
             raise _fail(err) from None
+    if pending:
+        capture_mod.drop_taken(bank)
     if refused:
         raise click.ClickException("\n".join(refused))
 
@@ -134,18 +142,7 @@ def capture(
         if not drafts:
             click.echo("no pending lesson blocks")
             return
-        refused = []
-        for draft in drafts:
-            try:
-                _print_outcome(capture_mod.capture(bank, draft))
-            except GateRefusal as err:
-                refused.append(f"{err} (when: {draft.when!r}; do: {draft.do!r})")
-            except BankError as err:
-                # The rest stay pending for the next run: nothing is lost.
-                raise _fail(err) from None
-        capture_mod.drop_taken(bank)
-        if refused:
-            raise click.ClickException("\n".join(refused))
+        _run_capture(bank, drafts, dry_run=False, pending=True)
         return
     if as_json:
         try:
