@@ -13,38 +13,6 @@ import sys
 from lessonbank.kernel import jsonio
 from lessonbank.kernel import statedir as state
 
-
-# Each handler imports its module when called, so a hook process loads only the one it runs.
-def _pre_tool(payload: dict, root: str, state_dir: str, mode: str) -> str:
-    from lessonbank.hooks import pre_tool
-
-    return pre_tool.pre_tool_use(payload, root, state_dir, mode)
-
-
-def _prompt(payload: dict, root: str, state_dir: str, mode: str) -> str:
-    from lessonbank.hooks import prompt
-
-    return prompt.user_prompt_submit(payload, root, state_dir, mode)
-
-
-def _session_start(payload: dict, root: str, state_dir: str, mode: str) -> str:
-    from lessonbank.hooks import session_start
-
-    return session_start.session_start(payload, root, state_dir, mode)
-
-
-def _post_tool(payload: dict, root: str, state_dir: str, mode: str) -> str:
-    from lessonbank.hooks import post_tool
-
-    return post_tool.post_tool_use(payload, root, state_dir, mode)
-
-
-def _stop(payload: dict, root: str, state_dir: str, mode: str) -> str:
-    from lessonbank.hooks import stop
-
-    return stop.stop(payload, root, state_dir, mode)
-
-
 # The agents with an adapter in hooks/agents (the hook command's first argument; claude by default).
 AGENTS = ("claude", "codex", "copilot", "gemini", "cursor")
 
@@ -53,22 +21,23 @@ def load(agent: str):  # noqa: ANN201 - a module
     """The adapter module for `agent` (hooks/agents; ValueError for an unknown name)."""
     if agent not in AGENTS:
         raise ValueError(f"unknown agent {agent!r}")
-    if agent == "claude":  # the common case, without importlib
-        from lessonbank.hooks.agents import claude
-
-        return claude
-    import importlib
-
-    return importlib.import_module("lessonbank.hooks.agents." + agent)
+    return _module("lessonbank.hooks.agents." + agent)
 
 
-# The event -> handler table (each handler: payload, bank root, state folder, mode -> stdout).
+def _module(name: str):  # noqa: ANN201 - a module
+    # The built-in __import__, not importlib: nothing more to load. fromlist makes it return the
+    # submodule itself rather than the top package.
+    return __import__(name, fromlist=("_",))
+
+
+# Event -> (hooks module, its handler: payload, bank root, state folder, mode -> stdout). The module
+# is imported when its event comes, so a hook process loads only the one it runs.
 EVENTS = {
-    "PreToolUse": _pre_tool,
-    "UserPromptSubmit": _prompt,
-    "SessionStart": _session_start,
-    "PostToolUse": _post_tool,
-    "Stop": _stop,
+    "PreToolUse": ("pre_tool", "pre_tool_use"),
+    "UserPromptSubmit": ("prompt", "user_prompt_submit"),
+    "SessionStart": ("session_start", "session_start"),
+    "PostToolUse": ("post_tool", "post_tool_use"),
+    "Stop": ("stop", "stop"),
 }
 
 
@@ -109,7 +78,8 @@ def handle(raw: bytes, raise_errors: bool = False, agent: str = "claude", named:
         handler = EVENTS.get(event)
         if handler is None:
             return ""
-        out = handler(internal, root, state_dir, mode)
+        module, function = handler
+        out = getattr(_module("lessonbank.hooks." + module), function)(internal, root, state_dir, mode)
         return adapter.answer(event, out) if out else ""
     except Exception as exc:
         if raise_errors:
