@@ -14,6 +14,26 @@ from lessonbank.bank.store import Bank
 from lessonbank.install import claude as install
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude-code-2.1.197"
+# The Claude Code hook events recorded in FIXTURES, in the order a session fires them.
+EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Stop",
+    "SessionEnd",
+)
+# The lesson an agent writes after fixing calc.add (the hooks' and the e2e tests' shared example).
+CALC_LESSON = """\
+#lesson
+tool: Bash
+trigger: pytest
+mistake: calc.add subtracted its arguments so test_add failed under pytest
+fix: keep calc.add returning a + b and rerun pytest -q after editing calc.py
+tags: tool:pytest, area:calc
+promote-to: rule:testing
+#/lesson"""
 HOOK = [sys.executable, "-I", "-S", str(install.hook_script())]
 
 

@@ -20,21 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.hook_support import EVENTS, FIXTURES
+
 from .claude_harness import Runner
 from .model_server import Bash, Text
 
 pytestmark = pytest.mark.e2e
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-EVENTS = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "Stop",
-    "SessionEnd",
-)
 TOOL_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure"}
 
 HOOK = """\

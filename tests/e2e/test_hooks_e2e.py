@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from lessonbank.bank.lesson import parse
+from tests.hook_support import CALC_LESSON
 
 from .claude_harness import REPO, ClaudeRun, Runner
 from .model_server import Bash, Text
@@ -51,17 +52,7 @@ BAD_CALC = "def add(a, b):\n    return a - b  # wrong\n"
 TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 FIX_CALC = "printf 'def add(a, b):\\n    return a + b\\n' > calc.py"
 
-LESSON_BLOCK = """\
-Fixed: calc.add subtracted its arguments.
-
-#lesson
-tool: Bash
-trigger: pytest
-mistake: calc.add subtracted its arguments so test_add failed under pytest
-fix: keep calc.add returning a + b and rerun pytest -q after editing calc.py
-tags: tool:pytest, area:calc
-promote-to: rule:testing
-#/lesson"""
+LESSON_BLOCK = "Fixed: calc.add subtracted its arguments.\n\n" + CALC_LESSON
 
 
 GIT_IDENTITY = {
