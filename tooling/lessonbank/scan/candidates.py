@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 from collections.abc import Callable, Iterator
@@ -12,7 +11,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from lessonbank.bank.store import Bank, write_atomic
+from lessonbank.bank.store import Bank, flocked, write_atomic
 from lessonbank.capture import blocks
 from lessonbank.capture.draft import parse_lesson_blocks
 from lessonbank.capture.pipeline import Outcome, capture
@@ -195,12 +194,8 @@ class Store:
             yield self
             return
         self.dir.mkdir(parents=True, exist_ok=True)
-        with open(self.dir / "lock", "a+b") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield self
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        with flocked(self.dir / "lock"):
+            yield self
 
     def record(self, cand: Candidate, rejected: bool = False, dry_run: bool = False) -> None:
         """Write one review decision onto the store as it is on disk now (another scan may have saved)."""
