@@ -77,7 +77,8 @@ def _without_ours(groups: list[Any]) -> list[Any]:
     return out
 
 
-def _hooks_table(settings: dict[str, Any], path: Path) -> dict[str, Any]:
+def hooks_table(settings: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The `hooks` table of an agent's hook file, refused with the file's name unless each event maps to a list."""
     hooks = settings.get("hooks", {})
     if not isinstance(hooks, dict):
         raise BankError(f"{path}: `hooks` must be an object; fix it, then run again")
@@ -109,7 +110,7 @@ def with_our_groups(
 def merged(settings: dict[str, Any], command: str, path: Path = SETTINGS) -> dict[str, Any]:
     """`settings` with our hook entries (replacing any older ones of ours), the user's kept."""
     hooks = with_our_groups(
-        _hooks_table(settings, path),
+        hooks_table(settings, path),
         EVENTS,
         lambda _event, timeout: {"type": "command", "command": command, "timeout": timeout},
     )
@@ -126,7 +127,7 @@ def removed(
     if "hooks" not in settings:
         return dict(settings)
     hooks = {}
-    for event, groups in _hooks_table(settings, path).items():
+    for event, groups in hooks_table(settings, path).items():
         kept = (without or _without_ours)(groups)
         if kept or not groups:
             hooks[event] = kept

@@ -117,13 +117,6 @@ def command(agent: Agent, event: str, python: str | None = None) -> str:
     return f"{base} {event}" if agent.named else base
 
 
-def _entries(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    hooks = data.get("hooks", {})
-    if not isinstance(hooks, dict) or not all(isinstance(v, list) for v in hooks.values()):
-        raise BankError(f"{path}: `hooks` must map each event to a list; fix it, then run again")
-    return hooks
-
-
 def _ours(entry: Any) -> bool:
     return isinstance(entry, dict) and (is_ours(entry) or is_ours({"command": entry.get("bash", "")}))
 
@@ -132,7 +125,7 @@ def merged(agent: Agent, data: dict[str, Any], python: str | None, path: Path) -
     """`data` with our entries for every event (older ones of ours replaced), the user's kept."""
     if agent.shape == "grouped":
         grouped = claude.with_our_groups(
-            _entries(data, path),
+            claude.hooks_table(data, path),
             agent.events,
             lambda event, timeout: {
                 "type": "command",
@@ -141,7 +134,7 @@ def merged(agent: Agent, data: dict[str, Any], python: str | None, path: Path) -
             },
         )
         return {**data, "hooks": grouped}
-    hooks = dict(_entries(data, path))
+    hooks = dict(claude.hooks_table(data, path))
     for event, _, timeout in agent.events:
         kept = [e for e in hooks.get(event, []) if not _ours(e)]
         entry: dict[str, Any]
