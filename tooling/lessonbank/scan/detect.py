@@ -26,7 +26,6 @@ MAX_TURN_FILES = 40
 
 _INTERRUPT = "[Request interrupted"
 _CD_FAILED = re.compile(r"\bcd: [^:]+: No such file or directory")
-_EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "str_replace_based_edit_tool"}
 
 
 def _short(text: str, limit: int) -> str:
@@ -218,17 +217,13 @@ class Detector:
         out: list[Candidate] = []
         if self.correction is not None and ev.status != "unknown":
             out.extend(self._course_changed(ev.time, _short(ev.command or ", ".join(ev.paths), 160)))
-        if ev.tool in _EDIT_TOOLS or (ev.paths and not ev.command):
+        if ev.paths and not ev.command:  # an edit: every stream gives one its paths and no command
             self._touched(list(ev.paths))
             for ep in self.open.values():
                 for path in map(_clean, ev.paths):
                     if path not in ep["edits"] and len(ep["edits"]) < MAX_EDITS:
                         ep["edits"].append(path)
-            if ev.paths:
-                self._action, self._running = (
-                    f"editing {ev.paths[0].replace(chr(92), '/').rsplit('/', 1)[-1]}",
-                    None,
-                )
+            self._action, self._running = f"editing {ev.paths[0].replace(chr(92), '/').rsplit('/', 1)[-1]}", None
             return out
         if not ev.command:
             return out

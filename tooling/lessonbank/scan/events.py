@@ -17,7 +17,7 @@ class Event:
     text: str = ""  # the message, or the tool's output
     tool: str = ""  # tool name (tool events)
     command: str = ""  # the shell command (shell tool events)
-    paths: tuple[str, ...] = ()  # files an edit touched
+    paths: tuple[str, ...] = ()  # files an edit touched (an edit is a tool event with paths, no command)
     status: str = "ok"  # ok | fail | denied | rejected | interrupted | invalid | unknown
     exit_code: int | None = None
     timed_out: bool = False
