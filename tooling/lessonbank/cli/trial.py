@@ -28,7 +28,7 @@ PLANNED_HELP = f"Sessions in each arm before the verdict (at least {stats.MIN_PL
 def _set_mode(ctx: click.Context, mode: str, dry_run: bool, size: int | None = None) -> None:
     bank = get_bank(ctx)
     before = ledger.read_mode(bank)
-    running = bool(ledger.settings(bank)) and "block" not in ledger.settings(bank)
+    running = ledger.running(bank)
     written = _call(ledger.set_mode, bank, mode, dry_run, size)
     for rel, action in written:
         click.echo(f"{action:9} {rel}")

@@ -113,6 +113,12 @@ def settings(bank: Bank) -> dict[str, int]:
     return arms.read_settings(str(trial_dir(bank)))
 
 
+def running(bank: Bank) -> bool:
+    """A trial of sessions is running: `bank test` resumes it (one of turns, whose settings name a block, is replaced)."""
+    current = settings(bank)
+    return bool(current) and "block" not in current
+
+
 def planned(bank: Bank) -> int:
     """The running trial's planned sessions per arm (the default when none is running)."""
     return max(stats.MIN_PLANNED, settings(bank).get("planned", stats.DEFAULT_PLANNED))
