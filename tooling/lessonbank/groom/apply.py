@@ -157,7 +157,7 @@ def changes_of(
     def add(label: str, path: Path, text: str | None, action: str) -> None:
         results.append((label, action))
         if action != "unchanged":
-            changes.append(transaction.Change(label, path, text, action))
+            changes.append(transaction.Change(label, path, text))
             overlay[path.resolve()] = text
 
     for rel in sorted(plan.writes):

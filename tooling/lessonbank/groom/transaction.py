@@ -52,7 +52,6 @@ class Change:
     label: str
     path: Path
     text: str | None
-    action: str
 
 
 # ------------------------------------------------------------------------------ the journal
