@@ -110,7 +110,7 @@ def lessons(path: Path) -> tuple[list[Candidate], dict[str, int]]:
     for cand in found:
         why = distill.distill(cand)
         if why:
-            stats.skipped[why] = stats.skipped.get(why, 0) + 1
+            stats.skip(why)
         else:
             kept.append(cand)
     return kept, stats.skipped

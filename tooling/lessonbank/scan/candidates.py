@@ -335,7 +335,7 @@ def run_scan(
             counts[1] += bool(cand.evidence[0].get("reported"))
         why = distill.distill(cand) if cand.tier == 2 else ""
         if why:  # an episode with no instruction in it: counted, never proposed
-            stats.skipped[why] = stats.skipped.get(why, 0) + 1
+            stats.skip(why)
             continue
         if cand.key in store.rejected:
             report.dropped += 1

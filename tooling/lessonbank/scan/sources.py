@@ -137,8 +137,8 @@ class Stats:
     waiting: int = 0  # files ending in a half-written line
     skipped: dict[str, int] = field(default_factory=dict)  # non-mistakes by kind
 
-    def skip(self, kind: str) -> None:
-        self.skipped[kind] = self.skipped.get(kind, 0) + 1
+    def skip(self, kind: str, count: int = 1) -> None:
+        self.skipped[kind] = self.skipped.get(kind, 0) + count
 
 
 def _head_hash(handle: BinaryIO, size: int) -> str:
@@ -321,11 +321,11 @@ def scan_file(
         for cand in found:  # whose transcript: the #lesson protocol's compliance is counted per agent
             cand.evidence[0].setdefault("agent", str(entry.get("format") or ""))
         if detector.masked:
-            stats.skipped["masked"] = stats.skipped.get("masked", 0) + detector.masked
+            stats.skip("masked", detector.masked)
         for why, count in detector.dropped.items():
-            stats.skipped[why] = stats.skipped.get(why, 0) + count
+            stats.skip(why, count)
         for kind, count in stream.unread.items() if stream is not None else ():
-            stats.skipped[kind] = stats.skipped.get(kind, 0) + count
+            stats.skip(kind, count)
         read = end - offset
         stats.bytes_read += read
         if read:
