@@ -81,6 +81,7 @@ EXAMPLES = [
 ]
 
 
+@contextlib.contextmanager
 def _identity() -> Iterator[None]:
     """A fallback git identity for the demo's commits, for machines where none is configured."""
     fallback = {
@@ -321,7 +322,7 @@ def run(root: Path) -> Iterator[str]:
     yield f"demo project: {root}"
     for rel, action in scaffold.init(root):
         yield f"  {action:9} {rel}"
-    with contextlib.contextmanager(_identity)():
+    with _identity():
         repo = gitrepo.GitRepo(root)
         try:
             repo.commit_all("demo project with an empty bank")
