@@ -7,6 +7,7 @@ import copy
 import fcntl
 import marshal
 import os
+import re
 import stat
 import tempfile
 import time
@@ -23,6 +24,9 @@ MARKER = statedir.MARKER  # bank.toml: the file that makes a folder a bank
 CACHE_MAGIC = b"LBLESS\x00\x00"
 CACHE_VERSION = 2  # of .lessonbank/lessons.cache; another version is ignored and rewritten
 RACY_NS = 2_000_000_000
+# write_atomic's temporary files: `.NAME.XXXXXXXX.tmp` beside the file they replace (mkstemp names
+# them); groom deletes the ones killed writers left and does not count them as changes.
+TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 
 
 @dataclass

@@ -24,7 +24,7 @@ from pathlib import Path
 from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import render
 from lessonbank.bank.git import GitRepo
-from lessonbank.bank.store import Bank, remove, write_atomic
+from lessonbank.bank.store import TEMP_RE, Bank, remove, write_atomic
 from lessonbank.errors import BankError, GitError
 from lessonbank.groom import rulesync, transaction
 from lessonbank.groom.plan import Plan, bank_paths, commit_message
@@ -47,7 +47,7 @@ def refuse_if_dirty(bank: Bank, repo: GitRepo, plan: Plan) -> None:
     dirty = [
         p
         for p in repo.dirty(watched(bank, repo, plan))
-        if not transaction.TEMP_RE.match(p.rsplit("/", 1)[-1])
+        if not TEMP_RE.match(p.rsplit("/", 1)[-1])
     ]
     if dirty:
         shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")

@@ -17,7 +17,6 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import secrets
 import shutil
 import tempfile
@@ -29,15 +28,13 @@ from typing import Any
 
 from lessonbank.bank import render
 from lessonbank.bank.git import GitRepo
-from lessonbank.bank.store import Bank, flocked, remove, write_atomic
+from lessonbank.bank.store import TEMP_RE, Bank, flocked, remove, write_atomic
 from lessonbank.errors import BankError, GitError
 from lessonbank.groom.plan import bank_paths
 from lessonbank.kernel import statedir
 
 JOURNAL = "journal.json"
 _GROOM_LOCK = "lock"  # flock'd for a whole `bank groom` run: one groom at a time per bank
-# write_atomic's temporary files: `.NAME.XXXXXXXX.tmp` beside the file it replaces.
-TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 STALE_TEMP_SECONDS = 60.0  # younger temporary files may belong to a writer still running
 
 
