@@ -112,3 +112,13 @@ def test_copilot_commands_kept_between_scans_are_redacted() -> None:
     kept = stream.state()["pending"]["call-1"]
     assert token not in kept and "curl -H" in kept
     assert CopilotStream(stream.state()).pending["call-1"] == kept
+
+
+def test_a_copilot_str_replace_editor_call_is_an_edit() -> None:
+    # The hooks' Copilot adapter maps str_replace_editor to Edit; the scan must count it as an edit too.
+    stream = CopilotStream()
+    call = {"toolCallId": "c1", "name": "str_replace_editor", "arguments": {"path": "src/a.py"}}
+    assert stream.events({"type": "assistant.message", "data": {"content": "", "toolRequests": [call]}}) == []
+    done = {"type": "tool.execution_complete", "data": {"toolCallId": "c1", "success": True, "result": {"content": "ok"}}}
+    [edit] = stream.events(done)
+    assert (edit.tool, edit.paths, edit.command) == ("str_replace_editor", ("src/a.py",), "")

@@ -24,8 +24,11 @@ from lessonbank.scan.events import Event
 from lessonbank.scan.parse import EDIT_MARK, ClaudeStream, CodexStream, Stream, bound, clip
 
 MAX_SEEN = 2000
-SHELL = {"bash": "bash", "run_shell_command": "run_shell_command"}
-EDITS = {"edit": "path", "create": "path", "write_file": "file_path", "replace": "file_path"}
+# Their shell and edit tools (an edit tool -> the argument naming its file), as hooks/agents/copilot.py
+# and gemini.py map them for the hooks: Copilot bash, edit, create, str_replace_editor; Gemini the rest.
+SHELL = frozenset(("bash", "run_shell_command"))
+EDITS = {"edit": "path", "create": "path", "str_replace_editor": "path", "write_file": "file_path",
+         "replace": "file_path"}  # fmt: skip
 
 
 # ---- where their transcripts live -------------------------------------------------------------
