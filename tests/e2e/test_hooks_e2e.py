@@ -273,6 +273,7 @@ def test_f_a_project_without_a_bank_sees_no_hook_output(tmp_path: Path, claude: 
 
     assert run.returncode == 0, run.explain()
     assert set(fired.read_text().split()) >= {*HOOK_EVENTS, "PostToolUseFailure"}
+    assert run.transcript(), run.explain()  # else hook_attachments() is empty for want of a file
     assert run.hook_attachments() == [], run.explain()
     assert "hook additional context" not in run.everything()
     assert run.stop_feedback() == []
