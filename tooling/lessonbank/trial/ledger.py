@@ -125,11 +125,11 @@ def planned(bank: Bank) -> int:
 
 
 def check_planned(value: int) -> int:
-    if value < stats.MIN_PLANNED:
-        raise BankError(
-            f"the planned size must be at least {stats.MIN_PLANNED} sessions in each arm, got {value}"
-        )
-    return value
+    """stats.check_planned, its refusal as the CLI's error."""
+    try:
+        return stats.check_planned(value)
+    except ValueError as exc:
+        raise BankError(str(exc)) from None
 
 
 def log_event(bank: Bank, event: str, dry_run: bool = False, **fields: Any) -> None:

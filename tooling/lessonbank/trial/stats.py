@@ -236,12 +236,18 @@ def planned_sessions(sessions: Sequence[Session], planned: int) -> dict[str, lis
     return by_arm
 
 
-def decide(sessions: Sequence[Session], planned: int, lessons: bool = True) -> Verdict:
-    """Apply the rule: collecting before `planned` sessions in each arm, else the verdict over the first ones."""
+def check_planned(planned: int) -> int:
+    """A planned size the rule accepts, returned; ValueError naming the minimum when it is too small."""
     if planned < MIN_PLANNED:
         raise ValueError(
             f"the planned size must be at least {MIN_PLANNED} sessions in each arm, got {planned}"
         )
+    return planned
+
+
+def decide(sessions: Sequence[Session], planned: int, lessons: bool = True) -> Verdict:
+    """Apply the rule: collecting before `planned` sessions in each arm, else the verdict over the first ones."""
+    check_planned(planned)
     counts = {arm: sum(1 for s in sessions if s.arm == arm) for arm in ARMS}
     by_arm = planned_sessions(sessions, planned)
     w, wo = totals(by_arm[WITH]), totals(by_arm[WITHOUT])
