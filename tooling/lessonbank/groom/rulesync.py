@@ -170,6 +170,6 @@ def _sync_cursor(bank: Bank, files: list[Path], dry_run: bool) -> list[tuple[str
         # Retire .mdc files this command wrote for rule files that are gone; leave all others.
         for path in sorted(folder.glob("*.mdc")):
             text = path.read_text(encoding="utf-8", errors="replace")
-            if path.name not in wanted and "<!-- lessonbank:rules generated from" in text:
+            if path.name not in wanted and _MDC_MARK.partition("{rel}")[0] in text:
                 results.append((f".cursor/rules/{path.name}", remove(path, dry_run)))
     return results
