@@ -21,7 +21,7 @@ from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import scaffold
 from lessonbank.bank.git import GitRepo
 from lessonbank.bank.store import Bank
-from lessonbank.groom.apply import apply_plan, commit_plan
+from lessonbank.groom.apply import carry_out
 from lessonbank.groom.decide import decide
 from lessonbank.groom.plan import head_snapshot, plan_groom
 from lessonbank.trial import ledger
@@ -164,21 +164,20 @@ def main() -> int:
         repo = GitRepo(root)
         t_plan, plan = timed(lambda: plan_groom(bank, repo))
         t_flags, _ = timed(lambda: ledger.flagged_lessons(bank))  # `bank groom` prints these too
-        t_apply, results = timed(lambda: apply_plan(bank, plan))
-        t_commit, sha = timed(lambda: commit_plan(bank, repo, plan, results))
+        # What `bank groom --commit` runs: the checks, the journal, the writes and the commit, as one.
+        t_apply, applied = timed(lambda: carry_out(bank, repo, plan, commit=True))
         repo.close()
         counts = ", ".join(f"{o} {plan.count(o)}" for o in ("promote", "delete", "needs-review", "wait"))
-        written = sum(1 for _, action in results if action != "unchanged")
-        print(f"decisions: {counts}; {written} files written or deleted; commit {sha[:7]}")
-        total = t_plan + t_flags + t_apply + t_commit
+        written = sum(1 for _, action in applied.results if action != "unchanged")
+        print(f"decisions: {counts}; {written} files written or deleted; commit {(applied.sha or '-')[:7]}")
+        total = t_plan + t_flags + t_apply
         print(f"groom total:      {total:6.2f} s   (target < 10 s)")
         print(
             f"  plan:           {t_plan:6.2f} s  (measured apart: parse lessons {t_load:.2f} s, "
             f"read files at HEAD {t_read:.2f} s, verdicts incl. reading {t_decide:.2f} s)"
         )
         print(f"  trial flags:    {t_flags:6.2f} s")
-        print(f"  apply (write):  {t_apply:6.2f} s")
-        print(f"  commit:         {t_commit:6.2f} s")
+        print(f"  apply + commit: {t_apply:6.2f} s  (one transaction: checks, journal, writes, commit)")
         print(f"reference git ls-files:          {ref_ls * 1000:7.1f} ms")
         print(f"reference git grep (1 pattern):  {ref_grep * 1000:7.1f} ms")
         print(f"reference git status:            {ref_status * 1000:7.1f} ms")

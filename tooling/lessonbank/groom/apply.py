@@ -178,39 +178,6 @@ def changes_of(
     return results, changes
 
 
-# ---------------------------------------------------------------------- the old, direct path
-
-
-def apply_plan(bank: Bank, plan: Plan, cursor: bool | None = None) -> list[tuple[str, str]]:
-    """Write the plan directly, without a journal (benchmarks time the writing itself with it)."""
-    results: list[tuple[str, str]] = []
-    rulesync.sync(bank, cursor=cursor, dry_run=True)  # a file it cannot read stops us before any write
-    with bank.lock():
-        for rel in sorted(plan.writes):
-            path, text, _ = plan.writes[rel]
-            results.append((rel, write_atomic(path, text)))
-        for rel in sorted(plan.edits):
-            path, text = plan.edits[rel]
-            results.append((rel, write_atomic(path, text)))
-        for rel in sorted(plan.removals):
-            results.append((rel, remove(plan.removals[rel])))
-        if plan.removals or plan.edits:
-            for name, action in render.regenerate(bank):
-                if name in render.GENERATED:
-                    results.append((name, action))
-        results += rulesync.sync(bank, cursor=cursor)
-    return results
-
-
-def commit_plan(bank: Bank, repo: GitRepo, plan: Plan, results: list[tuple[str, str]]) -> str:
-    """Commit exactly the files `apply_plan` wrote or deleted, with the plan's message; return the sha."""
-    changed = [repo.rel(bank.root / rel) for rel, action in results if action != "unchanged"]
-    return repo.commit(changed, commit_message(plan))
-
-
-# ----------------------------------------------------------------------- the transaction
-
-
 def _preflight(repo: GitRepo, changes: list[transaction.Change], ref: str, checkout: bool) -> None:
     """Refuse, before anything is written, what would make git fail to commit the groom."""
     problems = []
