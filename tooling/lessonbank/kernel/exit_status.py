@@ -5,6 +5,9 @@
 - Copilot CLI: "<shellId: 0 completed with exit code N>" (the tool result text);
 - Gemini CLI: "Exit Code: N" in the shell tool's output, written only when N is not 0: a command
   that ran has its "Output:" line, and no exit code, signal or error line, when it exited 0.
+
+Also what Gemini CLI adds to text: `without_hook_context` takes out the `<hook_context>` blocks
+it puts in a user message, for the hook (a prompt) and the scan (a transcript) alike.
 """
 
 
@@ -42,3 +45,13 @@ def gemini(text: str) -> "int | None":
     if any(line.startswith("Signal:") or (line.startswith("Error:") and line != "Error: (none)") for line in lines):
         return None
     return 0
+
+
+def without_hook_context(text: str) -> str:
+    """`text` without the `<hook_context>…</hook_context>` blocks Gemini CLI puts in a user message."""
+    while True:
+        start = text.find("<hook_context>")
+        end = text.find("</hook_context>", start)
+        if start < 0 or end < 0:
+            return text.strip()
+        text = text[:start] + text[end + len("</hook_context>") :]

@@ -81,17 +81,6 @@ def _status(code: int | None, text: str) -> tuple[str, int | None, bool]:
     return status, code, timed_out
 
 
-def without_hook_context(text: str) -> str:
-    """A user message without the `<hook_context>…</hook_context>` blocks hooks put in it."""
-    while "<hook_context>" in text and "</hook_context>" in text:
-        start = text.find("<hook_context>")
-        end = text.find("</hook_context>", start)
-        if end < 0:
-            break
-        text = text[:start] + text[end + len("</hook_context>") :]
-    return text.strip()
-
-
 class CopilotStream(Stream):
     """Copilot CLI's events.jsonl."""
 
@@ -198,7 +187,7 @@ class GeminiStream(Stream):
         if kind == "user":
             parts = content if isinstance(content, list) else [{"text": content}]
             texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
-            text = without_hook_context("\n".join(texts))
+            text = exit_status.without_hook_context("\n".join(texts))
             if not text or text.startswith("<session_context>") or not self._new("u:" + ident):
                 return []
             return [Event("user", time, text)]

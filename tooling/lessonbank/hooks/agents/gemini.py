@@ -54,7 +54,7 @@ def event(payload: dict, named: "str | None") -> "dict | None":
         out["source"] = payload.get("source")
     elif name == "UserPromptSubmit":
         prompt = payload.get("prompt")
-        out["prompt"] = without_hook_context(prompt) if isinstance(prompt, str) else None
+        out["prompt"] = status_text.without_hook_context(prompt) if isinstance(prompt, str) else None
     elif name in ("PreToolUse", "PostToolUse"):
         tool = TOOLS.get(str(payload.get("tool_name")))
         args = payload.get("tool_input")
@@ -68,16 +68,6 @@ def event(payload: dict, named: "str | None") -> "dict | None":
         out["stop_hook_active"] = payload.get("stop_hook_active") is True
         out["last_assistant_message"] = payload.get("prompt_response")
     return out
-
-
-def without_hook_context(prompt: str) -> str:
-    """The prompt without the `<hook_context>…</hook_context>` blocks hooks put before it."""
-    while True:
-        start = prompt.find("<hook_context>")
-        end = prompt.find("</hook_context>", start)
-        if start < 0 or end < 0:
-            return prompt.strip()
-        prompt = prompt[:start] + prompt[end + len("</hook_context>") :]
 
 
 def exit_status(response: object) -> "int | None":
