@@ -191,8 +191,9 @@ def test_no_two_modules_have_names_that_differ_by_one_letter() -> None:
     assert close == []
 
 
-def test_no_module_is_over_400_lines_without_a_stated_reason() -> None:
-    # A longer module carries a comment starting "# Longer than 400 lines:" saying why.
+def test_no_module_is_over_about_400_lines_without_a_stated_reason() -> None:
+    # The rule is "~400 lines": past 420 (a 5% margin), a module carries a comment starting
+    # "# Longer than 400 lines:" saying why.
     long = []
     for path in sorted(PACKAGE.rglob("*.py")):
         text = path.read_text(encoding="utf-8")

@@ -27,7 +27,8 @@ def _subjects(seed: int, count: int) -> list[str]:
     rng = random.Random(seed)
     fixed = ["", "pytest", "python -m pytest -x", "pytest --timeout 5", "git push origin --force",
              "npm Test", "NPM run test", "go test ./...", "foo\nbar", "foo\n", "abcd", "ab\n",
-             "git commit -m x", "git commit --no-verify -m x", "rm -rf /", "a.py", "ab"]  # fmt: skip
+             "git commit -m x", "git commit --no-verify -m x", "rm -rf /", "a.py", "ab", "a\nb", "axb",
+             "cargo clippy --all"]  # fmt: skip
     return fixed + ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 14))) for _ in range(count)]
 
 
@@ -95,9 +96,10 @@ def test_required_literals(pattern: str, runs: list[str]) -> None:
 def test_required_literals_occur_in_every_match(pattern: str) -> None:
     _, runs = rxbuild.compile_pattern(pattern)
     compiled_re = re.compile(pattern)
-    for s in _subjects(13, 800) + ["\u212aelvin", "\u017f", "PIP \u0130NSTALL"]:
-        if compiled_re.search(s):
-            assert all(compiled_read.fold(run) in compiled_read.fold(s) for run in runs), (pattern, s)
+    matched = [s for s in _subjects(13, 800) + ["\u212aelvin", "\u017f", "PIP \u0130NSTALL"] if compiled_re.search(s)]
+    assert matched, "every pattern needs a subject it matches, or this test checks nothing for it"
+    for s in matched:
+        assert all(compiled_read.fold(run) in compiled_read.fold(s) for run in runs), (pattern, s)
 
 
 @pytest.mark.parametrize(
