@@ -113,6 +113,10 @@ def test_bank_index_compiles_only_new_regexes_and_writes_the_same_bytes(tmp_path
     (bank.state_dir / statedir.TRIGGER_CACHE).write_bytes(b"broken")
     render.compiled_path(bank).unlink()
     render.regenerate(bank)
+    assert compiled == []  # each row's piece is in the derived cache
+    (bank.state_dir / statedir.DERIVED_CACHE).write_bytes(b"broken")
+    render.compiled_path(bank).unlink()
+    render.regenerate(bank)
     assert len(compiled) == 4
     assert render.compiled_path(bank).read_bytes() == full
 
@@ -129,7 +133,7 @@ def test_bank_md_copies_short_bodies_and_links_long_ones(tmp_path: Path) -> None
 
 
 def test_summaries_come_from_the_cache_and_follow_a_changed_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lessonbank.bank import store
+    from lessonbank.bank import derived, store
 
     monkeypatch.setattr(store, "RACY_NS", -(10**18))
     bank = make_bank(tmp_path / "b", [lesson(f"s-{i}", tags=[f"tool:t{i}"]) for i in range(3)])
@@ -137,9 +141,9 @@ def test_summaries_come_from_the_cache_and_follow_a_changed_file(tmp_path: Path,
     want = [(x.slug, x.type, x.seen, x.priority, x.status, x.source, x.title, tuple(x.tags)) for x in
             (i.lesson for i in bank.load())]  # fmt: skip
     monkeypatch.setattr(Bank, "load", lambda self: pytest.fail("the summaries should not parse"))
-    assert Bank.open(bank.root).summaries() == want
+    assert derived.summaries(Bank.open(bank.root)) == want
     monkeypatch.undo()
     monkeypatch.setattr(store, "RACY_NS", -(10**18))
     path = bank.lessons_dir / "s-1.md"
     path.write_text(path.read_text(encoding="utf-8").replace("title: s 1", "title: renamed"), encoding="utf-8")
-    assert [row[6] for row in Bank.open(bank.root).summaries()] == ["s 0", "renamed", "s 2"]
+    assert [row[6] for row in derived.summaries(Bank.open(bank.root))] == ["s 0", "renamed", "s 2"]

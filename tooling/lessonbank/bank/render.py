@@ -4,30 +4,45 @@ INDEX.md and BANK.md are rendered through sandboxed Jinja templates (the bank's 
 then the packaged ones) with StrictUndefined; the compiled index (`.lessonbank/index.bin`, local
 state, never committed) is built from INDEX.md as written, which is what the hooks read.
 Deterministic: sorted, no timestamps, byte-identical on rerun.
+
+Incremental: what one lesson gives (its INDEX.md row, its BANK.md section from
+`BANK-lesson.md.j2`, its compiled-index piece) is kept in the derived cache (bank.derived) with
+the lesson file's content hash, so `bank index` and a capture work out only the changed lessons'
+parts, then join every part in order; the result is byte-identical to a build from nothing. A
+bank with its own INDEX.md.j2 or BANK.md.j2 gets every lesson object too (its templates may use
+them), which parses every lesson. Jinja is imported only when something is rendered.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
+import hashlib
 import marshal
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
-from jinja2.sandbox import SandboxedEnvironment
-
+from lessonbank.bank import derived as derived_mod
 from lessonbank.bank.lesson import STATUSES, Lesson
 from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.errors import BankError
 from lessonbank.kernel import compiled_build, compiled_read, statedir
 from lessonbank.kernel import index_md as index_mod
 
+if TYPE_CHECKING:
+    from jinja2.sandbox import SandboxedEnvironment
+
 PACKAGE_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 GENERATED = ("INDEX.md", "BANK.md")
+SECTION_TEMPLATE = "BANK-lesson.md.j2"
 
 
 def environment(bank_templates: Path | None = None) -> SandboxedEnvironment:
     """A sandboxed Jinja environment: the bank's templates/ first, then the packaged defaults."""
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
+
     search = [str(p) for p in (bank_templates, PACKAGE_TEMPLATES) if p is not None and p.is_dir()]
     env = SandboxedEnvironment(
         loader=jinja2.FileSystemLoader(search),
@@ -44,26 +59,13 @@ def environment(bank_templates: Path | None = None) -> SandboxedEnvironment:
 
 def render_template(env: SandboxedEnvironment, name: str, context: dict[str, Any]) -> str:
     """Render one template, turning Jinja's errors into a BankError that names the template."""
+    import jinja2
+
     try:
         return env.get_template(name).render(**context)
     except jinja2.TemplateError as exc:
         where = f"{exc.filename}:{exc.lineno}" if isinstance(exc, jinja2.TemplateSyntaxError) else name
         raise BankError(f"template {where}: {exc}") from None
-
-
-def context(lessons: list[Lesson]) -> dict[str, Any]:
-    """What the INDEX and BANK templates see."""
-    ordered = sorted(lessons, key=lambda x: x.slug)
-    rows = [index_mod.row_line(row_cells(x)) for x in index_lessons(ordered)]
-    return {
-        "columns": index_mod.COLUMNS,
-        "header": index_mod.row_line(list(index_mod.COLUMNS)),
-        "rule": index_mod.row_line(["---"] * len(index_mod.COLUMNS)),
-        "rows": rows,
-        "groups": [(s, [x for x in ordered if x.status == s]) for s in STATUSES],
-        "lessons": ordered,
-        "count": len(ordered),
-    }
 
 
 def _number(value: float) -> str:
@@ -88,37 +90,122 @@ def row_cells(lesson: Lesson) -> list[str]:
     ]
 
 
+def index_row(lesson: Lesson) -> str | None:
+    """A lesson's INDEX.md row, or None for one INDEX.md leaves out (not active). The one place
+    where a lesson becomes a row."""
+    return index_mod.row_line(row_cells(lesson)) if lesson.status == "active" else None
+
+
 def index_lessons(lessons: list[Lesson]) -> list[Lesson]:
-    """The lessons INDEX.md lists: active ones, sorted by slug."""
-    return sorted((x for x in lessons if x.status == "active"), key=lambda x: x.slug)
+    """The lessons INDEX.md lists, sorted by slug."""
+    return sorted((x for x in lessons if index_row(x) is not None), key=lambda x: x.slug)
+
+
+def section(env: SandboxedEnvironment, lesson: Lesson) -> str:
+    """A lesson's section of BANK.md."""
+    return render_template(env, SECTION_TEMPLATE, {"lesson": lesson})
+
+
+def custom(bank: Bank) -> bool:
+    """Whether the bank has its own INDEX.md.j2 or BANK.md.j2 (which may use the lesson objects)."""
+    return any((bank.templates_dir / (name + ".j2")).is_file() for name in GENERATED)
+
+
+def fingerprint(bank: Bank) -> str:
+    """What the cached rows, sections and pieces were worked out with: the section template (the
+    bank's or the packaged one), the compiled format and the cache's version."""
+    digest = hashlib.blake2b(digest_size=16)
+    for folder in (bank.templates_dir, PACKAGE_TEMPLATES):
+        with contextlib.suppress(OSError):
+            digest.update((folder / SECTION_TEMPLATE).read_bytes())
+            break
+    digest.update(f"{compiled_read.FORMAT}/{derived_mod.VERSION}".encode())
+    return digest.hexdigest()
+
+
+def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, str]],
+           lessons: list[Lesson] | None) -> dict[str, str]:  # fmt: skip
+    """INDEX.md and BANK.md from each lesson's (slug, status, row, section), sorted by slug here;
+    `lessons` (a custom template's) sorted alike."""
+    items = sorted(items, key=lambda x: x[0])
+    ctx: dict[str, Any] = {
+        "columns": index_mod.COLUMNS,
+        "header": index_mod.row_line(list(index_mod.COLUMNS)),
+        "rule": index_mod.row_line(["---"] * len(index_mod.COLUMNS)),
+        "rows": [x[2] for x in items if x[2] is not None],
+        "sections": [(s, [x[3] for x in items if x[1] == s]) for s in STATUSES],
+        "count": len(items),
+    }
+    if lessons is not None:
+        ordered = sorted(lessons, key=lambda x: x.slug)
+        ctx["lessons"] = ordered
+        ctx["groups"] = [(s, [x for x in ordered if x.status == s]) for s in STATUSES]
+    return {name: render_template(env, name + ".j2", ctx).rstrip("\n") + "\n" for name in GENERATED}
 
 
 def render(bank: Bank, lessons: list[Lesson]) -> dict[str, str]:
-    """The text of each generated file."""
+    """The text of each generated file for these lessons (no cache: groom renders lessons it has
+    not written yet)."""
     env = environment(bank.templates_dir)
-    ctx = context(lessons)
-    out = {}
-    for name in GENERATED:
-        text = render_template(env, name + ".j2", ctx)
-        out[name] = text.rstrip("\n") + "\n"
-    return out
+    items = [(x.slug, x.status, index_row(x), section(env, x)) for x in lessons]
+    return _frame(env, items, lessons if custom(bank) else None)
+
+
+def _generated(bank: Bank) -> tuple[dict[str, str], derived_mod.Derived]:
+    """The text of each generated file from lessons/, through the derived cache (which holds
+    every part worked out, not saved yet)."""
+    env = environment(bank.templates_dir)
+
+    def work_out(derived: derived_mod.Derived, name: str, lesson: Lesson) -> None:
+        part = derived.part(name)
+        part[derived_mod.ROW] = index_row(lesson)
+        part[derived_mod.SECTION] = section(env, lesson)
+
+    derived = derived_mod.Derived.open(bank, fingerprint(bank), with_generated=True, on_parse=work_out)
+    bank.load_problems = derived.problems()
+    items = []
+    for name in derived.names():
+        rec = derived.small[name]
+        if rec[derived_mod.SLUG] is None:
+            continue
+        part = derived.part(name)
+        if part[derived_mod.SECTION] is None:  # cached before, generated part dropped since
+            work_out(derived, name, derived.lesson(name))
+        items.append((rec[derived_mod.SLUG], rec[derived_mod.SUMMARY][4], part[derived_mod.ROW], part[derived_mod.SECTION]))
+    lessons = [item.lesson for item in bank.load()] if custom(bank) else None
+    return _frame(env, items, lessons), derived
+
+
+@contextlib.contextmanager
+def _no_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused: reading the cache and joining the parts make a
+    hundred thousand tuples that hold no cycle, and its passes over them would triple the time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def regenerate(bank: Bank, dry_run: bool = False) -> list[tuple[str, str]]:
     """Write INDEX.md, BANK.md and the compiled index; return (name, action) for each."""
-    lessons = [item.lesson for item in bank.load()]
-    results = []
-    for name, text in render(bank, lessons).items():
-        results.append((name, write_atomic(bank.root / name, text, dry_run=dry_run)))
-    results.append(("compiled index", write_compiled(bank, lessons, dry_run=dry_run)))
+    with _no_collection():
+        texts, derived = _generated(bank)
+        results = [(name, write_atomic(bank.root / name, text, dry_run=dry_run)) for name, text in texts.items()]
+        results.append(("compiled index", _write_compiled(bank, derived, texts["INDEX.md"], dry_run)))
+        derived.save()
     return results
 
 
 def stale(bank: Bank) -> list[str]:
     """The generated files (by name) whose bytes differ from a fresh rendering."""
-    lessons = [item.lesson for item in bank.load()]
+    with _no_collection():
+        texts, derived = _generated(bank)
+        derived.save()
     names = []
-    for name, text in render(bank, lessons).items():
+    for name, text in texts.items():
         try:
             current = (bank.root / name).read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -133,25 +220,63 @@ def compiled_path(bank: Bank) -> Path:
     return bank.state_dir / compiled_read.NAME
 
 
-def render_compiled(bank: Bank, lessons: list[Lesson], dry_run: bool = False) -> bytes:
-    """The compiled bytes: from INDEX.md on disk, or (dry run) from the INDEX.md the lessons give."""
-    index_text, toml_text, key = compiled_read.read_sources(str(bank.root))
+def render_compiled(
+    bank: Bank,
+    lessons: list[Lesson],
+    dry_run: bool = False,
+    derived: derived_mod.Derived | None = None,
+    index_text: str | None = None,
+) -> bytes:
+    """The compiled bytes: from INDEX.md on disk, or (dry run) from the INDEX.md the lessons give
+    (`index_text` when the caller has it). With `derived`, the rows' pieces worked out before are
+    reused and the new ones kept there."""
+    disk_text, toml_text, key = compiled_read.read_sources(str(bank.root))
     if dry_run:
-        expected = render(bank, lessons)["INDEX.md"]
-        if expected != index_text:
+        expected = index_text if index_text is not None else render(bank, lessons)["INDEX.md"]
+        if expected != disk_text:
             key = None
-        index_text = expected
+        disk_text = expected
     cache_path = bank.state_dir / statedir.TRIGGER_CACHE
-    compiled = _read_triggers(cache_path)
+    wanted = derived is None or custom(bank) or any(
+        part[derived_mod.ROW] is not None and part[derived_mod.PIECE] is None for part in derived.generated.values()
+    )
+    compiled = _read_triggers(cache_path) if wanted else {}  # no regex to compile: not read
     before = len(compiled)
     try:
-        data = compiled_build.from_texts(index_text, toml_text, compiled)
+        known = _pieces(derived, compiled) if derived is not None else None
+        data = compiled_build.from_texts(disk_text, toml_text, compiled, known)
     except index_mod.IndexFormatError as exc:
         raise BankError(f"INDEX.md: {exc}") from None
     if len(compiled) != before and not dry_run:
         used = {entry[6] for group in data["groups"] for entry in group if entry[5] == "c"}
         _write_triggers(cache_path, {p: v for p, v in compiled.items() if p in used})
     return compiled_build.serialize(data, key if key is not None else ("pending",))
+
+
+def _pieces(derived: derived_mod.Derived, compiled: dict) -> dict[str, tuple]:
+    """Row line -> compiled piece of every row the derived cache holds, the missing ones worked out."""
+    known = {}
+    for part in derived.generated.values():
+        row = part[derived_mod.ROW]
+        if row is None:
+            continue
+        if part[derived_mod.PIECE] is None:
+            part[derived_mod.PIECE] = compiled_build.piece(index_mod.parse_row(row, 0), compiled)
+            derived.changed = True
+        known[row] = part[derived_mod.PIECE]
+    return known
+
+
+def _write_compiled(bank: Bank, derived: derived_mod.Derived, index_text: str, dry_run: bool) -> str:
+    """Write the compiled index after INDEX.md; nothing is built when the file on disk already
+    describes INDEX.md and bank.toml as they are (it was built from those very bytes)."""
+    if not dry_run:
+        found = compiled_read.current(str(bank.root), str(bank.state_dir))
+        if found is not None:
+            found.close()
+            return "unchanged"
+    data = render_compiled(bank, [], dry_run, derived, index_text)
+    return write_atomic(compiled_path(bank), data, dry_run=dry_run)
 
 
 def _read_triggers(path: Path) -> dict:

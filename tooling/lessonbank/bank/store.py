@@ -22,7 +22,7 @@ from lessonbank.kernel import statedir
 
 MARKER = statedir.MARKER  # bank.toml: the file that makes a folder a bank
 CACHE_MAGIC = b"LBLESS\x00\x00"
-CACHE_VERSION = 2  # of .lessonbank/lessons.cache; another version is ignored and rewritten
+CACHE_VERSION = 3  # of .lessonbank/lessons.cache; another version is ignored and rewritten
 RACY_NS = 2_000_000_000
 # write_atomic's temporary files: `.NAME.XXXXXXXX.tmp` beside the file they replace (mkstemp names
 # them); groom deletes the ones killed writers left and does not count them as changes.
@@ -36,17 +36,6 @@ class Loaded:
     path: Path
     text: str
     lesson: lesson_mod.Lesson
-
-
-def _summary(lesson: lesson_mod.Lesson) -> tuple:
-    return (lesson.slug, lesson.type, lesson.seen, lesson.priority, lesson.status, lesson.source,
-            lesson.title, tuple(lesson.tags))  # fmt: skip
-
-
-def _summary_of(attributes: dict) -> tuple:
-    """`_summary` of a lesson kept in the cache as its attributes."""
-    a = attributes
-    return (a["slug"], a["type"], a["seen"], a["priority"], a["status"], a["source"], a["title"], tuple(a["tags"]))
 
 
 @dataclass
@@ -219,43 +208,21 @@ class Bank:
             self._write_cache(kept)
         return loaded
 
-    def summaries(self) -> list[tuple]:
-        """(slug, type, seen, priority, status, source, title, tags) of every well-formed lesson,
-        sorted by file name: from the cache's small summary part when no lesson file changed since
-        it was written (no lesson is parsed or even read), else through `load`."""
-        summary = self._read_cache(summary_only=True)
-        stats = self._lesson_stats()
-        if len(summary) == len(stats):
-            rows = []
-            for name, st in stats:
-                hit = summary.get(name)
-                if hit is None or hit[0] != (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino):
-                    break
-                rows.append(hit[1])
-            else:
-                self.load_problems = []
-                return rows
-        return [_summary(item.lesson) for item in self.load()]
-
-    def _read_cache(self, summary_only: bool = False) -> dict[str, tuple]:
-        """The lesson cache: name -> (stat key, text, lesson attributes); with `summary_only`,
-        name -> (stat key, summary) from its first, small part. {} when missing or not ours."""
+    def _read_cache(self) -> dict[str, tuple]:
+        """The lesson cache: name -> (stat key, text, lesson attributes); {} when missing or not ours."""
         try:
             with open(self.state_dir / statedir.LESSON_CACHE, "rb") as handle:
-                head = handle.read(20)
-                if head[:12] != CACHE_MAGIC + CACHE_VERSION.to_bytes(4, "little"):
+                if handle.read(12) != CACHE_MAGIC + CACHE_VERSION.to_bytes(4, "little"):
                     return {}
-                size = int.from_bytes(head[12:20], "little")
-                data = marshal.loads(handle.read(size) if summary_only else handle.read()[size:])
+                data = marshal.loads(handle.read())
         except Exception:  # missing, unreadable or from another version: parse everything
             return {}
         return data if isinstance(data, dict) else {}
 
     def _write_cache(self, lessons: dict[str, tuple]) -> None:
-        summary = marshal.dumps({name: (entry[0], _summary_of(entry[2])) for name, entry in lessons.items()})
-        data = CACHE_MAGIC + CACHE_VERSION.to_bytes(4, "little") + len(summary).to_bytes(8, "little")
+        head = CACHE_MAGIC + CACHE_VERSION.to_bytes(4, "little")
         with contextlib.suppress(OSError):  # a read-only state folder only costs speed
-            statedir.write_atomic(str(self.state_dir / statedir.LESSON_CACHE), data + summary + marshal.dumps(lessons))
+            statedir.write_atomic(str(self.state_dir / statedir.LESSON_CACHE), head + marshal.dumps(lessons))
 
     def find_lesson(self, key: str) -> Loaded:
         """The lesson whose slug or id is `key` (an id prefix of 6+ characters also works)."""

@@ -184,8 +184,10 @@ def list_(ctx: click.Context, tag: str | None, status: str | None, source: str |
     if as_json:
         items = [x.lesson for x in bank.load()]
         rows_of = [(x.slug, x.type, x.seen, x.priority, x.status, x.source, x.title, x.tags) for x in items]
-    else:  # the table needs only the lessons' summaries, which the cache holds apart
-        rows_of = bank.summaries()
+    else:  # the table needs only the lessons' summaries, which the derived cache holds apart
+        from lessonbank.bank import derived
+
+        rows_of = derived.summaries(bank)
     keep = [
         i for i, (_, _, _, _, st, so, _, tags) in enumerate(rows_of)
         if (not tag or tag in tags or any(t.partition(":")[2] == tag for t in tags))
@@ -261,10 +263,10 @@ def forget(ctx: click.Context, key: str, dry_run: bool) -> None:
 @click.pass_context
 def check(ctx: click.Context, fmt: str) -> None:
     """Validate every lesson; print each problem as path:line: message and exit 1 if any."""
-    from lessonbank.bank.lint import check_bank
+    from lessonbank.bank import derived
 
     bank = get_bank(ctx)
-    problems, count = check_bank(bank)
+    problems, count = derived.check(bank)
     for problem in problems:
         where = bank.relative(problem.path)
         if fmt == "github":
@@ -282,8 +284,10 @@ def check(ctx: click.Context, fmt: str) -> None:
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Counts by status, source, type and tag, and how many lessons groom would consider."""
+    from lessonbank.bank import derived
+
     bank = get_bank(ctx)
-    items = bank.summaries()  # (slug, type, seen, priority, status, source, title, tags)
+    items = derived.summaries(bank)  # (slug, type, seen, priority, status, source, title, tags)
     min_seen = bank.config.get("groom.min_seen")
     data: dict[str, Any] = {
         "lessons": len(items),

@@ -34,6 +34,7 @@ import sys
 from lessonbank.kernel import compiled_read, globs, regex_hazard, words
 from lessonbank.kernel import regex_compiler as rxbuild
 from lessonbank.kernel import statedir as state
+from lessonbank.kernel.index_md import IndexRow
 from lessonbank.kernel.compiled_read import (
     ALWAYS_COMMAND,
     ALWAYS_PATH,
@@ -69,12 +70,22 @@ def settings_from_toml(text: str | None) -> dict:
     return {key: config.get("recall." + key) for key in config_mod.DEFAULTS["recall"]}
 
 
-def from_texts(index_text: str | None, toml_text: str | None, compiled: "dict | None" = None) -> dict:
-    """The tables for INDEX.md's and bank.toml's texts (IndexFormatError for a broken INDEX.md)."""
+def from_texts(
+    index_text: str | None, toml_text: str | None, compiled: "dict | None" = None, known: "dict | None" = None
+) -> dict:
+    """The tables for INDEX.md's and bank.toml's texts (IndexFormatError for a broken INDEX.md).
+
+    `known` (an INDEX.md row line -> its `piece`) holds rows worked out before: only the other
+    lines are parsed and worked out, so `bank index` after a small change does little work.
+    """
     from lessonbank.kernel import index_md as index_mod
 
-    rows = index_mod.parse(index_text) if index_text is not None else []
-    return tables(rows, settings_from_toml(toml_text), compiled)
+    cache = {} if compiled is None else compiled
+    pieces = []
+    for number, line in index_mod.table_lines(index_text) if index_text is not None else ():
+        found = known.get(line) if known else None
+        pieces.append(found if found is not None else piece(index_mod.parse_row(line, number), cache))
+    return assemble(pieces, settings_from_toml(toml_text))
 
 
 def command_trigger(pattern: str) -> "tuple | None":
@@ -98,47 +109,66 @@ def tables(rows: list, settings: dict, compiled: "dict | None" = None) -> dict:
     not compiled again, and the new ones are added to it (a cache kept by `bank index`).
     """
     known = {} if compiled is None else compiled
-    lessons = []
+    return assemble([piece(row, known) for row in rows], settings)
+
+
+def piece(r: IndexRow, compiled: dict) -> tuple:
+    """What one row contributes, whatever the other rows are: ((slug, priority, confidence), the
+    marshalled lesson record, tools, triggers, keyword terms, all terms), the terms space-separated;
+    a trigger is (kind, source, marshalled program or None, literals, grams by run, fallback key,
+    bounded literals, choices). `bank index` keeps these by row line: records and programs stay
+    marshalled and terms joined because that is what reads back fastest."""
+    tools = tuple(r.tools)
+    triggers: list[tuple] = []
+    for pattern in r.commands:
+        if pattern not in compiled:
+            compiled[pattern] = command_trigger(pattern)
+        trigger = compiled[pattern]
+        if trigger is None:
+            continue
+        program, runs, marked, choices = trigger
+        code = marshal.dumps(program, MARSHAL_VERSION)
+        triggers.append(("c", pattern, code, _literals(runs), _grams(runs), ALWAYS_COMMAND, marked, choices))
+    for glob in r.paths:
+        if globs.hazard(glob):
+            continue
+        name_only, alternatives = globs.compile_glob(glob)
+        for tokens in alternatives:
+            runs = globs.literals(tokens)
+            code = marshal.dumps((name_only, (tokens,)), MARSHAL_VERSION)
+            triggers.append(("p", glob, code, _literals(runs), _grams(runs), ALWAYS_PATH, (), ()))
+    if tools and not (r.commands or r.paths or r.keywords):
+        for tool in tools:
+            triggers.append(("t", tool, None, (), None, TOOL + tool, (), ()))
+    key_terms = words.terms(" ".join(r.keywords)) | words.terms(" ".join(tag.partition(":")[2] or tag for tag in r.tags))
+    all_terms = key_terms | words.terms(f"{r.title} {r.when} {r.do}")
+    head = (r.slug, int(r.priority), float(r.confidence))
+    record = marshal.dumps(head + (r.full, r.summary), MARSHAL_VERSION)
+    return head, record, tools, tuple(triggers), " ".join(sorted(key_terms)), " ".join(sorted(all_terms))
+
+
+def assemble(pieces: list, settings: dict) -> dict:
+    """The lookup tables for rows' pieces, in INDEX.md order: numbers, ranks and keys depend on all
+    rows. Lesson records and programs stay marshalled (`serialize` writes them as they are)."""
+    heads = [p[0] for p in pieces]
     programs: list = []
     pending: list[tuple[tuple, list[list[str]] | None, str]] = []  # (entry, grams by run, fallback key)
     recall: dict[str, list[int]] = {}
-    order = sorted(range(len(rows)), key=lambda n: (-int(rows[n].priority), -float(rows[n].confidence), rows[n].slug))
-    rank = [0] * len(rows)
+    order = sorted(range(len(heads)), key=lambda n: (-heads[n][1], -heads[n][2], heads[n][0]))
+    rank = [0] * len(heads)
     for position, number in enumerate(order):
         rank[number] = position
-    for number, row in enumerate(rows):
-        lessons.append((row.slug, int(row.priority), float(row.confidence), row.full, row.summary))
-        tools = tuple(row.tools)
-        base = (number, row.slug, int(row.priority), float(row.confidence), tools)
-        for pattern in row.commands:
-            if pattern not in known:
-                known[pattern] = command_trigger(pattern)
-            trigger = known[pattern]
-            if trigger is None:
+    for number, (head, _, tools, triggers, key_terms, all_terms) in enumerate(pieces):
+        base = (number, *head, tools)
+        for kind, source, program, literals, by_run, fallback, marked, choices in triggers:
+            if kind == "t":
+                pending.append((base + (kind, source, -1, (), rank[number], (), ()), None, fallback))
                 continue
-            program, runs, marked, choices = trigger
-            entry = base + ("c", pattern, len(programs), _literals(runs), rank[number], marked, choices)
+            pending.append((base + (kind, source, len(programs), literals, rank[number], marked, choices), by_run, fallback))
             programs.append(program)
-            pending.append((entry, _grams(runs), ALWAYS_COMMAND))
-        for glob in row.paths:
-            if globs.hazard(glob):
-                continue
-            name_only, alternatives = globs.compile_glob(glob)
-            for tokens in alternatives:
-                runs = globs.literals(tokens)
-                entry = base + ("p", glob, len(programs), _literals(runs), rank[number], (), ())
-                programs.append((name_only, (tokens,)))
-                pending.append((entry, _grams(runs), ALWAYS_PATH))
-        if tools and not (row.commands or row.paths or row.keywords):
-            for tool in tools:
-                pending.append((base + ("t", tool, -1, (), rank[number], (), ()), None, TOOL + tool))
-        key_terms = words.terms(" ".join(row.keywords)) | words.terms(
-            " ".join(tag.partition(":")[2] or tag for tag in row.tags)
-        )
-        all_terms = key_terms | words.terms(f"{row.title} {row.when} {row.do}")
-        for term in key_terms:
+        for term in key_terms.split():
             recall.setdefault("k:" + term, []).append(number)
-        for term in all_terms:
+        for term in all_terms.split():
             recall.setdefault("a:" + term, []).append(number)
     frequency: dict[str, int] = {}
     for _, by_run, _ in pending:
@@ -166,7 +196,7 @@ def tables(rows: list, settings: dict, compiled: "dict | None" = None) -> dict:
     lengths = {len(k) for k in pre if not k.startswith("\x00")} | {len(g) for k in pre for g in pre[k] if g}
     return {
         "settings": dict(settings),
-        "lessons": lessons,
+        "lessons": [p[1] for p in pieces],
         "programs": programs,
         "pre": table,
         "groups": groups,
@@ -216,7 +246,8 @@ def serialize(data: dict, key: tuple) -> bytes:
         add(name + ".table", table)
         add(name + ".data", payload)
     for name in ("lessons", "programs", "groups"):
-        table, payload = _array([marshal.dumps(record, MARSHAL_VERSION) for record in data[name]])
+        records = data[name]
+        table, payload = _array([r if type(r) is bytes else marshal.dumps(r, MARSHAL_VERSION) for r in records])
         add(name + ".table", table)
         add(name + ".data", payload)
     meta = marshal.dumps(

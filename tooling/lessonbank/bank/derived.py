@@ -1,0 +1,248 @@
+"""What each lesson file gives the whole-bank commands, kept by file so that only changed files are parsed.
+
+`.lessonbank/derived.cache` holds, by lesson file name, the file's stat key and content hash and
+what is worked out from its text alone:
+
+- the small part, read alone by `bank list`, `stats`, `check` and capture's duplicate gate: the
+  lesson's summary, slug and id, its problems with their lines (a parse error, or `lint`'s), the
+  words of its *when* and *do*;
+- the generated part, read by `bank index` and captures (see bank.render): its INDEX.md row, its
+  BANK.md section and its compiled-index piece, each filled in the first time it is needed.
+
+A file whose stat key (size, mtime, ctime, inode) is unchanged is not even read; one whose key
+changed is read and hashed, and parsed only when its bytes changed. A file changed in the last
+seconds keeps no stat key (git's "racy" case: it could change again within one clock tick), so it
+is hashed on every run until it settles. The whole file is written again only when something in
+it changed; a broken or foreign cache is ignored and rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank import lint
+from lessonbank.bank import store
+from lessonbank.bank.store import Bank, Problem
+from lessonbank.errors import LessonFormatError
+from lessonbank.kernel import statedir, words
+
+MAGIC = b"LBDERIV\x00"
+# Bump when what a record holds, or how a row, section or piece is worked out, changes.
+VERSION = 1
+# The small part of a record: (stat key or None, content hash, slug, id, summary, terms, problems);
+# slug, id, summary and terms are None for a file that does not parse.
+KEY, DIGEST, SLUG, ID, SUMMARY, TERMS, PROBLEMS = range(7)
+# The generated part: [content hash, row or None (not in INDEX.md), section, piece]; section and
+# piece are None until worked out.
+ROW, SECTION, PIECE = range(1, 4)
+
+
+def summary(lesson: lesson_mod.Lesson) -> tuple:
+    """What `bank list` and `bank stats` show of a lesson: (slug, type, seen, priority, status,
+    source, title, tags)."""
+    return (lesson.slug, lesson.type, lesson.seen, lesson.priority, lesson.status, lesson.source,
+            lesson.title, tuple(lesson.tags))  # fmt: skip
+
+
+def terms(when: str, do: str) -> set[str]:
+    """The words that say what a lesson says (its when and do, stemmed), for capture's duplicate
+    gate; records keep them sorted and space-separated."""
+    return words.terms(f"{when} {do}")
+
+
+@dataclass
+class Derived:
+    """The cache of one bank, brought up to date with its lesson files by `refresh`."""
+
+    bank: Bank
+    fingerprint: str = ""
+    small: dict[str, tuple] = field(default_factory=dict)
+    generated: dict[str, list] = field(default_factory=dict)
+    # Called with (this cache, file name, lesson) for each file parsed in this run (bank.render works out its
+    # generated part at once, so no lesson is kept: 50,000 of them would not fit the memory budget).
+    on_parse: Callable[[Derived, str, lesson_mod.Lesson], None] | None = None
+    changed: bool = False
+    _with_generated: bool = False
+    _rest: bytes = b""
+
+    @property
+    def path(self) -> Path:
+        return self.bank.state_dir / statedir.DERIVED_CACHE
+
+    @classmethod
+    def open(
+        cls,
+        bank: Bank,
+        fingerprint: str = "",
+        with_generated: bool = False,
+        on_parse: Callable[[Derived, str, lesson_mod.Lesson], None] | None = None,
+    ) -> Derived:
+        """The cache as it is on disk, up to date with lessons/ (only changed files parsed).
+
+        `fingerprint` names what the generated parts were worked out with (templates, formats):
+        another fingerprint drops them. Without `with_generated` the generated part is not even read.
+        """
+        self = cls(bank, fingerprint, on_parse=on_parse)
+        self._with_generated = with_generated
+        self._read()
+        self.refresh()
+        return self
+
+    def names(self) -> list[str]:
+        """The lesson file names, sorted."""
+        return sorted(self.small)
+
+    def problems(self) -> list[Problem]:
+        """The files that do not parse (what `Bank.load` skips), sorted by name."""
+        return [
+            Problem(self.bank.lessons_dir / name, *rec[PROBLEMS][0])
+            for name, rec in sorted(self.small.items())
+            if rec[SLUG] is None
+        ]
+
+    def lesson(self, name: str) -> lesson_mod.Lesson:
+        """The parsed lesson of a well-formed file (read and parsed again)."""
+        return self.bank.read(self.bank.lessons_dir / name).lesson
+
+    def refresh(self) -> None:
+        """Bring the records in line with lessons/: new, changed and deleted files."""
+        now = time.time_ns()
+        seen = set()
+        for name, st in self.bank._lesson_stats():
+            seen.add(name)
+            key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            old = self.small.get(name)
+            if old is not None and old[KEY] == key:
+                continue
+            settled = key if now - max(st.st_mtime_ns, st.st_ctime_ns) > store.RACY_NS else None
+            path = self.bank.lessons_dir / name
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            digest = hashlib.blake2b(data, digest_size=16).digest()
+            if old is not None and old[DIGEST] == digest:
+                if old[KEY] != settled:
+                    self.small[name] = (settled, *old[1:])
+                    self.changed = True
+                continue
+            record, lesson = self._record(path, data, settled, digest)
+            self.small[name] = record
+            self.generated.pop(name, None)
+            self.changed = True
+            if lesson is not None and self.on_parse is not None:
+                self.on_parse(self, name, lesson)
+        for name in [n for n in self.small if n not in seen]:
+            del self.small[name]
+            self.generated.pop(name, None)
+            self.changed = True
+
+    def _record(self, path: Path, data: bytes, key: tuple | None, digest: bytes) -> tuple[tuple, lesson_mod.Lesson | None]:
+        """A file's small record, and its lesson when it parses."""
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return (key, digest, None, None, None, None, ((1, "not UTF-8 text"),)), None
+        try:
+            lesson = lesson_mod.parse(text)
+        except LessonFormatError as exc:
+            return (key, digest, None, None, None, None, ((exc.line, str(exc)),)), None
+        problems = tuple(lint.lesson_problems(lesson, text, path.stem))
+        return (key, digest, lesson.slug, lesson.id, summary(lesson), " ".join(sorted(terms(lesson.when, lesson.do))), problems), lesson
+
+    def part(self, name: str) -> list:
+        """The generated part of a well-formed file, [content hash, row, section, piece] (section
+        and piece None until worked out; row None also for a lesson INDEX.md leaves out); filled
+        in by bank.render."""
+        digest = self.small[name][DIGEST]
+        found = self.generated.get(name)
+        if found is None or found[0] != digest:
+            found = self.generated[name] = [digest, None, None, None]
+            self.changed = True
+        return found
+
+    def _read(self) -> None:
+        try:
+            with open(self.path, "rb") as handle:
+                head = handle.read(16)
+                if head[:8] != MAGIC or int.from_bytes(head[8:12], "little") != VERSION:
+                    return
+                small = marshal.loads(handle.read(int.from_bytes(head[12:16], "little")))
+                rest = handle.read()
+        except Exception:  # missing, unreadable or from another version: parse everything
+            return
+        if not isinstance(small, dict):
+            return
+        self.small = small
+        self._rest = rest
+        if self._with_generated:
+            try:
+                fingerprint, generated = marshal.loads(rest)
+            except Exception:
+                fingerprint, generated = None, {}
+            if fingerprint == self.fingerprint and isinstance(generated, dict):
+                self.generated = generated
+            else:
+                self.changed = True
+
+    def save(self) -> None:
+        """Write the cache when anything in it changed (a read-only state folder only costs speed).
+
+        A generated part is kept with the content hash it was worked out from, so one stored
+        before its file changed is never taken for current.
+        """
+        if not self.changed:
+            return
+        small = marshal.dumps(self.small)
+        head = MAGIC + VERSION.to_bytes(4, "little") + len(small).to_bytes(4, "little")
+        if self._with_generated:
+            kept = {n: g for n, g in self.generated.items() if n in self.small and g[0] == self.small[n][DIGEST]}
+            rest = marshal.dumps((self.fingerprint, kept))
+        else:  # not read in this run: kept as it was (stale entries fail their hash check)
+            rest = self._rest or marshal.dumps(("", {}))
+        with contextlib.suppress(OSError, ValueError):
+            self.bank.state_dir.mkdir(parents=True, exist_ok=True)
+            statedir.write_atomic(str(self.path), head + small + rest)
+        self.changed = False
+
+
+def open_bank(bank: Bank) -> Derived:
+    """The small part, up to date and saved; `bank.load_problems` set as `Bank.load` sets it."""
+    derived = Derived.open(bank)
+    derived.save()
+    bank.load_problems = derived.problems()
+    return derived
+
+
+def records(bank: Bank) -> list[tuple[str, tuple]]:
+    """(file name, small record) of the well-formed lessons, sorted by file name."""
+    derived = open_bank(bank)
+    return [(name, rec) for name, rec in sorted(derived.small.items()) if rec[SLUG] is not None]
+
+
+def summaries(bank: Bank) -> list[tuple]:
+    """`summary` of every well-formed lesson, sorted by file name (only changed files parsed)."""
+    return [rec[SUMMARY] for _, rec in records(bank)]
+
+
+def check(bank: Bank) -> tuple[list[Problem], int]:
+    """What `bank check` reports: every problem (parse errors, bad values, duplicate ids or
+    slugs), sorted; and the file count. A file's own problems come from its record."""
+    derived = open_bank(bank)
+    problems: list[Problem] = []
+    files = []
+    for name, rec in sorted(derived.small.items()):
+        path = bank.lessons_dir / name
+        problems.extend(Problem(path, line, message) for line, message in rec[PROBLEMS])
+        if rec[SLUG] is not None:
+            files.append((path, rec[ID], rec[SLUG]))
+    problems.extend(lint.duplicates(files))
+    problems.sort(key=lambda p: (str(p.path), p.line, p.message))
+    return problems, len(derived.small)
