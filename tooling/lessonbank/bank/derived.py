@@ -25,13 +25,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lessonbank.bank import lesson as lesson_mod
-from lessonbank.bank import lint
 from lessonbank.bank import store
 from lessonbank.bank.store import Bank, Problem
 from lessonbank.errors import LessonFormatError
 from lessonbank.kernel import statedir, words
+
+if TYPE_CHECKING:  # the YAML parser and the checks are imported only when a file is parsed
+    from lessonbank.bank import lesson as lesson_mod
 
 MAGIC = b"LBDERIV\x00"
 # Bump when what a record holds, or how a row, section or piece is worked out, changes.
@@ -146,6 +148,9 @@ class Derived:
 
     def _record(self, path: Path, data: bytes, key: tuple | None, digest: bytes) -> tuple[tuple, lesson_mod.Lesson | None]:
         """A file's small record, and its lesson when it parses."""
+        from lessonbank.bank import lesson as lesson_mod
+        from lessonbank.bank import lint
+
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -243,6 +248,8 @@ def check(bank: Bank) -> tuple[list[Problem], int]:
         problems.extend(Problem(path, line, message) for line, message in rec[PROBLEMS])
         if rec[SLUG] is not None:
             files.append((path, rec[ID], rec[SLUG]))
+    from lessonbank.bank import lint
+
     problems.extend(lint.duplicates(files))
     problems.sort(key=lambda p: (str(p.path), p.line, p.message))
     return problems, len(derived.small)

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank.store import Problem
+
+if TYPE_CHECKING:  # imported where a lesson is parsed, so a `bank check` of unchanged files needs no YAML
+    from lessonbank.bank import lesson as lesson_mod
 
 
 def lesson_problems(lesson: lesson_mod.Lesson, text: str, stem: str) -> list[tuple[int, str]]:
     """(line, message) of each problem of one parsed lesson file: bad values, a slug that is not
     its file name (`stem`)."""
+    from lessonbank.bank import lesson as lesson_mod
+
     problems = []
     lines = lesson_mod.key_lines(text)
     for key, message in lesson_mod.validate(lesson):

@@ -14,11 +14,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lessonbank import config as config_mod
-from lessonbank.bank import lesson as lesson_mod
 from lessonbank.errors import BankError, LessonFormatError, NoBankError, NotFoundError
 from lessonbank.kernel import statedir
+
+if TYPE_CHECKING:  # the YAML parser is imported only when a lesson is parsed
+    from lessonbank.bank import lesson as lesson_mod
 
 MARKER = statedir.MARKER  # bank.toml: the file that makes a folder a bank
 CACHE_MAGIC = b"LBLESS\x00\x00"
@@ -160,6 +163,8 @@ class Bank:
 
     def read(self, path: Path) -> Loaded:
         """Read and parse one lesson file; LessonFormatError (with a line) when it is malformed."""
+        from lessonbank.bank import lesson as lesson_mod
+
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
@@ -174,6 +179,8 @@ class Bank:
         Parsed lessons are kept in `.lessonbank/lessons.cache` by file name with the file's
         (size, mtime, ctime, inode): only files that changed since are read and parsed again.
         """
+        from lessonbank.bank import lesson as lesson_mod
+
         self.load_problems = []
         cache = self._read_cache()
         kept: dict[str, tuple] = {}

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank import fields
 from lessonbank.bank.store import Bank
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json, table
 from lessonbank.errors import BankError, GateRefusal
 
 if TYPE_CHECKING:
+    from lessonbank.bank import lesson as lesson_mod
     from lessonbank.capture import draft as draft_mod
     from lessonbank.capture import pipeline as capture_mod
 
@@ -109,7 +110,7 @@ def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool, pendi
 @click.option("--do", "do", help="What to do in it.")
 @click.option("--promote-to", default="", help="rule:<name>, skill:<name> or doc:<path>.")
 @click.option("--title", default="", help="One line naming the lesson (default: from --when).")
-@click.option("--type", "type_", type=click.Choice(lesson_mod.TYPES), default="gotcha", show_default=True)
+@click.option("--type", "type_", type=click.Choice(fields.TYPES), default="gotcha", show_default=True)
 @click.option("--tags", default="", help="Comma-separated category:value tags.")
 @click.option("--keywords", default="", help="Comma-separated words for prompt recall.")
 @click.option("--trigger-tool", "tools", multiple=True, help="A tool name (Bash, Edit, …); repeatable.")
@@ -119,7 +120,7 @@ def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool, pendi
 @click.option("--session", help="The session this was learned in (a repeat counts once per session).")
 @click.option("--priority", type=click.IntRange(1, 10))
 @click.option("--confidence", type=click.FloatRange(0, 1))
-@click.option("--source", type=click.Choice(lesson_mod.SOURCES), default="typed", show_default=True)
+@click.option("--source", type=click.Choice(fields.SOURCES), default="typed", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Read one lesson as a JSON object on stdin.")
 @click.option("--blocks", is_flag=True, help="Read `#lesson … #/lesson` blocks on stdin.")
 @click.option("--pending", is_flag=True, help="Save the blocks the Stop hook could not save.")
@@ -174,8 +175,8 @@ def capture(
 
 @main.command("list")
 @click.option("--tag", help="Only lessons with this tag (category:value, or a bare value).")
-@click.option("--status", type=click.Choice(lesson_mod.STATUSES))
-@click.option("--source", type=click.Choice(lesson_mod.SOURCES))
+@click.option("--status", type=click.Choice(fields.STATUSES))
+@click.option("--source", type=click.Choice(fields.SOURCES))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
 def list_(ctx: click.Context, tag: str | None, status: str | None, source: str | None, as_json: bool) -> None:
