@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import marshal
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,13 +38,13 @@ if TYPE_CHECKING:  # the YAML parser and the checks are imported only when a fil
 
 MAGIC = b"LBDERIV\x00"
 # Bump when what a record holds, or how a row, section or piece is worked out, changes.
-VERSION = 1
+VERSION = 2
 # The small part of a record: (stat key or None, content hash, slug, id, summary, terms, problems);
 # slug, id, summary and terms are None for a file that does not parse.
 KEY, DIGEST, SLUG, ID, SUMMARY, TERMS, PROBLEMS = range(7)
-# The generated part: [content hash, row or None (not in INDEX.md), section, piece]; section and
-# piece are None until worked out.
-ROW, SECTION, PIECE = range(1, 4)
+# The generated part: [content hash, row or None (not in INDEX.md), section or None (not worked
+# out yet)].
+ROW, SECTION = 1, 2
 
 
 def summary(lesson: lesson_mod.Lesson) -> tuple:
@@ -61,18 +62,28 @@ def terms(when: str, do: str) -> set[str]:
 
 @dataclass
 class Derived:
-    """The cache of one bank, brought up to date with its lesson files by `refresh`."""
+    """The cache of one bank, brought up to date with its lesson files by `refresh`.
+
+    The file holds three marshalled parts, each read only when asked for: the small part
+    ((meta, records by file name)), the generated part (file name -> [content hash, row, section])
+    and the pieces (INDEX.md row line -> marshalled compiled piece). `meta` holds the fingerprint
+    the generated parts were worked out with and the hashes of the INDEX.md and BANK.md last
+    written from them, so a run where nothing changed reads neither the generated part nor the
+    pieces.
+    """
 
     bank: Bank
     fingerprint: str = ""
     small: dict[str, tuple] = field(default_factory=dict)
-    generated: dict[str, list] = field(default_factory=dict)
-    # Called with (this cache, file name, lesson) for each file parsed in this run (bank.render works out its
-    # generated part at once, so no lesson is kept: 50,000 of them would not fit the memory budget).
+    meta: dict = field(default_factory=dict)
+    # Called with (this cache, file name, lesson) for each file parsed in this run (bank.render
+    # works out its generated part at once, so no lesson is kept: 50,000 would not fit in memory).
     on_parse: Callable[[Derived, str, lesson_mod.Lesson], None] | None = None
-    changed: bool = False
-    _with_generated: bool = False
-    _rest: bytes = b""
+    changed: bool = False  # something to save
+    edited: bool = False  # a lesson file was added, removed or changed its bytes since the last save
+    _raw: list[bytes] = field(default_factory=lambda: [b"", b""])  # the generated part and pieces as read
+    _generated: dict[str, list] | None = None
+    _pieces: dict[str, bytes] | None = None
 
     @property
     def path(self) -> Path:
@@ -83,16 +94,14 @@ class Derived:
         cls,
         bank: Bank,
         fingerprint: str = "",
-        with_generated: bool = False,
         on_parse: Callable[[Derived, str, lesson_mod.Lesson], None] | None = None,
     ) -> Derived:
         """The cache as it is on disk, up to date with lessons/ (only changed files parsed).
 
-        `fingerprint` names what the generated parts were worked out with (templates, formats):
-        another fingerprint drops them. Without `with_generated` the generated part is not even read.
+        `fingerprint` names what the generated parts are worked out with (templates, formats):
+        parts stored under another one are dropped.
         """
         self = cls(bank, fingerprint, on_parse=on_parse)
-        self._with_generated = with_generated
         self._read()
         self.refresh()
         return self
@@ -137,14 +146,12 @@ class Derived:
                 continue
             record, lesson = self._record(path, data, settled, digest)
             self.small[name] = record
-            self.generated.pop(name, None)
-            self.changed = True
+            self.changed = self.edited = True
             if lesson is not None and self.on_parse is not None:
                 self.on_parse(self, name, lesson)
         for name in [n for n in self.small if n not in seen]:
             del self.small[name]
-            self.generated.pop(name, None)
-            self.changed = True
+            self.changed = self.edited = True
 
     def _record(self, path: Path, data: bytes, key: tuple | None, digest: bytes) -> tuple[tuple, lesson_mod.Lesson | None]:
         """A file's small record, and its lesson when it parses."""
@@ -160,62 +167,95 @@ class Derived:
         except LessonFormatError as exc:
             return (key, digest, None, None, None, None, ((exc.line, str(exc)),)), None
         problems = tuple(lint.lesson_problems(lesson, text, path.stem))
-        return (key, digest, lesson.slug, lesson.id, summary(lesson), " ".join(sorted(terms(lesson.when, lesson.do))), problems), lesson
+        terms_text = " ".join(sorted(terms(lesson.when, lesson.do)))
+        return (key, digest, lesson.slug, lesson.id, summary(lesson), terms_text, problems), lesson
+
+    @property
+    def generated(self) -> dict[str, list]:
+        """File name -> [content hash, row, section] (read on first use; stale ones dropped)."""
+        if self._generated is None:
+            self._generated = {}
+            try:
+                fingerprint, generated = marshal.loads(self._raw[0])
+            except Exception:
+                fingerprint, generated = None, {}
+            if fingerprint == self.fingerprint and isinstance(generated, dict):
+                self._generated = generated
+        return self._generated
+
+    def pieces(self) -> dict[str, bytes]:
+        """INDEX.md row line -> its marshalled compiled piece (read on first use); bank.render adds
+        the new ones."""
+        if self._pieces is None:
+            try:
+                fingerprint, pieces = marshal.loads(self._raw[1])
+            except Exception:
+                fingerprint, pieces = None, {}
+            self._pieces = pieces if fingerprint == self.fingerprint and isinstance(pieces, dict) else {}
+        return self._pieces
 
     def part(self, name: str) -> list:
-        """The generated part of a well-formed file, [content hash, row, section, piece] (section
-        and piece None until worked out; row None also for a lesson INDEX.md leaves out); filled
-        in by bank.render."""
+        """The generated part of a well-formed file, [content hash, row, section] (section None
+        until worked out; row None for a lesson INDEX.md leaves out); filled in by bank.render."""
         digest = self.small[name][DIGEST]
         found = self.generated.get(name)
         if found is None or found[0] != digest:
-            found = self.generated[name] = [digest, None, None, None]
+            found = self.generated[name] = [digest, None, None]
             self.changed = True
         return found
 
     def _read(self) -> None:
         try:
             with open(self.path, "rb") as handle:
-                head = handle.read(16)
+                head = handle.read(28)
                 if head[:8] != MAGIC or int.from_bytes(head[8:12], "little") != VERSION:
                     return
-                small = marshal.loads(handle.read(int.from_bytes(head[12:16], "little")))
-                rest = handle.read()
+                meta, small = marshal.loads(handle.read(int.from_bytes(head[12:20], "little")))
+                self._raw = [handle.read(int.from_bytes(head[20:28], "little")), handle.read()]
         except Exception:  # missing, unreadable or from another version: parse everything
             return
-        if not isinstance(small, dict):
-            return
-        self.small = small
-        self._rest = rest
-        if self._with_generated:
-            try:
-                fingerprint, generated = marshal.loads(rest)
-            except Exception:
-                fingerprint, generated = None, {}
-            if fingerprint == self.fingerprint and isinstance(generated, dict):
-                self.generated = generated
-            else:
-                self.changed = True
+        if isinstance(small, dict) and isinstance(meta, dict):
+            self.small, self.meta = small, meta
 
     def save(self) -> None:
         """Write the cache when anything in it changed (a read-only state folder only costs speed).
 
         A generated part is kept with the content hash it was worked out from, so one stored
-        before its file changed is never taken for current.
+        before its file changed is never taken for current; a part not read in this run is
+        written back as it was read.
         """
         if not self.changed:
             return
-        small = marshal.dumps(self.small)
-        head = MAGIC + VERSION.to_bytes(4, "little") + len(small).to_bytes(4, "little")
-        if self._with_generated:
-            kept = {n: g for n, g in self.generated.items() if n in self.small and g[0] == self.small[n][DIGEST]}
-            rest = marshal.dumps((self.fingerprint, kept))
-        else:  # not read in this run: kept as it was (stale entries fail their hash check)
-            rest = self._rest or marshal.dumps(("", {}))
+        parts = [marshal.dumps((self.meta, self.small))]
+        if self._generated is not None:
+            rows = {n: g for n, g in self._generated.items() if n in self.small and g[0] == self.small[n][DIGEST]}
+            parts.append(marshal.dumps((self.fingerprint, rows)))
+        else:
+            parts.append(self._raw[0])
+        if self._pieces is not None:
+            wanted = {g[ROW] for g in self.generated.values() if g[ROW] is not None}
+            parts.append(marshal.dumps((self.fingerprint, {r: p for r, p in self._pieces.items() if r in wanted})))
+        else:
+            parts.append(self._raw[1])
+        head = MAGIC + VERSION.to_bytes(4, "little") + len(parts[0]).to_bytes(8, "little") + len(parts[1]).to_bytes(8, "little")
         with contextlib.suppress(OSError, ValueError):
             self.bank.state_dir.mkdir(parents=True, exist_ok=True)
-            statedir.write_atomic(str(self.path), head + small + rest)
+            _write_parts(self.path, [head, *parts])
         self.changed = False
+
+
+def _write_parts(path: Path, parts: list[bytes]) -> None:
+    """Write `parts` one after the other through a temporary file and a rename (no joined copy)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as handle:
+            for part in parts:
+                handle.write(part)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def open_bank(bank: Bank) -> Derived:

@@ -19,6 +19,7 @@ import contextlib
 import gc
 import hashlib
 import marshal
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -112,15 +113,21 @@ def custom(bank: Bank) -> bool:
 
 
 def fingerprint(bank: Bank) -> str:
-    """What the cached rows, sections and pieces were worked out with: the section template (the
-    bank's or the packaged one), the compiled format and the cache's version."""
+    """What the cached rows, sections and pieces, and the files written from them, were worked out
+    with: the three templates (the bank's or the packaged ones), the compiled format and the
+    cache's version."""
     digest = hashlib.blake2b(digest_size=16)
-    for folder in (bank.templates_dir, PACKAGE_TEMPLATES):
-        with contextlib.suppress(OSError):
-            digest.update((folder / SECTION_TEMPLATE).read_bytes())
-            break
+    for name in (SECTION_TEMPLATE, *(n + ".j2" for n in GENERATED)):
+        for folder in (bank.templates_dir, PACKAGE_TEMPLATES):
+            with contextlib.suppress(OSError):
+                digest.update((folder / name).read_bytes())
+                break
     digest.update(f"{compiled_read.FORMAT}/{derived_mod.VERSION}".encode())
     return digest.hexdigest()
+
+
+def _hash(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, str]],
@@ -151,29 +158,55 @@ def render(bank: Bank, lessons: list[Lesson]) -> dict[str, str]:
     return _frame(env, items, lessons if custom(bank) else None)
 
 
-def _generated(bank: Bank) -> tuple[dict[str, str], derived_mod.Derived]:
-    """The text of each generated file from lessons/, through the derived cache (which holds
-    every part worked out, not saved yet)."""
-    env = environment(bank.templates_dir)
+def _open(bank: Bank) -> derived_mod.Derived:
+    """The derived cache, up to date; each lesson parsed in the process gets its row and section
+    at once (Jinja is imported only then)."""
+    envs: list[SandboxedEnvironment] = []
 
     def work_out(derived: derived_mod.Derived, name: str, lesson: Lesson) -> None:
+        if not envs:
+            envs.append(environment(bank.templates_dir))
         part = derived.part(name)
         part[derived_mod.ROW] = index_row(lesson)
-        part[derived_mod.SECTION] = section(env, lesson)
+        part[derived_mod.SECTION] = section(envs[0], lesson)
 
-    derived = derived_mod.Derived.open(bank, fingerprint(bank), with_generated=True, on_parse=work_out)
+    derived = derived_mod.Derived.open(bank, fingerprint(bank), on_parse=work_out)
     bank.load_problems = derived.problems()
+    return derived
+
+
+def _untouched(bank: Bank, derived: derived_mod.Derived) -> bool:
+    """Whether INDEX.md and BANK.md are, byte for byte, what the last run wrote from these very
+    lessons and templates: then nothing is rendered (nor the generated parts even read)."""
+    outputs = derived.meta.get("outputs")
+    if derived.edited or derived.meta.get("fingerprint") != derived.fingerprint or not outputs or custom(bank):
+        return False
+    for name in GENERATED:
+        try:
+            if _hash((bank.root / name).read_bytes()) != outputs.get(name):
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _texts(bank: Bank, derived: derived_mod.Derived) -> dict[str, str]:
+    """The text of each generated file from lessons/, through the derived cache (which then holds
+    every part worked out, not saved yet)."""
     items = []
     for name in derived.names():
         rec = derived.small[name]
         if rec[derived_mod.SLUG] is None:
             continue
         part = derived.part(name)
-        if part[derived_mod.SECTION] is None:  # cached before, generated part dropped since
-            work_out(derived, name, derived.lesson(name))
+        if part[derived_mod.SECTION] is None and derived.on_parse is not None:  # parsed before, part dropped since
+            derived.on_parse(derived, name, derived.lesson(name))
         items.append((rec[derived_mod.SLUG], rec[derived_mod.SUMMARY][4], part[derived_mod.ROW], part[derived_mod.SECTION]))
     lessons = [item.lesson for item in bank.load()] if custom(bank) else None
-    return _frame(env, items, lessons), derived
+    texts = _frame(environment(bank.templates_dir), items, lessons)
+    derived.meta = {"fingerprint": derived.fingerprint, "outputs": {n: _hash(t.encode()) for n, t in texts.items()}}
+    derived.changed = True
+    return texts
 
 
 @contextlib.contextmanager
@@ -192,9 +225,16 @@ def _no_collection() -> Iterator[None]:
 def regenerate(bank: Bank, dry_run: bool = False) -> list[tuple[str, str]]:
     """Write INDEX.md, BANK.md and the compiled index; return (name, action) for each."""
     with _no_collection():
-        texts, derived = _generated(bank)
-        results = [(name, write_atomic(bank.root / name, text, dry_run=dry_run)) for name, text in texts.items()]
-        results.append(("compiled index", _write_compiled(bank, derived, texts["INDEX.md"], dry_run)))
+        derived = _open(bank)
+        if _untouched(bank, derived):
+            results = [(name, "unchanged") for name in GENERATED]
+            index_text = None
+        else:
+            texts = _texts(bank, derived)
+            results = [(name, write_atomic(bank.root / name, text, dry_run=dry_run)) for name, text in texts.items()]
+            index_text = texts["INDEX.md"]
+            del texts  # the compiled index is built next: its memory, not theirs
+        results.append(("compiled index", _write_compiled(bank, derived, index_text, dry_run)))
         derived.save()
     return results
 
@@ -202,7 +242,12 @@ def regenerate(bank: Bank, dry_run: bool = False) -> list[tuple[str, str]]:
 def stale(bank: Bank) -> list[str]:
     """The generated files (by name) whose bytes differ from a fresh rendering."""
     with _no_collection():
-        texts, derived = _generated(bank)
+        derived = _open(bank)
+        if _untouched(bank, derived):
+            derived.save()
+            return []
+        texts = _texts(bank, derived)
+        derived.meta = {}  # nothing was written: the files on disk are not these texts
         derived.save()
     names = []
     for name, text in texts.items():
@@ -226,8 +271,8 @@ def render_compiled(
     dry_run: bool = False,
     derived: derived_mod.Derived | None = None,
     index_text: str | None = None,
-) -> bytes:
-    """The compiled bytes: from INDEX.md on disk, or (dry run) from the INDEX.md the lessons give
+) -> list[bytes]:
+    """The compiled file's bytes, in parts: from INDEX.md on disk, or (dry run) from the INDEX.md the lessons give
     (`index_text` when the caller has it). With `derived`, the rows' pieces worked out before are
     reused and the new ones kept there."""
     disk_text, toml_text, key = compiled_read.read_sources(str(bank.root))
@@ -237,46 +282,71 @@ def render_compiled(
             key = None
         disk_text = expected
     cache_path = bank.state_dir / statedir.TRIGGER_CACHE
-    wanted = derived is None or custom(bank) or any(
-        part[derived_mod.ROW] is not None and part[derived_mod.PIECE] is None for part in derived.generated.values()
-    )
+    known = derived.pieces() if derived is not None else {}
+    rows = derived.generated.values() if derived is not None else ()
+    wanted = derived is None or custom(bank) or any(p[derived_mod.ROW] not in known for p in rows if p[derived_mod.ROW])
     compiled = _read_triggers(cache_path) if wanted else {}  # no regex to compile: not read
     before = len(compiled)
     try:
-        known = _pieces(derived, compiled) if derived is not None else None
+        if derived is not None:
+            _add_pieces(derived, compiled)
         data = compiled_build.from_texts(disk_text, toml_text, compiled, known)
     except index_mod.IndexFormatError as exc:
         raise BankError(f"INDEX.md: {exc}") from None
     if len(compiled) != before and not dry_run:
         used = {entry[6] for group in data["groups"] for entry in group if entry[5] == "c"}
         _write_triggers(cache_path, {p: v for p, v in compiled.items() if p in used})
-    return compiled_build.serialize(data, key if key is not None else ("pending",))
+    return compiled_build.serialize_parts(data, key if key is not None else ("pending",))
 
 
-def _pieces(derived: derived_mod.Derived, compiled: dict) -> dict[str, tuple]:
-    """Row line -> compiled piece of every row the derived cache holds, the missing ones worked out."""
-    known = {}
+def _add_pieces(derived: derived_mod.Derived, compiled: dict) -> None:
+    """Work out the pieces of the rows the derived cache has none for."""
+    known = derived.pieces()
     for part in derived.generated.values():
         row = part[derived_mod.ROW]
-        if row is None:
-            continue
-        if part[derived_mod.PIECE] is None:
-            part[derived_mod.PIECE] = compiled_build.piece(index_mod.parse_row(row, 0), compiled)
+        if row is not None and row not in known:
+            known[row] = marshal.dumps(compiled_build.piece(index_mod.parse_row(row, 0), compiled))
             derived.changed = True
-        known[row] = part[derived_mod.PIECE]
-    return known
 
 
-def _write_compiled(bank: Bank, derived: derived_mod.Derived, index_text: str, dry_run: bool) -> str:
+def _write_compiled(bank: Bank, derived: derived_mod.Derived, index_text: str | None, dry_run: bool) -> str:
     """Write the compiled index after INDEX.md; nothing is built when the file on disk already
     describes INDEX.md and bank.toml as they are (it was built from those very bytes)."""
-    if not dry_run:
-        found = compiled_read.current(str(bank.root), str(bank.state_dir))
-        if found is not None:
-            found.close()
+    found = compiled_read.current(str(bank.root), str(bank.state_dir))
+    if found is not None:
+        found.close()
+        if not dry_run or index_text is None:
             return "unchanged"
-    data = render_compiled(bank, [], dry_run, derived, index_text)
-    return write_atomic(compiled_path(bank), data, dry_run=dry_run)
+    parts = render_compiled(bank, [], dry_run, derived, index_text)
+    return _write_parts(compiled_path(bank), parts, dry_run)
+
+
+def _write_parts(path: Path, parts: list[bytes], dry_run: bool) -> str:
+    """write_atomic for bytes in parts, compared with the file on disk piece by piece (neither the
+    new file nor the old is ever held whole)."""
+    try:
+        with open(path, "rb") as old:
+            same = all(old.read(len(part)) == part for part in parts) and not old.read(1)
+        if same:
+            return "unchanged"
+        action = "update"
+    except FileNotFoundError:
+        action = "create"
+    except OSError as exc:
+        raise BankError(f"cannot read {path}: {exc.strerror}") from None
+    if dry_run:
+        return action
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as handle:
+            handle.writelines(parts)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise BankError(f"cannot write {path}: {exc.strerror}") from None
+    return action
 
 
 def _read_triggers(path: Path) -> dict:
@@ -303,4 +373,4 @@ def write_compiled(bank: Bank, lessons: list[Lesson], dry_run: bool = False) -> 
     It is built from INDEX.md as it is on disk (the hooks' source of truth), so call this
     after writing INDEX.md; `lessons` only matter for a dry run, which cannot rely on INDEX.md.
     """
-    return write_atomic(compiled_path(bank), render_compiled(bank, lessons, dry_run), dry_run=dry_run)
+    return _write_parts(compiled_path(bank), render_compiled(bank, lessons, dry_run), dry_run)
