@@ -111,6 +111,8 @@ def test_incremental_index_equals_a_full_rebuild(
             for path in bank.lesson_paths():
                 if path.stat().st_mtime > clock - 5:
                     os.utime(path, (clock, clock))
+        if rng.random() < 0.3:  # another command sees the change first (its cache save must not hide it)
+            derived.summaries(Bank.open(bank.root))
         render.regenerate(Bank.open(bank.root))
         assert _outputs(bank.root) == _full_build(bank, tmp_path / "full"), f"step {step}"
         problems, count = derived.check(Bank.open(bank.root))
@@ -166,3 +168,16 @@ def test_check_reports_each_file_and_duplicates_from_the_cache(tmp_path: Path) -
         ("ok-one.md", 2, f"duplicate id {same!r} (also in copy.md)"),
         ("ok-one.md", 2, "duplicate slug 'ok-one' (also in copy.md)"),
     ]
+
+
+def test_a_change_seen_first_by_another_command_still_reaches_index_md(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bank list` brings the cache up to date with an edit; `bank index` after it must still
+    rewrite INDEX.md (the cache remembers which lessons the generated files were written from)."""
+    monkeypatch.setattr(store, "RACY_NS", -(10**18))
+    bank = make_bank(tmp_path / "b", [lesson("e-1"), lesson("e-2")])
+    render.regenerate(Bank.open(bank.root))
+    path = bank.lessons_dir / "e-2.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("remember e-2", "remember the edit"), encoding="utf-8")
+    assert [row[0] for row in derived.summaries(Bank.open(bank.root))] == ["e-1", "e-2"]
+    assert dict(render.regenerate(Bank.open(bank.root)))["INDEX.md"] == "update"
+    assert "remember the edit" in (bank.root / "INDEX.md").read_text(encoding="utf-8")

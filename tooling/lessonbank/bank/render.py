@@ -179,7 +179,9 @@ def _untouched(bank: Bank, derived: derived_mod.Derived) -> bool:
     """Whether INDEX.md and BANK.md are, byte for byte, what the last run wrote from these very
     lessons and templates: then nothing is rendered (nor the generated parts even read)."""
     outputs = derived.meta.get("outputs")
-    if derived.edited or derived.meta.get("fingerprint") != derived.fingerprint or not outputs or custom(bank):
+    if not outputs or custom(bank) or derived.meta.get("fingerprint") != derived.fingerprint:
+        return False
+    if derived.meta.get("sources") != derived.sources():
         return False
     for name in GENERATED:
         try:
@@ -204,7 +206,11 @@ def _texts(bank: Bank, derived: derived_mod.Derived) -> dict[str, str]:
         items.append((rec[derived_mod.SLUG], rec[derived_mod.SUMMARY][4], part[derived_mod.ROW], part[derived_mod.SECTION]))
     lessons = [item.lesson for item in bank.load()] if custom(bank) else None
     texts = _frame(environment(bank.templates_dir), items, lessons)
-    derived.meta = {"fingerprint": derived.fingerprint, "outputs": {n: _hash(t.encode()) for n, t in texts.items()}}
+    derived.meta = {
+        "fingerprint": derived.fingerprint,
+        "sources": derived.sources(),
+        "outputs": {n: _hash(t.encode()) for n, t in texts.items()},
+    }
     derived.changed = True
     return texts
 

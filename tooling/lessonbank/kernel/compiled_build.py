@@ -35,7 +35,6 @@ from collections import Counter
 from lessonbank.kernel import compiled_read, globs, regex_hazard, words
 from lessonbank.kernel import regex_compiler as rxbuild
 from lessonbank.kernel import statedir as state
-from lessonbank.kernel.index_md import IndexRow
 from lessonbank.kernel.compiled_read import (
     ALWAYS_COMMAND,
     ALWAYS_PATH,
@@ -52,6 +51,7 @@ from lessonbank.kernel.compiled_read import (
     fold,
     read_sources,
 )
+from lessonbank.kernel.index_md import IndexRow
 
 # marshal from version 3 on marks strings interned and objects shared by their refcount, which
 # depends on what else the process holds: the same tables could give different bytes, and
