@@ -181,3 +181,23 @@ def test_a_change_seen_first_by_another_command_still_reaches_index_md(tmp_path:
     assert [row[0] for row in derived.summaries(Bank.open(bank.root))] == ["e-1", "e-2"]
     assert dict(render.regenerate(Bank.open(bank.root)))["INDEX.md"] == "update"
     assert "remember the edit" in (bank.root / "INDEX.md").read_text(encoding="utf-8")
+
+
+def test_a_seen_bump_rewrites_only_the_compiled_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`seen` is in INDEX.md but not in the compiled tables: the compiled file gets its new
+    staleness key and keeps its tables, which are what a build from nothing gives."""
+    bank = make_bank(tmp_path / "b", [lesson(f"s-{i}", commands=[rf"\bs{i}\b"], priority=i + 1) for i in range(4)])
+    render.regenerate(Bank.open(bank.root))
+    path = bank.lessons_dir / "s-2.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("seen: 1\n", "seen: 5\n"), encoding="utf-8")
+    monkeypatch.setattr(render, "render_compiled", lambda *a, **k: pytest.fail("no build for a seen bump"))
+    assert dict(render.regenerate(Bank.open(bank.root))) == {"INDEX.md": "update", "BANK.md": "update", "compiled index": "update"}
+    assert compiled_read.current(str(bank.root), str(bank.state_dir)) is not None
+    path.write_text(path.read_text(encoding="utf-8").replace("seen: 5\n", "seen: 6\n"), encoding="utf-8")
+    assert dict(render.regenerate(Bank.open(bank.root)))["compiled index"] == "update"  # and again
+    monkeypatch.undo()
+    assert _outputs(bank.root) == _full_build(bank, tmp_path / "full")
+    path.write_text(path.read_text(encoding="utf-8").replace("priority: 3\n", "priority: 9\n"), encoding="utf-8")
+    monkeypatch.setattr(render, "render_compiled", lambda *a, **k: pytest.fail("built"))
+    with pytest.raises(pytest.fail.Exception, match="built"):  # a priority change is a real change
+        render.regenerate(Bank.open(bank.root))

@@ -206,11 +206,11 @@ def _texts(bank: Bank, derived: derived_mod.Derived) -> dict[str, str]:
         items.append((rec[derived_mod.SLUG], rec[derived_mod.SUMMARY][4], part[derived_mod.ROW], part[derived_mod.SECTION]))
     lessons = [item.lesson for item in bank.load()] if custom(bank) else None
     texts = _frame(environment(bank.templates_dir), items, lessons)
-    derived.meta = {
-        "fingerprint": derived.fingerprint,
-        "sources": derived.sources(),
-        "outputs": {n: _hash(t.encode()) for n, t in texts.items()},
-    }
+    derived.meta.update(
+        fingerprint=derived.fingerprint,
+        sources=derived.sources(),
+        outputs={n: _hash(t.encode()) for n, t in texts.items()},
+    )
     derived.changed = True
     return texts
 
@@ -232,16 +232,19 @@ def regenerate(bank: Bank, dry_run: bool = False) -> list[tuple[str, str]]:
     """Write INDEX.md, BANK.md and the compiled index; return (name, action) for each."""
     with _no_collection():
         derived = _open(bank)
-        if _untouched(bank, derived):
-            results = [(name, "unchanged") for name in GENERATED]
-            index_text = None
-        else:
-            texts = _texts(bank, derived)
-            results = [(name, write_atomic(bank.root / name, text, dry_run=dry_run)) for name, text in texts.items()]
-            index_text = texts["INDEX.md"]
-            del texts  # the compiled index is built next: its memory, not theirs
-        results.append(("compiled index", _write_compiled(bank, derived, index_text, dry_run)))
-        derived.save()
+        try:
+            if _untouched(bank, derived):
+                results = [(name, "unchanged") for name in GENERATED]
+                index_text = None
+            else:
+                texts = _texts(bank, derived)
+                results = [(name, write_atomic(bank.root / name, text, dry_run=dry_run)) for name, text in texts.items()]
+                index_text = texts["INDEX.md"]
+                del texts  # the compiled index is built next: its memory, not theirs
+            results.append(("compiled index", _write_compiled(bank, derived, index_text, dry_run)))
+            derived.save()
+        finally:
+            derived.close()
     return results
 
 
@@ -249,12 +252,15 @@ def stale(bank: Bank) -> list[str]:
     """The generated files (by name) whose bytes differ from a fresh rendering."""
     with _no_collection():
         derived = _open(bank)
-        if _untouched(bank, derived):
+        try:
+            if _untouched(bank, derived):
+                derived.save()
+                return []
+            texts = _texts(bank, derived)
+            derived.meta.pop("outputs", None)  # nothing was written: the files on disk are not these texts
             derived.save()
-            return []
-        texts = _texts(bank, derived)
-        derived.meta = {}  # nothing was written: the files on disk are not these texts
-        derived.save()
+        finally:
+            derived.close()
     names = []
     for name, text in texts.items():
         try:
@@ -317,14 +323,69 @@ def _add_pieces(derived: derived_mod.Derived, compiled: dict) -> None:
 
 def _write_compiled(bank: Bank, derived: derived_mod.Derived, index_text: str | None, dry_run: bool) -> str:
     """Write the compiled index after INDEX.md; nothing is built when the file on disk already
-    describes INDEX.md and bank.toml as they are (it was built from those very bytes)."""
+    describes INDEX.md and bank.toml as they are (it was built from those very bytes), and only
+    its staleness key is rewritten when what changed in INDEX.md is nothing but `seen` counts."""
     found = compiled_read.current(str(bank.root), str(bank.state_dir))
     if found is not None:
         found.close()
         if not dry_run or index_text is None:
             return "unchanged"
-    parts = render_compiled(bank, [], dry_run, derived, index_text)
-    return _write_parts(compiled_path(bank), parts, dry_run)
+    path = compiled_path(bank)
+    shape = None if index_text is None else _shape(index_text, bank)
+    action = None
+    if not dry_run and shape is not None:
+        action = _rekey(bank, derived.meta.get("compiled"), shape)
+    if action is None:
+        action = _write_parts(path, render_compiled(bank, [], dry_run, derived, index_text), dry_run)
+    if not dry_run and shape is not None:
+        derived.meta["compiled"] = (shape, _stat_key(path))
+        derived.changed = True
+    return action
+
+
+def _shape(index_text: str, bank: Bank) -> bytes | None:
+    """A hash of what the compiled index is built from, less the `seen` counts it never reads:
+    INDEX.md's table rows with their seen cell left out, and bank.toml."""
+    try:
+        lines = index_mod.table_lines(index_text)
+        toml = (bank.root / "bank.toml").read_bytes()
+    except (index_mod.IndexFormatError, OSError):
+        return None
+    digest = hashlib.blake2b(toml, digest_size=16)
+    for _, line in lines:
+        head, _, tail = line.rpartition(" | ")  # ... | seen | priority | confidence |
+        head, _, priority = head.rpartition(" | ")
+        head, _, _seen = head.rpartition(" | ")
+        digest.update(f"{head}\x00{priority}\x00{tail}\n".encode())
+    return digest.digest()
+
+
+def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def _rekey(bank: Bank, stored: object, shape: bytes) -> str | None:
+    """When the compiled file on disk was built (by this cache, untouched since) from the same
+    shape, rewrite only its staleness key: the tables are byte for byte what a build would give.
+    None when it cannot."""
+    path = compiled_path(bank)
+    if not isinstance(stored, tuple) or stored != (shape, _stat_key(path)):
+        return None
+    key = compiled_read.source_key(str(bank.root))
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(16)
+            meta = marshal.loads(handle.read(int.from_bytes(head[12:16], "little")))
+            body = handle.read()
+    except (OSError, ValueError, EOFError):
+        return None
+    meta["key"] = key
+    fresh = compiled_build.serialize_meta(meta)
+    return _write_parts(path, [fresh, body], dry_run=False)
 
 
 def _write_parts(path: Path, parts: list[bytes], dry_run: bool) -> str:

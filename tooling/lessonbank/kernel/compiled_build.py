@@ -259,18 +259,22 @@ def serialize_parts(data: dict, key: tuple) -> list[bytes]:
         table, payload = _array([r if type(r) is bytes else marshal.dumps(r, MARSHAL_VERSION) for r in records])
         add(name + ".table", [table])
         add(name + ".data", payload)
-    meta = marshal.dumps(
-        {
-            "key": key,
-            "byteorder": sys.byteorder,
-            "settings": data["settings"],
-            "gram_lengths": data["gram_lengths"],
-            "sections": sections,
-            "count": len(data["lessons"]),
-        },
-        MARSHAL_VERSION,
-    )
-    return [MAGIC + FORMAT.to_bytes(4, "little") + len(meta).to_bytes(4, "little") + meta, *blobs]
+    meta = {
+        "key": key,
+        "byteorder": sys.byteorder,
+        "settings": data["settings"],
+        "gram_lengths": data["gram_lengths"],
+        "sections": sections,
+        "count": len(data["lessons"]),
+    }
+    return [serialize_meta(meta), *blobs]
+
+
+def serialize_meta(meta: dict) -> bytes:
+    """The file's head: MAGIC, the format, the meta's size, the meta (`bank index` rewrites only
+    this when nothing but the staleness key changes)."""
+    blob = marshal.dumps(meta, MARSHAL_VERSION)
+    return MAGIC + FORMAT.to_bytes(4, "little") + len(blob).to_bytes(4, "little") + blob
 
 
 def _hashed(mapping: dict) -> tuple[bytes, list[bytes]]:
