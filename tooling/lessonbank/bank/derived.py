@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import marshal
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,8 +51,9 @@ ROW, SECTION = 1, 2
 def summary(lesson: lesson_mod.Lesson) -> tuple:
     """What `bank list` and `bank stats` show of a lesson: (slug, type, seen, priority, status,
     source, title, tags)."""
-    return (lesson.slug, lesson.type, lesson.seen, lesson.priority, lesson.status, lesson.source,
-            lesson.title, tuple(lesson.tags))  # fmt: skip
+    # type, status and source take a few values: interned, 50,000 records hold one copy of each
+    return (lesson.slug, sys.intern(lesson.type), lesson.seen, lesson.priority, sys.intern(lesson.status),
+            sys.intern(lesson.source), lesson.title, tuple(lesson.tags))  # fmt: skip
 
 
 def terms(when: str, do: str) -> set[str]:
@@ -135,13 +137,12 @@ class Derived:
         """Bring the records in line with lessons/: new, changed and deleted files."""
         now = time.time_ns()
         seen = set()
-        for name, st in self.bank._lesson_stats():
+        for name, key in self.bank.lesson_keys():
             seen.add(name)
-            key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
             old = self.small.get(name)
             if old is not None and old[KEY] == key:
                 continue
-            settled = key if now - max(st.st_mtime_ns, st.st_ctime_ns) > store.RACY_NS else None
+            settled = key if now - max(key[1], key[2]) > store.RACY_NS else None
             path = self.bank.lessons_dir / name
             try:
                 data = path.read_bytes()
