@@ -253,29 +253,68 @@ class Derived:
 
         A generated part is kept with the content hash it was worked out from, so one stored
         before its file changed is never taken for current; a part not read in this run is
-        copied from the old file as it was.
+        copied from the old file as it was. The parts are marshalled and written one at a time
+        (at 50,000 lessons they are 20, 60 and 80 MB).
         """
         if not self.changed:
             self.close()
             return
-        parts: list[bytes | int] = [marshal.dumps((self.meta, self.small))]
-        if self._generated is not None:
+
+        def small() -> bytes:
+            return marshal.dumps((self.meta, self.small))
+
+        def generated() -> bytes | int:
+            if self._generated is None:
+                return 0
             rows = {n: g for n, g in self._generated.items() if n in self.small and g[0] == self.small[n][DIGEST]}
-            parts.append(marshal.dumps((self.fingerprint, rows)))
-        else:
-            parts.append(0)
-        if self._pieces is not None:
+            return marshal.dumps((self.fingerprint, rows))
+
+        def pieces() -> bytes | int:
+            if self._pieces is None:
+                return 1
             wanted = {g[ROW] for g in self.generated.values() if g[ROW] is not None}
-            parts.append(marshal.dumps((self.fingerprint, {r: p for r, p in self._pieces.items() if r in wanted})))
-        else:
-            parts.append(1)
-        sizes = [len(part) if isinstance(part, bytes) else self._spans[part][1] for part in parts]
-        head = MAGIC + VERSION.to_bytes(4, "little") + sizes[0].to_bytes(8, "little") + sizes[1].to_bytes(8, "little")
+            return marshal.dumps((self.fingerprint, {r: p for r, p in self._pieces.items() if r in wanted}))
+
         with contextlib.suppress(OSError, ValueError):
             self.bank.state_dir.mkdir(parents=True, exist_ok=True)
-            self._write([head, *parts])
+            self._write([small, generated, pieces])
         self.changed = False
         self.close()
+
+    def _write(self, parts: list[Callable[[], bytes | int]]) -> None:
+        """Write the header and the parts, each made only when its turn comes (bytes, or the number
+        of a part to copy in chunks from the file as read), through a temporary file and a
+        rename; the header's sizes are filled in at the end."""
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "wb") as out:
+                out.write(bytes(28))
+                sizes = [self._write_part(out, make()) for make in parts]
+                out.seek(0)
+                out.write(MAGIC + VERSION.to_bytes(4, "little") + sizes[0].to_bytes(8, "little") + sizes[1].to_bytes(8, "little"))
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def _write_part(self, out: BinaryIO, part: bytes | int) -> int:
+        if isinstance(part, bytes):
+            out.write(part)
+            return len(part)
+        offset, size = self._spans[part]
+        if size and self._handle is None:
+            raise ValueError("no cache to copy from")
+        left = size
+        if self._handle is not None:
+            self._handle.seek(offset)
+        while left:
+            chunk = self._handle.read(min(left, 1 << 20)) if self._handle is not None else b""
+            if not chunk:
+                raise ValueError("the cache changed meanwhile")
+            out.write(chunk)
+            left -= len(chunk)
+        return size
 
     def close(self) -> None:
         """Let go of the file as read (save does; the parts not read by then are gone)."""
@@ -283,33 +322,6 @@ class Derived:
             self._handle.close()
             self._handle = None
             self._spans = [(0, 0), (0, 0)]
-
-    def _write(self, parts: list[bytes | int]) -> None:
-        """Write the parts (bytes, or the number of a part to copy from the old file in chunks)
-        through a temporary file and a rename: nothing is joined or held whole."""
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            with open(tmp, "wb") as out:
-                for part in parts:
-                    if isinstance(part, bytes):
-                        out.write(part)
-                        continue
-                    offset, size = self._spans[part]
-                    if size and self._handle is None:
-                        raise ValueError("no cache to copy from")
-                    if self._handle is not None:
-                        self._handle.seek(offset)
-                    while size:
-                        chunk = self._handle.read(min(size, 1 << 20)) if self._handle is not None else b""
-                        if not chunk:
-                            raise ValueError("the cache changed meanwhile")
-                        out.write(chunk)
-                        size -= len(chunk)
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
 
 
 def open_bank(bank: Bank) -> Derived:

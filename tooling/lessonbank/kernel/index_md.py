@@ -134,10 +134,9 @@ class IndexFormatError(ValueError):
     """INDEX.md does not hold the table this version writes."""
 
 
-def table_lines(text: str) -> list[tuple[int, str]]:
-    """(line number, stripped line) of each row of INDEX.md's lesson table, header and rule left out.
-    Raises IndexFormatError when there is no table."""
-    out: list[tuple[int, str]] = []
+def table_lines(text: str):  # -> Iterator[tuple[int, str]], unannotated: `typing` costs the hooks' fallback
+    """(line number, stripped line) of each row of INDEX.md's lesson table, header and rule left
+    out, one at a time (50,000 rows are 24 MB). Raises IndexFormatError when there is no table."""
     in_table = False
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
@@ -149,10 +148,9 @@ def table_lines(text: str) -> list[tuple[int, str]]:
             break
         if stripped.startswith("|---") or stripped.startswith("| ---"):
             continue
-        out.append((number, stripped))
+        yield number, stripped
     if not in_table:
         raise IndexFormatError("INDEX.md has no lesson table: run `bank index`")
-    return out
 
 
 def parse_row(line: str, number: int) -> IndexRow:
