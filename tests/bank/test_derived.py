@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.bank import derived, render, store
+from lessonbank.bank import compiled, derived, render, store
 from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank.store import Bank
 from lessonbank.kernel import compiled_read, statedir
@@ -190,7 +190,7 @@ def test_a_seen_bump_rewrites_only_the_compiled_key(tmp_path: Path, monkeypatch:
     render.regenerate(Bank.open(bank.root))
     path = bank.lessons_dir / "s-2.md"
     path.write_text(path.read_text(encoding="utf-8").replace("seen: 1\n", "seen: 5\n"), encoding="utf-8")
-    monkeypatch.setattr(render, "render_compiled", lambda *a, **k: pytest.fail("no build for a seen bump"))
+    monkeypatch.setattr(compiled, "build", lambda *a, **k: pytest.fail("no build for a seen bump"))
     assert dict(render.regenerate(Bank.open(bank.root))) == {"INDEX.md": "update", "BANK.md": "update", "compiled index": "update"}
     assert compiled_read.current(str(bank.root), str(bank.state_dir)) is not None
     path.write_text(path.read_text(encoding="utf-8").replace("seen: 5\n", "seen: 6\n"), encoding="utf-8")
@@ -198,6 +198,6 @@ def test_a_seen_bump_rewrites_only_the_compiled_key(tmp_path: Path, monkeypatch:
     monkeypatch.undo()
     assert _outputs(bank.root) == _full_build(bank, tmp_path / "full")
     path.write_text(path.read_text(encoding="utf-8").replace("priority: 3\n", "priority: 9\n"), encoding="utf-8")
-    monkeypatch.setattr(render, "render_compiled", lambda *a, **k: pytest.fail("built"))
+    monkeypatch.setattr(compiled, "build", lambda *a, **k: pytest.fail("built"))
     with pytest.raises(pytest.fail.Exception, match="built"):  # a priority change is a real change
         render.regenerate(Bank.open(bank.root))

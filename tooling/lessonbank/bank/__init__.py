@@ -1,6 +1,8 @@
 """The bank: lesson files, the store on disk, git, and rendering of what is generated from them.
 
 It owns the lesson file format, finding and loading a bank, atomic writes of its files, `bank init`,
-`bank check`, and one regenerate step for INDEX.md, BANK.md and the compiled index; `git` is the
-only module that imports gitpython. It may import the kernel, `errors` and `config`.
+`bank check`, the derived cache (what each lesson file gives the whole-bank commands, so only
+changed files are parsed), and one regenerate step for INDEX.md, BANK.md (render) and the compiled
+index (compiled); `git` is the only module that imports gitpython. It may import the kernel,
+`errors` and `config`.
 """
