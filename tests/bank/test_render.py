@@ -147,3 +147,21 @@ def test_summaries_come_from_the_cache_and_follow_a_changed_file(tmp_path: Path,
     path = bank.lessons_dir / "s-1.md"
     path.write_text(path.read_text(encoding="utf-8").replace("title: s 1", "title: renamed"), encoding="utf-8")
     assert [row[6] for row in derived.summaries(Bank.open(bank.root))] == ["s 0", "renamed", "s 2"]
+
+
+def test_compiled_templates_are_kept_and_a_changed_template_is_still_used(tmp_path: Path) -> None:
+    """Jinja's bytecode cache in .lessonbank/ is keyed by each template's source: a bank's own
+    section template, added or edited later, shows in BANK.md at once."""
+    from lessonbank.kernel import statedir
+
+    bank = make_bank(tmp_path / "b", [lesson("kept-one")])
+    assert any((bank.state_dir / statedir.TEMPLATE_CACHE).iterdir())
+    (bank.root / "templates").mkdir()
+    own = bank.root / "templates" / render.SECTION_TEMPLATE
+    own.write_text("\n### {{ lesson.slug }} (first)\n", encoding="utf-8")
+    render.regenerate(Bank.open(bank.root))
+    assert "### kept-one (first)" in (bank.root / "BANK.md").read_text(encoding="utf-8")
+    own.write_text("\n### {{ lesson.slug }} (second)\n", encoding="utf-8")
+    render.regenerate(Bank.open(bank.root))
+    text = (bank.root / "BANK.md").read_text(encoding="utf-8")
+    assert "### kept-one (second)" in text and "(first)" not in text
