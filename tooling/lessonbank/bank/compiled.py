@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import marshal
 import os
+import tempfile
 from pathlib import Path
 
 from lessonbank.bank import derived as derived_mod
@@ -149,15 +150,21 @@ def write_parts(path: Path, parts: list[bytes], dry_run: bool) -> str:
         raise BankError(f"cannot read {path}: {exc.strerror}") from None
     if dry_run:
         return action
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as handle:
-            handle.writelines(parts)
-        os.replace(tmp, path)
+        # Named as store.write_atomic names its temporaries (store.TEMP_RE), so groom's recovery
+        # knows one a killed `bank index` left.
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.writelines(parts)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         raise BankError(f"cannot write {path}: {exc.strerror}") from None
     return action
 
