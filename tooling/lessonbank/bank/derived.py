@@ -1,19 +1,19 @@
 """What each lesson file gives the whole-bank commands, kept by file so that only changed files are parsed.
 
 `.lessonbank/derived.cache` holds, by lesson file name, the file's stat key and content hash and
-what is worked out from its text alone:
+what is worked out from its text alone, in three parts, each read only when used:
 
-- the small part, read alone by `bank list`, `stats`, `check` and capture's duplicate gate: the
+- the small part, all that `bank list`, `stats`, `check` and capture's duplicate gate read: the
   lesson's summary, slug and id, its problems with their lines (a parse error, or `lint`'s), the
   words of its *when* and *do*;
-- the generated part, read by `bank index` and captures (see bank.render): its INDEX.md row, its
-  BANK.md section and its compiled-index piece, each filled in the first time it is needed.
+- the generated part (bank.render): its INDEX.md row and its BANK.md section;
+- the pieces (bank.compiled): the compiled-index piece of each INDEX.md row.
 
 A file whose stat key (size, mtime, ctime, inode) is unchanged is not even read; one whose key
 changed is read and hashed, and parsed only when its bytes changed. A file changed in the last
 seconds keeps no stat key (git's "racy" case: it could change again within one clock tick), so it
-is hashed on every run until it settles. The whole file is written again only when something in
-it changed; a broken or foreign cache is ignored and rebuilt.
+is hashed on every run until it settles. The cache is written only when something in it changed,
+a part not read in the run copied as it was; a broken or foreign cache is ignored and rebuilt.
 """
 
 from __future__ import annotations

@@ -118,7 +118,10 @@ def section(env: SandboxedEnvironment, lesson: Lesson) -> str:
 
 
 def custom(bank: Bank) -> bool:
-    """Whether the bank has its own INDEX.md.j2 or BANK.md.j2 (which may use the lesson objects)."""
+    """Whether the bank has its own INDEX.md.j2 or BANK.md.j2 (which may use the lesson objects);
+    the packaged ones seen through the bank's templates/ (this project's own bank) are not."""
+    if bank.templates_dir.resolve() == PACKAGE_TEMPLATES.resolve():
+        return False
     return any((bank.templates_dir / (name + ".j2")).is_file() for name in GENERATED)
 
 
