@@ -30,7 +30,7 @@ Tables:
 import array
 import marshal
 import sys
-from collections import Counter
+from collections import Counter, defaultdict
 
 from lessonbank.kernel import compiled_read, globs, regex_hazard, words
 from lessonbank.kernel import regex_compiler as rxbuild
@@ -156,7 +156,7 @@ def assemble(pieces: list, settings: dict) -> dict:
     heads = [p[0] for p in pieces]
     programs: list = []
     pending: list[tuple[tuple, list[list[str]] | None, str]] = []  # (entry, grams by run, fallback key)
-    recall: dict[str, list[int]] = {}
+    recall: defaultdict[str, list[int]] = defaultdict(list)  # no list made per posting, as setdefault would
     order = sorted(range(len(heads)), key=lambda n: (-heads[n][1], -heads[n][2], heads[n][0]))
     rank = [0] * len(heads)
     for position, number in enumerate(order):
@@ -170,9 +170,9 @@ def assemble(pieces: list, settings: dict) -> dict:
             pending.append((base + (kind, source, len(programs), literals, rank[number], marked, choices), by_run, fallback))
             programs.append(program)
         for term in key_terms.split():
-            recall.setdefault("k:" + term, []).append(number)
+            recall["k:" + term].append(number)
         for term in all_terms.split():
-            recall.setdefault("a:" + term, []).append(number)
+            recall["a:" + term].append(number)
     frequency: Counter[str] = Counter()
     for _, by_run, _ in pending:
         if by_run:
