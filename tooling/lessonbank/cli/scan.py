@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -128,6 +129,8 @@ def _cand_json(cand: Candidate) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--dry-run", is_flag=True, help="Show what would be found and accepted; write nothing.")
 @click.option("--distill", is_flag=True, help="Ask the agent in scan.distill_command for each new candidate's lesson.")
+@click.option("--scheduled", is_flag=True, hidden=True,
+              help="Run as the SessionStart hook's scheduled scan: honour scan.every and the mode.")  # fmt: skip
 @click.pass_context
 def scan(
     ctx: click.Context,
@@ -137,12 +140,17 @@ def scan(
     as_json: bool,
     dry_run: bool,
     distill: bool,
+    scheduled: bool,
 ) -> None:
     """Mine agent transcripts (Claude Code, Codex) for mistakes that were fixed; keep them for review."""
     from lessonbank.scan import sources as transcripts
     from lessonbank.scan.candidates import Store, run_scan
 
     bank = get_bank(ctx)
+    if scheduled and not _schedule(bank):
+        return
+    if not (dry_run or paths or all_projects or scheduled):
+        _schedule(bank)  # a scan by hand counts: the next scheduled one waits a full period
     try:
         with Store(bank).locked(dry_run) as store:
             store.load()
@@ -164,8 +172,22 @@ def scan(
         return
     if not files:
         click.echo(f"no transcripts found for {bank.root} (try --all-projects or --path)")
+    stamp = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} scheduled scan: " if scheduled else ""
     for line in summary(report, store, dry_run):
-        click.echo(line)
+        click.echo(stamp + line)
+
+
+def _schedule(bank: Bank) -> bool:
+    """Set when the next scheduled scan is due (now + scan.every); False when it should not run now."""
+    from lessonbank.config import period_seconds
+    from lessonbank.kernel import statedir
+
+    state_dir = str(bank.state_dir)
+    every = period_seconds(bank.config.get("scan.every"))
+    off = every is None or statedir.mode(state_dir) == "off"
+    # Off: the hook asks again in a day, so turning scan.every back on needs no other step.
+    statedir.postpone_scan(state_dir, time.time() + (86400.0 if off else every or 0.0))
+    return not off
 
 
 def _triggers(cand: Candidate) -> str:
