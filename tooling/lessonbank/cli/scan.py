@@ -129,6 +129,8 @@ def _cand_json(cand: Candidate) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--dry-run", is_flag=True, help="Show what would be found and accepted; write nothing.")
 @click.option("--distill", is_flag=True, help="Ask the agent in scan.distill_command for each new candidate's lesson.")
+@click.option("--compliance", is_flag=True,
+              help="Print how many fixed checks came with a #lesson block, per agent and week; scan nothing.")  # fmt: skip
 @click.option("--scheduled", is_flag=True, hidden=True,
               help="Run as the SessionStart hook's scheduled scan: honour scan.every and the mode.")  # fmt: skip
 @click.pass_context
@@ -140,6 +142,7 @@ def scan(
     as_json: bool,
     dry_run: bool,
     distill: bool,
+    compliance: bool,
     scheduled: bool,
 ) -> None:
     """Mine agent transcripts (Claude Code, Codex) for mistakes that were fixed; keep them for review."""
@@ -147,6 +150,9 @@ def scan(
     from lessonbank.scan.candidates import Store, run_scan
 
     bank = get_bank(ctx)
+    if compliance:
+        _compliance(bank, as_json)
+        return
     if scheduled and not _schedule(bank):
         return
     if not (dry_run or paths or all_projects or scheduled):
@@ -175,6 +181,27 @@ def scan(
     stamp = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} scheduled scan: " if scheduled else ""
     for line in summary(report, store, dry_run):
         click.echo(stamp + line)
+
+
+def _compliance(bank: Bank, as_json: bool) -> None:
+    """The #lesson protocol's record: fixed checks and those with a block, per agent and ISO week."""
+    from lessonbank.scan import compliance
+    from lessonbank.scan.candidates import scan_dir
+
+    rows = compliance.table(scan_dir(bank))
+    fixed, said = sum(r.fixed for r in rows), sum(r.with_block for r in rows)
+    if as_json:
+        emit_json({
+            "rows": [{"agent": r.agent, "week": r.week, "fixed": r.fixed, "with_block": r.with_block} for r in rows],
+            "total": {"fixed": fixed, "with_block": said},
+        })  # fmt: skip
+        return
+    if not rows:
+        click.echo("no fixed checks recorded yet: `bank scan` records them as it reads transcripts")
+        return
+    cells = [[r.agent, r.week, str(r.fixed), str(r.with_block), r.share] for r in rows]
+    cells.append(["all", "", str(fixed), str(said), compliance.Row("all", "", fixed, said).share])
+    click.echo(table(["agent", "week", "fixed checks", "with #lesson", "share"], cells))
 
 
 def _schedule(bank: Bank) -> bool:
