@@ -218,13 +218,13 @@ def lesson(kind: str, named: str, failing: str, passing: str, between: list[str]
             r"(?:\becho\b|\bprintf\b|\bcat\b[^|;&]*<<)[^|;&]*>\s*['\"]?[\w./-]+\.(?:c|h|cc|cpp|cu|cuh|hpp)\b"
             r"|\bcat\s*>\s*['\"]?[\w./-]+\.(?:c|h|cc|cpp|cu|cuh|hpp)\b",
         )
-    steps = [c for c in between if re.search(r"\bgit\b.*\b(?:reset|rebase|commit --amend|filter-repo|amend)\b", c)]
-    how = f" (here: `{steps[0]}`)" if steps else ""
+    # The episode's own commands stay in the evidence: they carry its flags (a `--no-gpg-sign` the
+    # user may have forbidden), and the instruction is the general one.
     return (
         "Rewrite commits with secret-like data before pushing",
         "running `git push` when a commit being pushed holds a secret or secret-like test data (GitHub push "
         "protection, `GH013`)",
-        "Remove the data from every commit being pushed, not only the last one: rewrite the commit that added it"
-        f"{how}, then push again.",
+        "Remove the data from every commit being pushed, not only the last one: rewrite the commit that added it "
+        "(`git commit --amend` for the last commit, `git rebase -i` for an earlier one), then push again.",
         r"\bgit\b.*\bpush\b",
     )
