@@ -226,7 +226,7 @@ def _triggers(cand: Candidate) -> str:
 
 def _verify(cand: Candidate) -> str:
     parts = [f"{key} {', '.join(f'`{v}`' for v in values)}" for key, values in sorted(cand.verify.items()) if values]
-    return "; ".join(parts) or "no check derivable from the evidence (groom can only count sightings)"
+    return "; ".join(parts) or "no check derivable from the evidence (groom holds it for review until it has one or you set source: typed)"
 
 
 def _distill(bank: Bank, store: Store, cands: list[Candidate], quiet: bool) -> None:
