@@ -27,6 +27,8 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Author")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "author@example.invalid")
     monkeypatch.delenv("BANK_ROOT", raising=False)
+    # No SessionStart in a test starts a background scan; tests/hooks/test_discover.py turns it on.
+    monkeypatch.setenv("LESSONBANK_DISCOVER", "off")
     return home
 
 

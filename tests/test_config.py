@@ -43,6 +43,14 @@ def test_every_default_is_valid() -> None:
             "bank.toml: gates.duplicate_threshold must be from 0.05 to 1, got 7",
         ),
         ("[scan]\naccept_above = -3\n", "bank.toml: scan.accept_above must be from 0 to 1.01, got -3"),
+        (
+            '[scan]\nevery = "1w"\n',
+            'bank.toml: scan.every must be a period such as "30m", "12h", "1d" or "7d", or 0 / "off", got \'1w\'',
+        ),
+        (
+            "[scan]\nevery = true\n",
+            'bank.toml: scan.every must be a period such as "30m", "12h", "1d" or "7d", or 0 / "off", got True',
+        ),
         ("[groom]\nmin_seen = 0\n", "bank.toml: groom.min_seen must be from 1 to 1e+06, got 0"),
         ("[groom]\ncursor = 1\n", "bank.toml: groom.cursor must be true or false, got 1"),
         ("[groom]\nskills_dir = 3\n", "bank.toml: groom.skills_dir must be a string, got 3"),
@@ -59,3 +67,19 @@ def test_mistakes_get_one_clear_line(toml: str, message: str) -> None:
         config.parse(toml)
     assert str(info.value).startswith(message)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("1d", 86400.0), ("12h", 43200.0), ("30m", 1800.0), ("90s", 90.0), ("90", 90.0), (3600, 3600.0),
+     (" 2D ", 172800.0), ("off", None), ("0", None), (0, None), ("0h", None)],
+)  # fmt: skip
+def test_scan_every_periods(value: object, seconds: float | None) -> None:
+    assert config.period_seconds(value) == seconds
+    assert config.parse(f"[scan]\nevery = {value!r}\n".replace("'", '"')).get("scan.every") == value
+
+
+@pytest.mark.parametrize("value", ["1w", "-1d", "nan", "inf", "d", True, 1e12])
+def test_scan_every_refuses(value: object) -> None:
+    with pytest.raises(ValueError):
+        config.period_seconds(value)

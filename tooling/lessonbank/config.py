@@ -68,6 +68,10 @@ DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
         "priority_correction": (1, "priority added for a user correction"),
         "priority_per_session": (1, "priority added per further session (up to two)"),
         "priority_attempts": (1, "priority added when three or more runs failed before the fix"),
+        "every": (
+            "1d",
+            "how often a session start runs a background `bank scan` (30m, 12h, 1d, 7d; 0 or \"off\": never)",
+        ),
         "distill_command": ("claude -p", "headless agent command `--distill` asks for one lesson (prompt appended)"),
     },
     "trial": {
@@ -109,8 +113,37 @@ RANGES: dict[str, tuple[float, float]] = {
 _TYPE_NAMES = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
 
 
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def period_seconds(value: object) -> float | None:
+    """A period such as 30m, 12h, 1d (or a number of seconds) in seconds; None for 0 or "off".
+
+    ValueError for anything else.
+    """
+    if isinstance(value, bool):
+        raise ValueError(value)
+    if isinstance(value, (int, float)):
+        number, unit = float(value), "s"
+    else:
+        text = str(value).strip().lower()
+        if text in ("off", "0", ""):
+            return None
+        unit = text[-1] if text[-1] in _UNITS else "s"
+        number = float(text[:-1] if unit == text[-1] else text)
+    if not 0 <= number < 1e9:  # also refuses nan and inf
+        raise ValueError(value)
+    return number * _UNITS[unit] or None
+
+
 def _check_value(dotted: str, default: Any, value: Any) -> str:
     """Why `value` cannot stand for `dotted`, or '' when it can."""
+    if dotted == "scan.every":
+        try:
+            period_seconds(value)
+        except (ValueError, OverflowError):
+            return f'{dotted} must be a period such as "30m", "12h", "1d" or "7d", or 0 / "off", got {value!r}'
+        return ""
     kind = type(default)
     if kind is bool:
         ok = isinstance(value, bool)

@@ -24,6 +24,9 @@ Every module that touches the folder takes its names from here:
         checks.jsonl             the checks run in this session (see kernel.records)
     trial/                       the trial's arms (see kernel.arms)
     scan/                        the scan's candidate store (see scan.candidates)
+        next-scan                its mtime is when the SessionStart hook next starts a scheduled
+                                 `bank scan` (absent: due now); see hooks.discover
+        scheduled.log            what the scheduled scans printed
 
 `Session` is one session's folder: the lessons claimed in it (once per session, across parallel
 hook processes) and its turns. It lives here rather than in `hooks` to save the hook process
@@ -55,6 +58,8 @@ TURN = "turn"
 CHECKS = "checks.jsonl"
 TRIAL = "trial"
 SCAN = "scan"
+NEXT_SCAN = "next-scan"
+SCHEDULED_LOG = "scheduled.log"
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
 
@@ -99,6 +104,38 @@ def mode(state_dir: str) -> str:
     text = read_text(state_dir + "/" + MODE)
     value = text.strip().lower() if text else "on"
     return value if value in MODES else "on"
+
+
+def discovery_due(state_dir: str, now: float) -> bool:
+    """Should this session start the scheduled scan: due, not a dry run, not LESSONBANK_DISCOVER=off?"""
+    if READ_ONLY or posix.environ.get(b"LESSONBANK_DISCOVER", b"").lower() == b"off":
+        return False
+    return scan_due(state_dir, now)
+
+
+def scan_due(state_dir: str, now: float) -> bool:
+    """Is a scheduled scan due? One stat: the next-scan stamp's mtime is the time it falls due."""
+    try:
+        return posix.stat(state_dir + "/" + SCAN + "/" + NEXT_SCAN).st_mtime <= now
+    except FileNotFoundError:
+        return True
+    except OSError:  # an unreadable state folder: never start a scan from it
+        return False
+
+
+def postpone_scan(state_dir: str, until: float) -> None:
+    """Set the next scheduled scan to `until` (seconds since the epoch): the stamp's mtime."""
+    if READ_ONLY:
+        return
+    path = state_dir + "/" + SCAN + "/" + NEXT_SCAN
+    flags = posix.O_WRONLY | posix.O_CREAT
+    try:
+        fd = posix.open(path, flags, 0o644)
+    except FileNotFoundError:
+        makedirs(path.rpartition("/")[0])
+        fd = posix.open(path, flags, 0o644)
+    posix.close(fd)
+    posix.utime(path, (until, until))
 
 
 def safe_name(value: str) -> str:
