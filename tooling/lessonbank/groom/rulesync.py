@@ -6,8 +6,8 @@ files and agents reading it do not follow links, so its block holds a copy of ea
 GEMINI.md (or Gemini's `context.fileName`) and .github/copilot-instructions.md get the same
 copy, with the same markers, where the project uses those agents (see `copy_targets`). Cursor
 gets one `.cursor/rules/<name>.mdc` per rule file when asked. Nothing outside a managed block is
-ever changed. It imports `bank.store`, `markers`, `kernel.agent_tools` (which files say an agent is used) and
-`errors`; `apply` also runs it after every groom.
+ever changed. It imports `bank.store`, `markers`, `kernel.agent_tools` (the hook files that say a
+project uses Copilot or Gemini) and `errors`; `apply` also runs it after every groom.
 """
 
 from __future__ import annotations
