@@ -74,10 +74,13 @@ DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
         ),
         "distill_command": ("claude -p", "headless agent command `--distill` asks for one lesson (prompt appended)"),
     },
-    "trial": {
-        "seed": (20261129, "no longer read: each `bank test` draws a fresh seed, kept out of bank.toml"),
-        "block_size": (2, "no longer read: the trial mixes blocks of 2, 4 and 6 sessions at random"),
-    },
+}
+
+# Keys an older bank.toml may still set that nothing reads any more: accepted, so an old bank keeps
+# working, but each one named in a one-line warning (why it is gone, and to delete it), never silently.
+RETIRED: dict[str, str] = {
+    "trial.seed": "each `bank test` draws a fresh random seed, kept out of bank.toml",
+    "trial.block_size": "the trial mixes blocks of 2, 4 and 6 sessions at random",
 }
 
 
@@ -107,8 +110,6 @@ RANGES: dict[str, tuple[float, float]] = {
     "scan.priority_correction": (0, 9),
     "scan.priority_per_session": (0, 9),
     "scan.priority_attempts": (0, 9),
-    "trial.seed": (0, 2**63 - 1),
-    "trial.block_size": (2, 1000),
 }
 _TYPE_NAMES = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
 
@@ -159,8 +160,6 @@ def _check_value(dotted: str, default: Any, value: Any) -> str:
         low, high = RANGES.get(dotted, (0, float("inf")))
         if not low <= value <= high:
             return f"{dotted} must be from {low:g} to {high:g}, got {value!r}"
-    if dotted == "trial.block_size" and value % 2:
-        return f"{dotted} must be even (half of each block goes to each arm), got {value!r}"
     return ""
 
 
@@ -171,6 +170,7 @@ class Config:
     values: dict[str, dict[str, Any]] = field(
         default_factory=lambda: {s: {k: v[0] for k, v in keys.items()} for s, keys in DEFAULTS.items()}
     )
+    warnings: tuple[str, ...] = ()  # one line per retired key bank.toml still sets
 
     def get(self, dotted: str) -> Any:
         """The value of `section.key`; KeyError for an unknown key."""
@@ -187,14 +187,24 @@ class Config:
 
 
 def parse(text: str, source: str = "bank.toml") -> Config:
-    """Parse bank.toml's text into a Config; unknown keys, wrong types and values out of range are errors."""
+    """Parse bank.toml's text into a Config; unknown keys, wrong types and values out of range are errors,
+    retired keys warnings."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BankError(f"{source}: not valid TOML: {exc}") from None
     config = Config()
     values = copy.deepcopy(config.values)
+    warnings = []
     for section, table in data.items():
+        if isinstance(table, dict):
+            retired = [key for key in table if f"{section}.{key}" in RETIRED]
+            for key in retired:
+                why = RETIRED[f"{section}.{key}"]
+                warnings.append(f"{source}: {section}.{key} is no longer read ({why}); delete it")
+            table = {key: value for key, value in table.items() if key not in retired}
+            if retired and not table and section not in DEFAULTS:
+                continue
         if section in DEFAULTS and not isinstance(table, dict):
             raise BankError(f"{source}: {section} must be a table: write [{section}] and its keys below it")
         if section not in DEFAULTS:
@@ -207,7 +217,7 @@ def parse(text: str, source: str = "bank.toml") -> Config:
             if problem:
                 raise BankError(f"{source}: {problem}")
             values[section][key] = value
-    return Config(values)
+    return Config(values, tuple(warnings))
 
 
 DEFAULT_TOML = """\

@@ -42,7 +42,7 @@ SUMMARIES = {
     "add": 'Add a typed lesson: "<situation> => <what to do>"; tags and keywords come from its words.',
     "capture": "Add a lesson through the gates (flags, --json or --blocks on stdin); a repeat bumps seen.",
     "check": "Validate every lesson; print each problem as path:line: message and exit 1 if any.",
-    "config": "Print the effective settings (defaults overlaid by bank.toml).",
+    "config": "Print the effective settings (defaults overlaid by bank.toml); a retired key still set is warned about.",
     "demo": "Build a bundled example bank in a fresh git repository and show each feature working.",
     "forget": "Delete a lesson by slug or id (git keeps its history) and regenerate the index.",
     "groom": "Re-verify lessons seen in two sessions; promote them into rules/skills/docs or delete stale ones.",
@@ -115,6 +115,11 @@ def get_bank(ctx: click.Context) -> Bank:
 
     obj = ctx.find_root().obj or {}
     try:
-        return Bank.find(root=obj.get("root"))
+        bank = Bank.find(root=obj.get("root"))
     except BankError as exc:  # NoBankError among them: its message says to run `bank init`
         raise click.ClickException(str(exc)) from None
+    if not obj.get("warned"):  # retired bank.toml keys: once per invocation, on stderr
+        for line in bank.config.warnings:
+            click.echo(f"warning: {line}", err=True)
+        obj["warned"] = True
+    return bank

@@ -3,7 +3,8 @@
 It owns what both the hook processes and the CLI must agree on: words and stemming, shell command
 splitting, path globs, the small regex engine and its compiler, the static check for regexes that
 can backtrack for exponential time (`regex_hazard`), the one check classifier, the
-INDEX.md cells and parser, the compiled-index format (build, write, read), and `.lessonbank/`
+INDEX.md cells and parser, the compiled-index format (build, write, read), the Copilot and Gemini
+tool names and hook files (`agent_tools`), and `.lessonbank/`
 (every path under it, atomic writes, appends, the records and the trial's arms). It may import
 `lessonbank.errors` and `lessonbank.config` and nothing else of the package. Nothing is imported
 here, so a hook loads only the modules it uses.
