@@ -10,16 +10,23 @@ def line(slug: str, text: str) -> str:
     return f"- [{slug}] {text}"
 
 
-def select(ranked: "list[tuple]", index, max_lessons: int, max_bytes: int) -> "list[tuple[str, int, str]]":
-    """(slug, priority, line) for the lessons that fit, best first.
+def select(ranked, index, max_lessons: int, max_bytes: int) -> "list[tuple[str, int, str, str]]":  # noqa: ANN001
+    """(slug, priority, line, layer) for the lessons that fit, best first.
 
-    `ranked` holds (lesson number, slug, priority) best first. The count stops at
-    `max_lessons`; the lines stay within `max_bytes`, a lesson whose full text does not fit
-    falls back to its one-line summary, and the first one is always handed over.
+    `ranked` holds (lesson number, slug, priority[, replaces]) best first, from a
+    `layers.Layered` index: `replaces` names a lesson picked before that this one (the same
+    lesson in an earlier layer) takes the place of. The count stops at `max_lessons`; the lines
+    stay within `max_bytes`, a lesson whose full text does not fit falls back to its one-line
+    summary, and the first one is always handed over.
     """
-    chosen: list[tuple[str, int, str]] = []
+    chosen: list[tuple[str, int, str, str]] = []
     used = 0
-    for number, slug, priority in ranked:
+    for item in ranked:
+        number, slug, priority = item[:3]
+        replaces = item[3] if len(item) > 3 else None
+        for old in [c for c in chosen if c[0] == replaces]:
+            chosen.remove(old)
+            used -= len(old[2].encode("utf-8"))
         if len(chosen) >= max_lessons:
             break
         record = index.lesson(number)
@@ -30,13 +37,13 @@ def select(ranked: "list[tuple]", index, max_lessons: int, max_bytes: int) -> "l
             text = short
         else:
             continue
-        chosen.append((slug, priority, text))
+        chosen.append((slug, priority, text, index.layer(number)))
         used += len(text.encode("utf-8"))
     return chosen
 
 
 def hand_over(
-    chosen: "list[tuple[str, int, str]]",
+    chosen: "list[tuple[str, int, str, str]]",
     session: state.Session,
     turn: str,
     event: str,
@@ -56,14 +63,14 @@ def hand_over(
         # or its SessionStart missed) is assigned here, before any lesson reaches it.
         arm = trial.assign(session.state_dir, session.id)
     injected = arm != "without"
-    for slug, _, text in won:
+    for slug, _, text, layer in won:
         size = len(text.encode("utf-8"))
         ledger.record_injection(
-            session.state_dir, session.id, turn, slug, event, size, arm, injected, tool_use_id
+            session.state_dir, session.id, turn, slug, event, size, arm, injected, tool_use_id, layer
         )
     if not injected:
         return ""
-    return context(event, heading + "\n" + "\n".join(text for _, _, text in won))
+    return context(event, heading + "\n" + "\n".join(item[2] for item in won))
 
 
 def context(event: str, text: str) -> str:

@@ -171,15 +171,15 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return ""
     session = state.Session(state_dir, str(payload.get("session_id") or ""))
-    index: compiled_read.DiskIndex | compiled_read.MemIndex | None = compiled_read.current(root, state_dir)
-    if index is None:  # missing or stale: rebuilt from INDEX.md, which loads `re`, so only now
-        from lessonbank.kernel import compiled_build
+    from lessonbank.kernel import layers
 
-        index = compiled_build.rebuild(root, state_dir)
+    index = layers.Layered(layers.indexes(root, state_dir))
     cwd = payload.get("cwd")
     if not isinstance(cwd, str):
         cwd = root
-    ranked = hits(index, tool, tool_input, root, cwd, session)
+    # Paths are relative to the project's root in every layer: a team's `**/*.py` means this project's files.
+    streams = [hits(layer_index, tool, tool_input, root, cwd, session) for _, layer_index in index.layers]
+    ranked = index.merge(streams)
     first = next(ranked, None)
     if first is None:
         return ""
