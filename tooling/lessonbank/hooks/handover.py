@@ -5,39 +5,38 @@ from lessonbank.kernel import records as ledger
 from lessonbank.kernel import statedir as state
 
 
-def line(slug: str, text: str) -> str:
-    """One lesson as the agent sees it, named by its slug."""
-    return f"- [{slug}] {text}"
+def line(slug: str, text: str, layer: str = "project") -> str:
+    """One lesson as the agent sees it, named by its slug (and its layer when not the project's)."""
+    return f"- [{slug}] {text}" if layer == "project" else f"- [{slug}] ({layer}) {text}"
 
 
 def select(ranked, index, max_lessons: int, max_bytes: int) -> "list[tuple[str, int, str, str]]":  # noqa: ANN001
     """(slug, priority, line, layer) for the lessons that fit, best first.
 
-    `ranked` holds (lesson number, slug, priority[, replaces]) best first, from a
-    `layers.Layered` index: `replaces` names a lesson picked before that this one (the same
-    lesson in an earlier layer) takes the place of. The count stops at `max_lessons`; the lines
+    `ranked` holds (lesson number, slug, priority, replaced) best first, from a
+    `layers.Layered` index: `replaced` are the slugs of lessons met before whose place this one
+    (the same lesson in an earlier layer) takes. The count stops at `max_lessons`; the lines
     stay within `max_bytes`, a lesson whose full text does not fit falls back to its one-line
     summary, and the first one is always handed over.
     """
     chosen: list[tuple[str, int, str, str]] = []
     used = 0
     for item in ranked:
-        number, slug, priority = item[:3]
-        replaces = item[3] if len(item) > 3 else None
-        for old in [c for c in chosen if c[0] == replaces]:
+        number, slug, priority, replaced = item
+        for old in [c for c in chosen if c[0] in replaced]:
             chosen.remove(old)
             used -= len(old[2].encode("utf-8"))
         if len(chosen) >= max_lessons:
             break
-        record = index.lesson(number)
-        full, short = line(slug, record[3]), line(slug, record[4])
+        record, layer = index.lesson(number), index.layer(number)
+        full, short = line(slug, record[3], layer), line(slug, record[4], layer)
         if used + len(full.encode("utf-8")) <= max_bytes:
             text = full
         elif used + len(short.encode("utf-8")) <= max_bytes or not chosen:
             text = short
         else:
             continue
-        chosen.append((slug, priority, text, index.layer(number)))
+        chosen.append((slug, priority, text, layer))
         used += len(text.encode("utf-8"))
     return chosen
 

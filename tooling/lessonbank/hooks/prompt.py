@@ -7,8 +7,8 @@ confidence and slug, so the same prompt always recalls the same lessons.
 """
 
 from lessonbank.hooks import handover as inject
-from lessonbank.kernel import words
 from lessonbank.kernel import statedir as state
+from lessonbank.kernel import words
 
 
 def ranked(index, prompt: str, session: "state.Session | None", limit: int) -> list[tuple]:

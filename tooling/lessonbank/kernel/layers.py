@@ -19,6 +19,7 @@ over teams. Stdlib only (`posix`): the hooks import it on every call.
 """
 
 import posix
+import sys
 
 from lessonbank.kernel import compiled_read, jsonio, words
 from lessonbank.kernel import statedir as state
@@ -38,7 +39,10 @@ _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.")
 
 def data_dir() -> "str | None":
     """The user's lessonbank data folder, or None when neither XDG_DATA_HOME nor HOME is usable."""
-    env = posix.environ
+    # posix.environ is a copy taken at start-up; a process that imported `os` (the CLI, tests) may
+    # have changed its environment since, and os.environb sees that. The hook process never has `os`.
+    loaded = sys.modules.get("os")
+    env = loaded.environb if loaded is not None else posix.environ
     xdg = env.get(b"XDG_DATA_HOME", b"").decode("utf-8", "surrogateescape")
     if xdg.startswith("/"):
         return xdg.rstrip("/") + "/" + APP
@@ -134,7 +138,7 @@ class Layered:
         self.settings = layers[0][1].settings  # type: ignore[attr-defined]
 
     def lesson(self, number: "tuple[int, int]") -> tuple:
-        return self.layers[number[0]][1].lesson(number[1])  # type: ignore[attr-defined, no-any-return]
+        return self.layers[number[0]][1].lesson(number[1])  # type: ignore[attr-defined]
 
     def layer(self, number: "tuple[int, int]") -> str:
         return self.layers[number[0]][0]
@@ -142,8 +146,9 @@ class Layered:
     def merge(self, streams: list):  # noqa: ANN201 - a generator
         """One stream, best first, of every layer's hits ((number, slug, priority[, score]) best first
         each): by score (a tuple, higher first, when the hits carry one), priority, confidence, layer; a hit repeating one already given from an earlier
-        layer (same slug or same meaning) is dropped, and one from an earlier layer repeating one
-        already given from a later layer replaces it (`replaces` names it)."""
+        layer (same slug or same meaning) is dropped, and one from an earlier layer repeating some
+        already given from later layers replaces them: each hit is (number, slug, priority,
+        the slugs it replaces)."""
         heads: list = []
         for position, stream in enumerate(streams):
             self._advance(heads, position, stream)
@@ -152,18 +157,18 @@ class Layered:
             heads.sort()
             _, position, number, slug, priority, stream = heads.pop(0)
             self._advance(heads, position, stream)
-            twin = None
-            terms: set = set()
+            twins: list = []
             if len(self.layers) > 1:  # lessons of one layer are never weighed against each other
                 terms = words.terms(self.lesson((position, number))[3])
-                twin = next(
-                    (g for g in given if g[0] != position and (g[1] == slug or words.dice(g[2], terms) >= SAME_MEANING)),
-                    None,
-                )
-                if twin is not None and twin[0] < position:
+                twins = [
+                    g for g in given
+                    if g[0] != position and (g[1] == slug or words.dice(g[2], terms) >= SAME_MEANING)
+                ]  # fmt: skip
+                if any(g[0] < position for g in twins):
                     continue
+                given = [g for g in given if g not in twins]
                 given.append((position, slug, terms))
-            yield ((position, number), slug, priority, twin[1] if twin is not None else None)
+            yield ((position, number), slug, priority, tuple(g[1] for g in twins))
 
     def _advance(self, heads: list, position: int, stream) -> None:  # noqa: ANN001
         hit = next(stream, None)
