@@ -200,7 +200,7 @@ def rebuild(path: Path) -> str:
     render.write_compiled(bank, lessons)
     stale = render.stale(bank)
     if stale:
-        return f"its {', '.join(stale)} is stale: the hooks read INDEX.md, so run `bank index` in the team repository and merge it"
+        return f"out of date with its lessons: {', '.join(stale)}; the hooks read INDEX.md, so run `bank index` in the team repository and merge that"
     return ""
 
 
