@@ -14,7 +14,7 @@ from tests.hook_support import lesson, make_bank
 
 
 def test_same_meaning_is_the_duplicate_gates_default() -> None:
-    assert layers.SAME_MEANING == config.DEFAULTS["gates"]["duplicate_threshold"][0]
+    assert config.DEFAULTS["gates"]["duplicate_threshold"][0] == layers.SAME_MEANING
 
 
 @pytest.mark.parametrize(
