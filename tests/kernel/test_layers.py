@@ -82,15 +82,19 @@ def _layered(tmp_path: Path, banks: dict[str, list]) -> layers.Layered:
     return layers.Layered(out)
 
 
-def _hits(index: layers.Layered, position: int, slugs: list[str]) -> list[tuple]:
-    """Hits of these slugs in layer `position`, in the order given (as a matcher yields them)."""
+def _hits(index: layers.Layered, position: int, slugs: list[str], score: tuple = ()) -> list[tuple]:
+    """Hits (number, slug, priority, score) of these slugs in layer `position`, in the order given."""
     found = []
     layer_index = index.layers[position][1]
     for number in range(layer_index.count):  # type: ignore[attr-defined]
         record = layer_index.lesson(number)  # type: ignore[attr-defined]
         if record[0] in slugs:
-            found.append((number, record[0], record[1]))
+            found.append((number, record[0], record[1], score))
     return sorted(found, key=lambda hit: slugs.index(hit[1]))
+
+
+def _merged(index: layers.Layered, lists: list[list[tuple]]) -> list[tuple]:
+    return [(index.layer(n), slug, replaced) for n, slug, _, replaced in index.dedupe(index.ranked(lists))]
 
 
 def test_merge_orders_by_priority_then_confidence_then_layer(tmp_path: Path) -> None:
@@ -98,8 +102,7 @@ def test_merge_orders_by_priority_then_confidence_then_layer(tmp_path: Path) -> 
         "project": [lesson("p-low", do="alpha bravo", priority=2), lesson("p-tie", do="charlie delta", priority=5)],
         "team:a": [lesson("t-high", do="echo foxtrot", priority=8), lesson("t-tie", do="golf hotel", priority=5)],
     })  # fmt: skip
-    merged = index.merge([iter(_hits(index, 0, ["p-tie", "p-low"])), iter(_hits(index, 1, ["t-high", "t-tie"]))])
-    assert [(index.layer(n), slug, replaced) for n, slug, _, replaced in merged] == [
+    assert _merged(index, [_hits(index, 0, ["p-tie", "p-low"]), _hits(index, 1, ["t-high", "t-tie"])]) == [
         ("team:a", "t-high", ()),
         ("project", "p-tie", ()),
         ("team:a", "t-tie", ()),
@@ -114,8 +117,8 @@ def test_merge_lets_the_earlier_layer_win_a_repeat(tmp_path: Path) -> None:
                      lesson("other", do="rebase before pushing", priority=3)],
         "team:a": [lesson("shared", do="something else entirely", priority=5)],
     })  # fmt: skip
-    streams = [iter(_hits(index, 0, ["shared"])), iter(_hits(index, 1, ["mine", "other"])), iter(_hits(index, 2, ["shared"]))]
-    merged = [(index.layer(n), slug, replaced) for n, slug, _, replaced in index.merge(streams)]
+    lists = [_hits(index, 0, ["shared"]), _hits(index, 1, ["mine", "other"]), _hits(index, 2, ["shared"])]
+    merged = _merged(index, lists)
     # personal "mine" (same words) and the team's "shared" (same slug) give way to the project's lesson.
     assert merged == [("personal", "mine", ()), ("team:a", "shared", ()), ("personal", "other", ()),
                       ("project", "shared", ("mine", "shared"))]  # fmt: skip
@@ -123,8 +126,16 @@ def test_merge_lets_the_earlier_layer_win_a_repeat(tmp_path: Path) -> None:
 
 def test_one_layer_is_never_deduplicated_against_itself(tmp_path: Path) -> None:
     index = _layered(tmp_path, {"project": [lesson("a-one", do="same words here"), lesson("a-two", do="same words here")]})
-    merged = index.merge([iter(_hits(index, 0, ["a-one", "a-two"]))])
-    assert [slug for _, slug, _, _ in merged] == ["a-one", "a-two"]
+    assert [slug for _, slug, _ in _merged(index, [_hits(index, 0, ["a-one", "a-two"])])] == ["a-one", "a-two"]
+
+
+def test_a_higher_score_ranks_first_whatever_the_priority(tmp_path: Path) -> None:
+    index = _layered(tmp_path, {
+        "project": [lesson("p-urgent", do="alpha bravo", priority=9)],
+        "team:a": [lesson("t-on-topic", do="charlie delta", priority=1)],
+    })  # fmt: skip
+    lists = [_hits(index, 0, ["p-urgent"], (2, 1)), _hits(index, 1, ["t-on-topic"], (3, 1))]
+    assert _merged(index, lists) == [("team:a", "t-on-topic", ()), ("project", "p-urgent", ())]
 
 
 def test_ledger_rows_name_their_layer_and_old_rows_read_as_project(tmp_path: Path) -> None:

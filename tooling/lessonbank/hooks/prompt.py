@@ -14,7 +14,7 @@ from lessonbank.kernel import words
 def ranked(index, prompt: str, session: "state.Session | None", limit: int) -> list[tuple]:
     """(lesson number, slug, priority, score) of unclaimed recalled lessons, best first (at least
     `limit` of them when there are that many); the score (shared words, shared keywords) ranks
-    the lessons of several layers together (layers.Layered.merge)."""
+    the lessons of several layers together (layers.Layered.ranked)."""
     terms = sorted(words.terms(prompt))
     found = index.lookup("recall", ["k:" + t for t in terms] + ["a:" + t for t in terms])
     shared_keys: dict[int, int] = {}
@@ -57,7 +57,7 @@ def user_prompt_submit(payload: dict, root: str, state_dir: str, mode: str) -> s
     index = layers.Layered(layers.indexes(root, state_dir))
     settings = index.settings
     limit = settings["prompt_max_lessons"]
-    found = index.merge([iter(ranked(layer_index, prompt, session, limit * 3)) for _, layer_index in index.layers])
+    found = index.dedupe(index.ranked([ranked(layer_index, prompt, session, limit * 3) for _, layer_index in index.layers]))
     chosen = inject.select(found, index, limit, settings["max_bytes"])
     if not chosen:
         return ""

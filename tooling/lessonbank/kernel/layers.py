@@ -11,7 +11,7 @@ A project's bank is the first layer. The others are user-level, under the data f
 
 Each layer keeps its own compiled index in its own `.lessonbank/` (the clone's is excluded from
 git through .git/info/exclude), built from its INDEX.md like the project's. The hooks read every
-layer's index in one call (`indexes`) and merge the hits best first (`Layered`): one byte
+layer's index in one call (`indexes`) and take the hits best first across them (`Layered`): one byte
 budget and one set of once-per-session claims, both the project's. A lesson of a later layer
 whose slug, or whose words (Dice of their terms at SAME_MEANING or above), repeat a lesson of an
 earlier layer met in the same call gives way to it: the project wins over personal, personal
@@ -143,23 +143,18 @@ class Layered:
     def layer(self, number: "tuple[int, int]") -> str:
         return self.layers[number[0]][0]
 
-    def merge(self, streams: list):  # noqa: ANN201 - a generator
-        """One stream, best first, of every layer's hits ((number, slug, priority[, score]) best first
-        each): by score (a tuple, higher first, when the hits carry one), priority, confidence, layer; a hit repeating one already given from an earlier
-        layer (same slug or same meaning) is dropped, and one from an earlier layer repeating some
-        already given from later layers replaces them: each hit is (number, slug, priority,
-        the slugs it replaces)."""
-        heads: list = []
-        for position, stream in enumerate(streams):
-            self._advance(heads, position, stream)
+    def dedupe(self, ranked):  # noqa: ANN001, ANN201 - generators
+        """The hits of every layer ((layer position, number), slug, priority), best first, with
+        repeats settled: a hit repeating one already given from an earlier layer (same slug, or
+        same meaning) is dropped, and one from an earlier layer repeating some already given from
+        later layers takes their place. Each hit comes out as (number, slug, priority, the slugs
+        whose place it takes)."""
         given: list[tuple[int, str, set]] = []  # (layer position, slug, terms) of what went out
-        while heads:
-            heads.sort()
-            _, position, number, slug, priority, stream = heads.pop(0)
-            self._advance(heads, position, stream)
+        for number, slug, priority in ranked:
+            position = number[0]
             twins: list = []
             if len(self.layers) > 1:  # lessons of one layer are never weighed against each other
-                terms = words.terms(self.lesson((position, number))[3])
+                terms = words.terms(self.lesson(number)[3])
                 twins = [
                     g for g in given
                     if g[0] != position and (g[1] == slug or words.dice(g[2], terms) >= SAME_MEANING)
@@ -168,12 +163,16 @@ class Layered:
                     continue
                 given = [g for g in given if g not in twins]
                 given.append((position, slug, terms))
-            yield ((position, number), slug, priority, tuple(g[1] for g in twins))
+            yield (number, slug, priority, tuple(g[1] for g in twins))
 
-    def _advance(self, heads: list, position: int, stream) -> None:  # noqa: ANN001
-        hit = next(stream, None)
-        if hit is not None:
-            number, slug, priority = hit[:3]
-            confidence = self.layers[position][1].lesson(number)[2]  # type: ignore[attr-defined]
-            score = tuple(-s for s in hit[3]) if len(hit) > 3 else ()
-            heads.append((score + (-priority, -confidence), position, number, slug, priority, stream))
+    def ranked(self, lists: "list[list[tuple]]") -> "list[tuple]":
+        """Each layer's hits ((number, slug, priority, score) best first, `score` a tuple, higher
+        first) as one list of ((layer position, number), slug, priority): by score, priority,
+        confidence, then layer."""
+        keyed = []
+        for position, hits in enumerate(lists):
+            for number, slug, priority, score in hits:
+                confidence = self.lesson((position, number))[2]
+                keyed.append((tuple(-s for s in score), -priority, -confidence, position, number, slug, priority))
+        keyed.sort(key=lambda item: item[:5])
+        return [((item[3], item[4]), item[5], item[6]) for item in keyed]
