@@ -148,7 +148,7 @@ def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str]
     more programs over three layers than over one bank; a lesson this session already has (one
     listing of its claims) is skipped without running its program.
     """
-    ranked = []
+    ranked: list[tuple] = []
     for position, index in enumerate(indexes):
         ranked.extend((-e[2], -e[3], position, e[9], e[7], e) for e in candidates(index, tool, commands, paths))
     if not ranked:

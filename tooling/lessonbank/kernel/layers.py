@@ -143,16 +143,16 @@ class Layered:
     def layer(self, number: "tuple[int, int]") -> str:
         return self.layers[number[0]][0]
 
-    def dedupe(self, ranked):  # noqa: ANN001, ANN201 - generators
+    def dedupe(self, ranked):  # noqa: ANN001, ANN201 - generators (no typing import in the hook)
         """The hits of every layer ((layer position, number), slug, priority), best first, with
         repeats settled: a hit repeating one already given from an earlier layer (same slug, or
         same meaning) is dropped, and one from an earlier layer repeating some already given from
         later layers takes their place. Each hit comes out as (number, slug, priority, the slugs
         whose place it takes)."""
-        given: list[tuple[int, str, set]] = []  # (layer position, slug, terms) of what went out
+        given = []  # (layer position, slug, terms) of what went out
         for number, slug, priority in ranked:
             position = number[0]
-            twins: list = []
+            twins = []
             if len(self.layers) > 1:  # lessons of one layer are never weighed against each other
                 terms = words.terms(self.lesson(number)[3])
                 twins = [
