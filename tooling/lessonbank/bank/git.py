@@ -38,6 +38,14 @@ def init(path: Path) -> None:
         raise GitError(f"git init failed in {path}: {_short(exc)}") from None
 
 
+def init_bare(path: Path) -> None:
+    """Make `path` a new bare git repository on branch main (for `bank demo`'s team bank)."""
+    try:
+        git.Repo.init(path, bare=True, initial_branch="main").close()
+    except git.GitCommandError as exc:
+        raise GitError(f"git init --bare failed in {path}: {_short(exc)}") from None
+
+
 def clone(url: str, path: Path, branch: str | None = None) -> None:
     """Clone `url` into the new folder `path` (its `branch`, else its default one); no hooks run."""
     args = ["git", "-c", "core.hooksPath=/dev/null", "clone", "-q", *(["--branch", branch] if branch else []), "--", url, str(path)]
