@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from lessonbank.cli import main
 from lessonbank.kernel import layers
 from tests.conftest import git, run
 from tests.hook_support import bash, context, lesson, slugs
@@ -128,6 +130,18 @@ def test_pull_fast_forwards_and_the_new_lesson_reaches_the_hook(team: tuple[Path
 
 def bank_pull(*names: str) -> object:
     return cli("pull", *names)
+
+
+def test_pull_names_a_merged_lesson_holding_a_secret(team: tuple[Path, Path]) -> None:
+    _, work = team
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    publish(work, [lesson("leaky", do=f"log in with {token}")], "merged without the gates")
+    pulled = CliRunner().invoke(main, ["pull"])  # click 8.2+: stderr apart from stdout
+    assert pulled.exit_code == 0
+    assert pulled.stderr == (
+        "team:acme: warning: lessons/leaky.md: 1 github token (the capture gates would have redacted it: "
+        "fix it in the team repository)\n"
+    )
 
 
 def test_pull_reports_a_diverged_clone_and_leaves_it_as_it_is(team: tuple[Path, Path]) -> None:

@@ -18,7 +18,7 @@ import contextlib
 import json
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonbank.bank.git import GitRepo, clone
@@ -132,6 +132,7 @@ class Pulled:
     name: str
     ok: bool
     message: str
+    changed: list[str] = field(default_factory=list)  # lesson files the pull brought, relative to the clone
 
 
 def pull(names: list[str] | None = None) -> list[Pulled]:
@@ -184,10 +185,12 @@ def _pull_one(name: str, entry: dict[str, str]) -> Pulled:
                 f"`git -C {path} reset --hard origin/{branch}`, then `bank pull {name}`",
             )  # fmt: skip
         repo.run("merge", "-q", "--ff-only", remote)
+        changed = repo.run("diff", "--name-only", "--diff-filter=AM", "-z", local, remote, "--", "lessons")[1]
     finally:
         repo.close()
     warning = rebuild(path)
-    return Pulled(name, True, f"updated {local[:7]}..{remote[:7]}" + (f"; {warning}" if warning else ""))
+    message = f"updated {local[:7]}..{remote[:7]}" + (f"; {warning}" if warning else "")
+    return Pulled(name, True, message, sorted(p for p in changed.split("\0") if p.endswith(".md")))
 
 
 def rebuild(path: Path) -> str:

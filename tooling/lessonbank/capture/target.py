@@ -4,7 +4,7 @@ The personal bank is created on first use (as `bank init` would); a team bank is
 clone on a new branch (bank.remotes.on_branch), ready for a pull request in the team's
 repository. Every draft goes through `pipeline.capture`, so the secrets, personal-data,
 duplicate and format gates are the same in every layer (duplicates are looked for in the bank
-written to).
+written to). Lessons that reach a team bank by other routes are checked when pulled (`leaks`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from lessonbank.bank import remotes
 from lessonbank.bank.store import MARKER, Bank
 from lessonbank.capture import pipeline
 from lessonbank.capture.draft import Draft
+from lessonbank.capture.redaction import describe, redact
 from lessonbank.errors import BankError, GateRefusal
 from lessonbank.kernel import layers
 
@@ -92,3 +93,19 @@ def _each(bank: Bank, drafts: list[Draft], dry_run: bool, done: Captured) -> lis
             changed.update((bank.relative(outcome.path), "INDEX.md", "BANK.md"))
             done.slugs.append(outcome.slug)
     return sorted(changed)
+
+
+def leaks(root: Path, paths: list[str]) -> list[str]:
+    """Which of these lesson files (relative to the bank at `root`) hold what the secrets or
+    personal-data gates would have redacted: lessons merged into a team bank never went through
+    this user's gates, so `bank pull` names them (one line each: path: what)."""
+    out = []
+    for rel in paths:
+        try:
+            text = (root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        _, found = redact(text)
+        if found:
+            out.append(f"{rel}: {describe(found)}")
+    return out

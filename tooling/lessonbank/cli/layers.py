@@ -86,8 +86,16 @@ def pull(names: tuple[str, ...]) -> None:
     if not results:
         click.echo("no team banks: `bank remote add NAME URL` follows one")
         return
+    from lessonbank.capture import target
+
     for result in results:
         click.echo(f"team:{result.name}: {result.message}")
+        for leak in target.leaks(remotes.clone_path(result.name), result.changed):
+            click.echo(
+                f"team:{result.name}: warning: {leak} (the capture gates would have redacted it: "
+                "fix it in the team repository)",
+                err=True,
+            )
     failed = [r.name for r in results if not r.ok]
     if failed:
         raise click.ClickException(f"{len(failed)} team bank(s) not updated: {', '.join(failed)}")
