@@ -150,3 +150,19 @@ def test_ledger_rows_name_their_layer_and_old_rows_read_as_project(tmp_path: Pat
         "session": "s", "turn": "2", "lesson": "new", "event": "UserPromptSubmit", "bytes": 5, "arm": "on",
         "injected": True, "tool_use_id": "", "layer": "team:acme",
     }  # fmt: skip
+
+
+def test_a_broken_layer_is_left_out_and_logged_the_project_still_answers(tmp_path: Path, isolated_home: Path) -> None:
+    project = tmp_path / "proj"
+    make_bank(project, [lesson("mine")])
+    data = isolated_home / ".local/share/lessonbank"
+    team = data / "teams/acme"
+    team.mkdir(parents=True)
+    (team / "bank.toml").write_text("")
+    (team / "INDEX.md").write_text("no table here\n")
+    (data / "remotes.json").write_text(json.dumps({"teams": {"acme": {"url": "u", "branch": "main"}}}))
+    state_dir = str(project / state.STATE)
+    found = layers.indexes(str(project), state_dir)
+    assert [name for name, _ in found] == ["project"]
+    assert "layer team:acme" in (project / state.STATE / state.HOOK_LOG).read_text()
+    assert "INDEX.md has no lesson table" in (project / state.STATE / state.HOOK_LOG).read_text()
