@@ -83,6 +83,13 @@ def test_a_repository_without_a_bank_is_refused_and_not_kept(tmp_path: Path) -> 
     assert cli("remote", "list").output.endswith("(none)\n")
 
 
+def test_remote_add_records_a_folder_on_disk_by_its_absolute_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bare, _ = team_remote(tmp_path, "acme", [CARGO])
+    monkeypatch.chdir(tmp_path)
+    assert cli("remote", "add", "acme", "acme.git").exit_code == 0
+    assert layers.read_registry(str(layers.data_dir()))["acme"]["url"] == str(bare)
+
+
 def test_remote_add_twice_is_refused(team: tuple[Path, Path]) -> None:
     again = cli("remote", "add", "acme", str(team[0]))
     assert again.exit_code == 1

@@ -72,6 +72,8 @@ def add(name: str, url: str, branch: str | None = None, dry_run: bool = False) -
     """Register a team bank and clone it; return (clone folder, branch). The repository must hold a
     bank (bank.toml at its top)."""
     check_name(name)
+    if "://" not in url and ":" not in url.split("/")[0] and Path(url).exists():
+        url = str(Path(url).resolve())  # a folder on disk, named the same from every project
     with _locked():
         teams = registry()
         path = clone_path(name)
