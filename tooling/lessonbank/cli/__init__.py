@@ -33,6 +33,7 @@ COMMANDS = {
     **dict.fromkeys(("scan", "review"), "scan"),
     **dict.fromkeys(("on", "off", "test", "trial", "ledger"), "trial"),
     **dict.fromkeys(("install", "hook"), "hooks"),
+    **dict.fromkeys(("remote", "pull"), "layers"),
 }
 
 
@@ -54,6 +55,8 @@ SUMMARIES = {
     "list": "List the lessons as a table.",
     "off": "Inject nothing, learn nothing, nudge no agent, from the hooks' next call.",
     "on": "Learn and inject lessons (the default mode).",
+    "pull": "Fetch the team banks and fast-forward their clones; a diverged or dirty clone is left as it is.",
+    "remote": "Follow team banks (git repositories holding a bank): add, list, remove.",
     "review": "Walk the scan's candidates one by one: accept (through the capture gates), edit, reject or skip.",
     "rules": "Bring CLAUDE.md (@rules imports), AGENTS.md (a copy) and Cursor rules in line with rules/.",
     "scan": "Mine agent transcripts (Claude Code, Codex) for mistakes that were fixed; keep them for review.",

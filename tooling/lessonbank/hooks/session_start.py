@@ -34,13 +34,9 @@ def session_start(payload: dict, root: str, state_dir: str, mode: str) -> str:
     if source == "clear":
         session.release()
     elif source == "compact":
-        from lessonbank.kernel import compiled_read
+        from lessonbank.kernel import layers
 
-        index: compiled_read.DiskIndex | compiled_read.MemIndex | None = compiled_read.current(root, state_dir)
-        if index is None:  # missing or stale: rebuilt from INDEX.md, which loads `re`, so only now
-            from lessonbank.kernel import compiled_build
-
-            index = compiled_build.rebuild(root, state_dir)
+        index = layers.index(root, state_dir)
         threshold = index.settings["compact_priority"]
         session.release(min_priority=threshold)
     _discover(root, state_dir)
