@@ -229,3 +229,21 @@ def test_slugify(title: str, slug: str) -> None:
 def test_glob_problems_agree_with_the_hooks_matcher(glob: str, ok: bool) -> None:
     """`bank check` calls a glob broken exactly when the hooks could not read it as written."""
     assert (L.glob_problem(glob) == "") is ok
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "cut"),
+    [
+        ("cmake fails with an undefined reference", 20, "cmake fails"),
+        ("pytest hangs on a tty", 40, "pytest hangs on a tty"),
+        ("git push is rejected by the push protection", 30, "git push is rejected"),
+        ("averyveryverylongword", 5, "avery"),
+    ],
+)  # fmt: skip
+def test_a_cut_never_ends_on_a_word_that_leaves_the_sentence_hanging(text: str, limit: int, cut: str) -> None:
+    assert L.cut_words(text, limit) == cut
+
+
+def test_a_long_slug_is_cut_before_a_dangling_word() -> None:
+    title = "After moving the package under src/, pytest fails with ModuleNotFoundError"
+    assert L.slugify(title) == "after-moving-the-package-under-src-pytest-fails"

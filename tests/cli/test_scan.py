@@ -17,7 +17,7 @@ from tests.conftest import run
 DEMO = DEMO_TRANSCRIPTS / "shop-session.jsonl"
 SESSION = "5e551011-de30-4c1a-9d2e-000000000001"
 SECRET = "hunter2secret"
-LESSON_SLUG = "after-moving-the-package-under-src-pytest-fails-with"
+LESSON_SLUG = "after-moving-the-package-under-src-pytest-fails"
 SCAN_DEMO = [
     "scanned 1 transcript: 1 with new lines, 12.3 kB read",
     "found 2 new candidates, 0 seen again: 1 self-reported (tier 1), 1 heuristic (tier 2)",

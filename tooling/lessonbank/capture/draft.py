@@ -107,13 +107,13 @@ def split_list(value: str) -> list[str]:
     return [v for v in re.split(r"[,\s]+", value.strip()) if v]
 
 
-def derive_title(when: str, do: str) -> str:
-    """A one-line title from the situation (what bit us), cut at 72 characters."""
+def derive_title(when: str, do: str, limit: int = 80) -> str:
+    """A one-line title from the situation (what bit us): its first clause when long, cut at 80 characters."""
     text = " ".join((when or do).split()).rstrip(".")
     text = text[:1].upper() + text[1:]
-    if len(text) > 72:
-        text = text[:72].rsplit(" ", 1)[0] + "…"
-    return text
+    if len(text) > limit:  # "…, pytest fails with X while loading conftest.py": the part before "while"
+        text = re.split(r"[;:]\s+|\s+(?:while|because|since|so that|which)\s+", text, maxsplit=1)[0]
+    return lesson_mod.cut_words(text, limit)
 
 
 def derive_keywords(title: str, when: str, tags: list[str], limit: int = 6) -> list[str]:
