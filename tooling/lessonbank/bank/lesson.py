@@ -62,6 +62,19 @@ def new_id(now_ms: int | None = None, rand: bytes | None = None) -> str:
     return "".join(_CROCKFORD[(value >> (5 * i)) & 31] for i in range(25, -1, -1))
 
 
+def id_problem(value: str) -> str:
+    """Why `value` is not a ULID as `new_id` writes it (26 Crockford base32 characters, upper
+    case, at most 7ZZZ…), or '' when it is one. `bank check` reports it; a lesson is still read."""
+    if len(value) != 26:
+        return f"id {value!r} must be a ULID: 26 characters, got {len(value)}"
+    bad = sorted({c for c in value if c not in _CROCKFORD})
+    if bad:
+        return f"id {value!r} must be a ULID: {''.join(bad)!r} not in {_CROCKFORD}"
+    if value[0] > "7":
+        return f"id {value!r} must be a ULID: it starts with 0-7 (128 bits)"
+    return ""
+
+
 def slugify(text: str, limit: int = 60) -> str:
     """A file-name-safe slug of a-z0-9 and dashes, cut at a word boundary."""
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")

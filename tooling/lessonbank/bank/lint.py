@@ -28,6 +28,9 @@ def check_bank(bank: Bank) -> tuple[list[Problem], int]:
             nested = f"triggers.{key}" if key in lesson_mod.TRIGGER_KEYS else key
             line = lines.get(nested) or lines.get(key) or lines.get(nested.split(".")[0], 1)
             problems.append(Problem(path, line, message))
+        id_message = lesson_mod.id_problem(lesson.id)
+        if id_message:
+            problems.append(Problem(path, lines.get("id", 1), id_message))
         if lesson.slug != path.stem:
             problems.append(
                 Problem(
@@ -36,7 +39,7 @@ def check_bank(bank: Bank) -> tuple[list[Problem], int]:
                     f"slug {lesson.slug!r} differs from the file name {path.stem!r}",
                 )
             )
-        by_id[lesson.id].append(path)
+        by_id[lesson.id.upper()].append(path)  # ULIDs ignore case: 01ab… and 01AB… are one id
         by_slug[lesson.slug].append(path)
     for kind, groups in (("id", by_id), ("slug", by_slug)):
         for value, where in groups.items():
