@@ -52,27 +52,14 @@ _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 # What no lesson may graduate into: the bank's own machinery and git's.
 RESERVED_TOP = frozenset({"INDEX.md", "BANK.md", "bank.toml"})
 RESERVED_DIRS = frozenset({".git", "lessons", ".lessonbank"})
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
 def new_id(now_ms: int | None = None, rand: bytes | None = None) -> str:
     """A ULID: 48 bits of milliseconds and 80 random bits, Crockford base32, sortable."""
     ms = int(time.time() * 1000) if now_ms is None else now_ms
     value = (ms << 80) | int.from_bytes(rand if rand is not None else os.urandom(10), "big")
-    return "".join(_CROCKFORD[(value >> (5 * i)) & 31] for i in range(25, -1, -1))
-
-
-def id_problem(value: str) -> str:
-    """Why `value` is not a ULID as `new_id` writes it (26 Crockford base32 characters, upper
-    case, at most 7ZZZ…), or '' when it is one. `bank check` reports it; a lesson is still read."""
-    if len(value) != 26:
-        return f"id {value!r} must be a ULID: 26 characters, got {len(value)}"
-    bad = sorted({c for c in value if c not in _CROCKFORD})
-    if bad:
-        return f"id {value!r} must be a ULID: {''.join(bad)!r} not in {_CROCKFORD}"
-    if value[0] > "7":
-        return f"id {value!r} must be a ULID: it starts with 0-7 (128 bits)"
-    return ""
+    return "".join(CROCKFORD[(value >> (5 * i)) & 31] for i in range(25, -1, -1))
 
 
 def slugify(text: str, limit: int = 60) -> str:

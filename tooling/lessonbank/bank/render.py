@@ -107,9 +107,24 @@ def render(bank: Bank, lessons: list[Lesson]) -> dict[str, str]:
     return out
 
 
+def valid_lessons(bank: Bank) -> list[Lesson]:
+    """The lessons to render: a lesson with an invalid value (a regex that does not compile or
+    could backtrack, a bad glob, a value out of range) is left out of INDEX.md, BANK.md and the
+    compiled index, and its problems join `bank.load_problems`, which commands print as warnings."""
+    from lessonbank.bank.lint import value_problems
+
+    out = []
+    for item in bank.load():
+        problems = value_problems(item)
+        bank.load_problems += problems
+        if not problems:
+            out.append(item.lesson)
+    return out
+
+
 def regenerate(bank: Bank, dry_run: bool = False) -> list[tuple[str, str]]:
     """Write INDEX.md, BANK.md and the compiled index; return (name, action) for each."""
-    lessons = [item.lesson for item in bank.load()]
+    lessons = valid_lessons(bank)
     results = []
     for name, text in render(bank, lessons).items():
         results.append((name, write_atomic(bank.root / name, text, dry_run=dry_run)))
@@ -119,7 +134,7 @@ def regenerate(bank: Bank, dry_run: bool = False) -> list[tuple[str, str]]:
 
 def stale(bank: Bank) -> list[str]:
     """The generated files (by name) whose bytes differ from a fresh rendering."""
-    lessons = [item.lesson for item in bank.load()]
+    lessons = valid_lessons(bank)
     names = []
     for name, text in render(bank, lessons).items():
         try:
