@@ -84,9 +84,10 @@ def _bump(bank: Bank, item: Any, session: str | None, dry_run: bool) -> Outcome:
     text, counted = frontmatter_edit.bump_text(item.text, session, _today())
     rel = bank.relative(item.path)
     if not counted:
+        where = f"in session {session}" if session else "once without a session (give --session)"
         return Outcome(
             "unchanged", lesson.slug, item.path,
-            f"repeat of {lesson.slug} ({rel}), already seen in session {session}: seen stays {lesson.seen}",
+            f"repeat of {lesson.slug} ({rel}), already seen {where}: seen stays {lesson.seen}",
         )  # fmt: skip
     if not dry_run:
         write_atomic(item.path, text)
