@@ -136,10 +136,9 @@ def hook(
     """Run one hook event here and print its answer; a dry run unless --record (errors are shown)."""
     import json
 
+    from lessonbank import config as config_mod
     from lessonbank.hooks import dispatch as hot_main
     from lessonbank.kernel import statedir as hot_state
-
-    from lessonbank import config as config_mod
 
     root = _hook_root(ctx)
     # bank.toml read as the installed hook reads it: a broken file warns and the defaults apply.

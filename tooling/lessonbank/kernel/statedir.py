@@ -279,7 +279,7 @@ def write_atomic(path: str, data: bytes) -> None:
             view = view[posix.write(fd, view) :]
     except OSError as exc:  # e.g. a full disk: say which file, and leave no temporary behind
         posix.close(fd)
-        try:
+        try:  # noqa: SIM105 - no contextlib: the hooks import as little as they can
             posix.unlink(tmp)
         except OSError:
             pass
