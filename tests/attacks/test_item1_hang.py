@@ -96,3 +96,14 @@ def test_a_huge_edit_path_against_hostile_globs_fails_open(tmp_path: Path) -> No
     done = hook(data)
     assert done.returncode == 0
     assert "py" in context(done)
+
+
+def test_a_non_ascii_command_cannot_hang_the_re_fallback(tmp_path: Path) -> None:
+    """`re` runs what the small matcher cannot (here: any non-ASCII command); its clock stops a
+    polynomial trigger no static check flags, and the hook answers with the other lessons."""
+    root = tmp_path / "proj"
+    make_bank(root, [lesson("slow", commands=[r"a*a*a*a*b"]), lesson("ordinary", commands=["aaa"], priority=9)])
+    done = hook(bash(root, "a" * 300 + " é"))
+    assert "ordinary" in context(done)
+    log = (root / ".lessonbank" / "hook.log").read_text(encoding="utf-8")
+    assert "lesson slow: command trigger 'a*a*a*a*b' gave up after 15 ms of `re` in this call" in log

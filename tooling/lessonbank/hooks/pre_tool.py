@@ -140,16 +140,33 @@ def hits(index, tool: str, tool_input: dict, root: str, cwd: str, session: state
             candidates.append(entry)
     if not candidates:
         return
-    candidates.sort(key=lambda e: (e[9], e[7]))
-    claimed = session.claimed_slugs()
-    done: set[int] = set()
-    for entry in candidates:
-        number = entry[0]
-        if number in done or entry[1] in claimed:
-            continue
-        if _fires(index, entry, commands, paths, session.state_dir):
-            done.add(number)
-            yield (number, entry[1], entry[2])
+    # This call's matching budget, shared by all its searches (the modules are imported for
+    # these candidates in any case).
+    matchers: list = []
+    if any(entry[5] == "c" for entry in candidates):
+        from lessonbank.kernel import regex_engine
+
+        matchers.append(regex_engine)
+    if any(entry[5] == "p" for entry in candidates):
+        from lessonbank.kernel import globs
+
+        matchers.append(globs)
+    for matcher in matchers:
+        matcher.new_call()
+    try:
+        candidates.sort(key=lambda e: (e[9], e[7]))
+        claimed = session.claimed_slugs()
+        done: set[int] = set()
+        for entry in candidates:
+            number = entry[0]
+            if number in done or entry[1] in claimed:
+                continue
+            if _fires(index, entry, commands, paths, session.state_dir):
+                done.add(number)
+                yield (number, entry[1], entry[2])
+    finally:
+        for matcher in matchers:
+            matcher.end_call()
 
 
 def _then(first: tuple, rest):  # noqa: ANN001, ANN202 - generators
