@@ -55,10 +55,11 @@ def make_bank(root: Path) -> None:
 def fuzz() -> None:
     """Worst matching time of one PreToolUse call over hostile triggers and subjects."""
     sys.path.insert(0, str(TOOLING.parent))
+    from tests.kernel.test_hostile_patterns import HOSTILE, HOSTILE_GLOBS, SUBJECTS, _row
+
     from lessonbank.hooks import dispatch, pre_tool
     from lessonbank.kernel import compiled_build, compiled_read
     from lessonbank.kernel import statedir as state
-    from tests.kernel.test_hostile_patterns import HOSTILE, HOSTILE_GLOBS, SUBJECTS, _row
 
     polynomial = ["a*" * k + "b" for k in range(2, 12)] + [r"(a|b)*a(a|b)*a(a|b)*c", r"\w*\w*\w*\w*!x", r".*a.*a.*a.*a.*b"]
     rows = [_row(f"h{i}", commands=[p]) for i, p in enumerate(HOSTILE + polynomial)]
