@@ -229,3 +229,20 @@ def test_slugify(title: str, slug: str) -> None:
 def test_glob_problems_agree_with_the_hooks_matcher(glob: str, ok: bool) -> None:
     """`bank check` calls a glob broken exactly when the hooks could not read it as written."""
     assert (L.glob_problem(glob) == "") is ok
+
+
+@pytest.mark.parametrize(
+    ("seen", "sessions", "counted"),
+    [
+        (1, [], False),  # created without a session: that was its one sessionless count
+        (1, ["s1"], True),  # every count so far named a session: one without may count once
+        (2, ["s1"], False),  # …and only once, ever
+        (3, ["s1", "s2"], False),
+    ],
+)
+def test_a_sighting_without_a_session_counts_at_most_once(seen: int, sessions: list[str], counted: bool) -> None:
+    lesson = L.parse(HAND_EDITED)
+    lesson.seen, lesson.sessions = seen, list(sessions)
+    after, did = frontmatter_edit.record_session(lesson, None, "2026-11-30")
+    assert did is counted
+    assert after.seen == seen + counted and after.sessions == sessions

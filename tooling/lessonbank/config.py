@@ -183,11 +183,12 @@ def read(data: bytes | str | None, source: str = "bank.toml") -> Config:
     if data is None:
         return Config()
     if isinstance(data, bytes):
+        raw = data
         try:
-            data = data.decode("utf-8")
+            data = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            raise BankError(f"{source}:{line}: not UTF-8 text (byte {data[exc.start]:#04x}); save it as UTF-8") from None
+            line = raw[: exc.start].count(b"\n") + 1
+            raise BankError(f"{source}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x}); save it as UTF-8") from None
     elif "\ufffd" in data:
         line = data[: data.index("\ufffd")].count("\n") + 1
         raise BankError(f"{source}:{line}: not UTF-8 text; save it as UTF-8")

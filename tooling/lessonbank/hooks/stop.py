@@ -126,7 +126,7 @@ def keep_pending(
     if disk:
         error = error[error.index(DISK_ERROR) + len("Error: ") :]
     path = state_dir + "/" + PENDING
-    kept: Exception | None = None
+    kept: OSError | None = None
     for path in (state_dir + "/" + PENDING, state.user_pending(state_dir.rpartition("/")[0])):
         try:
             state.append_line(path, entry)
