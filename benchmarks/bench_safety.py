@@ -7,7 +7,7 @@
 - with `--fuzz`, the hook's matching alone (pre_tool.matching, in process) over an index holding
   every generated hostile regex and glob of tests/kernel/test_hostile_patterns.py (the flagged
   ones are left out by the index, as `bank index` does) plus polynomial ones no static check
-  flags, against adversarial subjects up to the 16 KiB cut, ASCII and not (`re`'s turn): the worst
+  flags, against adversarial subjects up to the 8 KiB cut, ASCII and not (`re`'s turn): the worst
   time of one call.
 
 With `--baseline DIR` (the `tooling` folder of another checkout) that checkout runs the same

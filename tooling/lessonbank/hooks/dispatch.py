@@ -15,9 +15,9 @@ from lessonbank.kernel import statedir as state
 
 # Texts matched against the lessons are cut to this many characters first: a command, a path or
 # any other string in tool_input, and a prompt. Matching time then does not grow with a payload
-# (a 50 MB command took 13 s to match); a trigger that needs more than 16 KiB of a command to
+# (a 50 MB command took 13 s to match); a trigger that needs more than 8 KiB of a command to
 # decide is not one a lesson should have. Stop's message is not cut: its #lesson blocks are kept.
-MAX_TEXT = 16384
+MAX_TEXT = 8192
 
 # Both tables below are written as plain imports inside functions, not module names handed to
 # __import__: readers, `grep` and the architecture test's import walker can follow them, and a

@@ -21,7 +21,7 @@ BUDGET_BASE = 5_000
 BUDGET_PER_CHAR = 10
 # One hook call's allowance across all its glob matches, from `new_call` on (see
 # regex_engine.CALL_BUDGET).
-CALL_BUDGET = 30_000
+CALL_BUDGET = 40_000
 _call: list = [None]
 
 
