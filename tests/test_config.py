@@ -92,3 +92,27 @@ def test_retired_keys_are_read_past_with_one_warning_line_each() -> None:
         "random); delete it",
     )
     assert config.parse("[recall]\nmax_lessons = 2\n").warnings == ()
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"[recall]\n# caf\xe9\n", "bank.toml:2: not UTF-8 text (byte 0xe9); save it as UTF-8"),
+        ("[recall]\n# caf\ufffd\n", "bank.toml:2: not UTF-8 text; save it as UTF-8"),
+        (b"[recall]\nmax_lessons = -1\n", "bank.toml: recall.max_lessons must be from 0 to 50, got -1"),
+    ],
+)
+def test_read_and_lenient_are_one_reader(data: bytes | str, message: str) -> None:
+    with pytest.raises(BankError) as info:
+        config.read(data)
+    assert str(info.value) == message
+    settings, problem = config.lenient(data)
+    assert settings == config.Config()
+    assert problem == f"{message}; the hooks use the default settings"
+
+
+def test_read_takes_bytes_text_or_nothing() -> None:
+    assert config.read(b"[recall]\nmax_lessons = 2\n").get("recall.max_lessons") == 2
+    assert config.read("[recall]\nmax_lessons = 2\n").get("recall.max_lessons") == 2
+    assert config.read(None) == config.Config()
+    assert config.lenient("[recall]\nmax_lessons = 2\n")[1] == ""

@@ -401,3 +401,16 @@ def test_the_cheap_look_covers_every_non_mistake_phrase_mining_knows() -> None:
     hints = [p.lower() for p, _ in records._NON_MISTAKE_PHRASES]
     phrases = (*mining._DENIED, *mining._REJECTED, *mining._INTERRUPTED, *mining._INVALID)
     assert [p for p in phrases if not any(h in p for h in hints)] == []
+
+
+@pytest.mark.parametrize(
+    ("line", "spaced"),
+    [
+        (b'{"type": "assistant", "message": {}}', True),
+        (b'{"type" : "user"}', True),
+        (b'{"type":"assistant","message":{"content":"a \\": b"}}', False),
+        (b'{"type":"assistant"}', False),
+    ],
+)
+def test_spaced_json_is_told_from_compact(line: bytes, spaced: bool) -> None:
+    assert transcripts.spaced(line) is spaced

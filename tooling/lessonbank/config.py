@@ -220,6 +220,32 @@ def parse(text: str, source: str = "bank.toml") -> Config:
     return Config(values, tuple(warnings))
 
 
+def read(data: bytes | str | None, source: str = "bank.toml") -> Config:
+    """The one reader of bank.toml, for the CLI and the hooks alike: bytes must be UTF-8; text
+    holding U+FFFD came from bytes that were not (the hooks decode with replacement)."""
+    if data is None:
+        return Config()
+    if isinstance(data, bytes):
+        raw = data
+        try:
+            data = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw[: exc.start].count(b"\n") + 1
+            raise BankError(f"{source}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x}); save it as UTF-8") from None
+    elif "\ufffd" in data:
+        line = data[: data.index("\ufffd")].count("\n") + 1
+        raise BankError(f"{source}:{line}: not UTF-8 text; save it as UTF-8")
+    return parse(data, source)
+
+
+def lenient(data: bytes | str | None, source: str = "bank.toml") -> tuple[Config, str]:
+    """`read`, but a broken file gives the defaults and the one-line problem (the hooks fail open)."""
+    try:
+        return read(data, source), ""
+    except BankError as exc:
+        return Config(), f"{exc}; the hooks use the default settings"
+
+
 DEFAULT_TOML = """\
 # lessonbank settings. Every key is optional; `bank config` prints the effective values.
 

@@ -16,6 +16,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
+from lessonbank.bank.inert import code_span, inert_lesson
 from lessonbank.bank.lesson import STATUSES, Lesson
 from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.errors import BankError
@@ -39,6 +40,7 @@ def environment(bank_templates: Path | None = None) -> SandboxedEnvironment:
     )
     env.filters["cell"] = index_mod.escape
     env.filters["cells"] = index_mod.cell_list
+    env.filters["code"] = code_span
     return env
 
 
@@ -55,13 +57,14 @@ def context(lessons: list[Lesson]) -> dict[str, Any]:
     """What the INDEX and BANK templates see."""
     ordered = sorted(lessons, key=lambda x: x.slug)
     rows = [index_mod.row_line(row_cells(x)) for x in index_lessons(ordered)]
+    shown = [inert_lesson(x) for x in ordered]  # BANK.md prose: no @imports, no raw HTML
     return {
         "columns": index_mod.COLUMNS,
         "header": index_mod.row_line(list(index_mod.COLUMNS)),
         "rule": index_mod.row_line(["---"] * len(index_mod.COLUMNS)),
         "rows": rows,
-        "groups": [(s, [x for x in ordered if x.status == s]) for s in STATUSES],
-        "lessons": ordered,
+        "groups": [(s, [x for x in shown if x.status == s]) for s in STATUSES],
+        "lessons": shown,
         "count": len(ordered),
     }
 
@@ -104,9 +107,24 @@ def render(bank: Bank, lessons: list[Lesson]) -> dict[str, str]:
     return out
 
 
+def valid_lessons(bank: Bank) -> list[Lesson]:
+    """The lessons to render: a lesson with an invalid value (a regex that does not compile or
+    could backtrack, a bad glob, a value out of range) is left out of INDEX.md, BANK.md and the
+    compiled index, and its problems join `bank.load_problems`, which commands print as warnings."""
+    from lessonbank.bank.lint import value_problems
+
+    out = []
+    for item in bank.load():
+        problems = value_problems(item)
+        bank.load_problems += problems
+        if not problems:
+            out.append(item.lesson)
+    return out
+
+
 def regenerate(bank: Bank, dry_run: bool = False) -> list[tuple[str, str]]:
     """Write INDEX.md, BANK.md and the compiled index; return (name, action) for each."""
-    lessons = [item.lesson for item in bank.load()]
+    lessons = valid_lessons(bank)
     results = []
     for name, text in render(bank, lessons).items():
         results.append((name, write_atomic(bank.root / name, text, dry_run=dry_run)))
@@ -116,7 +134,7 @@ def regenerate(bank: Bank, dry_run: bool = False) -> list[tuple[str, str]]:
 
 def stale(bank: Bank) -> list[str]:
     """The generated files (by name) whose bytes differ from a fresh rendering."""
-    lessons = [item.lesson for item in bank.load()]
+    lessons = valid_lessons(bank)
     names = []
     for name, text in render(bank, lessons).items():
         try:

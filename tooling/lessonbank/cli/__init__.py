@@ -8,6 +8,7 @@ data. The only package that imports click; it may import everything below it.
 
 from __future__ import annotations
 
+import errno
 import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -91,6 +92,16 @@ class LazyGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the command; a file system error (read-only, full disk, no permission) ends in one
+        line naming the path, exit 1, not a traceback."""
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError):
+                raise
+            raise click.ClickException(disk_error(exc)) from None
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in COMMANDS:
             importlib.import_module(f"lessonbank.cli.{COMMANDS[cmd_name]}")
@@ -110,6 +121,14 @@ def main(ctx: click.Context, root: Path | None) -> None:
     """Keep what coding agents learned in this project, and hand it back at the right moment."""
     ctx.ensure_object(dict)
     ctx.obj["root"] = root
+
+
+def disk_error(exc: OSError) -> str:
+    """One line for a failed file operation: the path(s) and the system's reason."""
+    where = " -> ".join(str(p) for p in (exc.filename, exc.filename2) if p) or "a file"
+    reason = exc.strerror or exc.__class__.__name__
+    verb = "write" if exc.errno in (errno.EROFS, errno.ENOSPC, errno.EDQUOT) else "use"
+    return f"cannot {verb} {where}: {reason}"
 
 
 def get_bank(ctx: click.Context) -> Bank:

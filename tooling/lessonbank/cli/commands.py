@@ -99,6 +99,7 @@ def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool, pendi
     draft, and the taken blocks are dropped once every draft went through the gates (on an error
     the rest stay pending for the next run: nothing is lost).
     """
+    from lessonbank.capture import gates
     from lessonbank.capture import pipeline as capture_mod
 
     refused = []
@@ -106,7 +107,11 @@ def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool, pendi
         try:
             _print_outcome(capture_mod.capture(bank, draft, dry_run=dry_run))
         except GateRefusal as err:
-            refused.append(f"{err} (when: {draft.when!r}; do: {draft.do!r})" if pending else str(err))
+            if pending:  # name the draft, as the gates wrote it: redacted, never the raw text
+                shown, _ = gates.scrub_draft(draft)
+                refused.append(f"{err} (when: {shown.when!r}; do: {shown.do!r})")
+            else:
+                refused.append(str(err))
         except BankError as err:
             raise _fail(err) from None
     if pending:

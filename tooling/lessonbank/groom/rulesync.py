@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lessonbank.bank.store import Bank, remove, write_atomic
 from lessonbank.errors import BankError
-from lessonbank.groom.markers import MARK_RE, neutralise, shift_headings
+from lessonbank.groom.markers import MARK_RE, break_markers, shift_headings
 from lessonbank.kernel import agent_tools
 
 BLOCK_BEGIN = "<!-- lessonbank:rules:begin -->"
@@ -84,7 +84,7 @@ def agents_block(bank: Bank, files: list[Path], why: str = "AGENTS.md cannot imp
     if not files:
         parts.append("<!-- No rules yet: `bank groom` promotes lessons seen in two sessions. -->")
     for path in files:
-        body = neutralise(shift_headings(strip_sections(_read(bank, path)), 1))
+        body = break_markers(shift_headings(strip_sections(_read(bank, path)), 1))
         parts.append(f"<!-- from {bank.relative(path)} -->\n{body}")
     return "\n\n".join(parts)
 

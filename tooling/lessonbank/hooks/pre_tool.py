@@ -154,15 +154,32 @@ def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str]
     if not ranked:
         return
     ranked.sort(key=lambda item: item[:5])
-    claimed = session.claimed_slugs()
-    done: set[tuple[int, int]] = set()
-    for *_, position, _, _, entry in ranked:
-        number = (position, entry[0])
-        if number in done or entry[1] in claimed:
-            continue
-        if _fires(indexes[position], entry, commands, paths, session.state_dir):
-            done.add(number)
-            yield (number, entry[1], entry[2])
+    # This call's matching budget, shared by all its searches in every layer (the modules are
+    # imported for these candidates in any case).
+    matchers: list = []
+    if any(item[-1][5] == "c" for item in ranked):
+        from lessonbank.kernel import regex_engine
+
+        matchers.append(regex_engine)
+    if any(item[-1][5] == "p" for item in ranked):
+        from lessonbank.kernel import globs
+
+        matchers.append(globs)
+    for matcher in matchers:
+        matcher.new_call()
+    try:
+        claimed = session.claimed_slugs()
+        done: set[tuple[int, int]] = set()
+        for *_, position, _, _, entry in ranked:
+            number = (position, entry[0])
+            if number in done or entry[1] in claimed:
+                continue
+            if _fires(indexes[position], entry, commands, paths, session.state_dir):
+                done.add(number)
+                yield (number, entry[1], entry[2])
+    finally:
+        for matcher in matchers:
+            matcher.end_call()
 
 
 def hits(index, tool: str, tool_input: dict, root: str, cwd: str, session: state.Session):  # noqa: ANN201

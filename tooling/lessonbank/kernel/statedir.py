@@ -11,7 +11,9 @@ Every module that touches the folder takes its names from here:
     triggers.cache               command regexes compiled by `bank index`, so that only new ones
                                  are compiled again (see bank.render)
     ledger.jsonl                 one line per injection or would-be injection (see kernel.records)
-    pending-lessons.jsonl        #lesson blocks the Stop hook could not capture yet
+    pending-lessons.jsonl        #lesson blocks the Stop hook could not capture yet (in the
+                                 user's state folder instead when this one cannot be written:
+                                 `user_pending`)
     lock                         flock'd by captures and scans that change the bank
     groom-journal/               `bank groom`'s journal: what an unfinished groom changes, so the
                                  next run rolls it back or completes it (see groom.transaction)
@@ -61,6 +63,17 @@ SCAN = "scan"
 NEXT_SCAN = "next-scan"
 SCHEDULED_LOG = "scheduled.log"
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+
+def user_pending(root: str) -> str:
+    """Where the Stop hook keeps the #lesson blocks of bank `root` when the bank's own folders
+    cannot be written (a read-only checkout, a full disk): the user's state folder,
+    `$XDG_STATE_HOME/lessonbank/pending/` (default `~/.local/state/...`), one file per bank."""
+    env = posix.environ
+    base = env.get(b"XDG_STATE_HOME", b"").decode("utf-8", "replace")
+    if not base.startswith("/"):
+        base = env.get(b"HOME", b"/").decode("utf-8", "replace").rstrip("/") + "/.local/state"
+    return base + "/lessonbank/pending/" + safe_name(root) + ".jsonl"
 
 
 def find_root(cwd: str) -> str | None:
@@ -301,8 +314,14 @@ def write_atomic(path: str, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[posix.write(fd, view) :]
-    finally:
+    except OSError as exc:  # e.g. a full disk: say which file, and leave no temporary behind
         posix.close(fd)
+        try:  # noqa: SIM105 - no contextlib: the hooks import as little as they can
+            posix.unlink(tmp)
+        except OSError:
+            pass
+        raise OSError(exc.errno, exc.strerror, path) from None
+    posix.close(fd)
     posix.replace(tmp, path)
 
 
@@ -319,6 +338,8 @@ def append_line(path: str, line: str) -> None:
         fd = posix.open(path, flags, 0o644)
     try:
         posix.write(fd, data)
+    except OSError as exc:  # e.g. a full disk: say which file
+        raise OSError(exc.errno, exc.strerror, path) from None
     finally:
         posix.close(fd)
 
