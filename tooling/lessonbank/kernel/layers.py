@@ -21,7 +21,7 @@ over teams. Stdlib only (`posix`): the hooks import it on every call.
 import posix
 import sys
 
-from lessonbank.kernel import compiled_read, jsonio, words
+from lessonbank.kernel import compiled_read, jsonio
 from lessonbank.kernel import statedir as state
 
 APP = "lessonbank"
@@ -154,6 +154,8 @@ class Layered:
             position = number[0]
             twins = []
             if len(self.layers) > 1:  # lessons of one layer are never weighed against each other
+                from lessonbank.kernel import words  # only with several layers: a bank alone skips it
+
                 terms = words.terms(self.lesson(number)[3])
                 twins = [
                     g for g in given
