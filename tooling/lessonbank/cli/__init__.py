@@ -60,7 +60,7 @@ SUMMARIES = {
     "remote": "Follow team banks (git repositories holding a bank): add, list, remove.",
     "review": "Walk the scan's candidates one by one: accept (through the capture gates), edit, reject or skip.",
     "rules": "Bring CLAUDE.md (@rules imports), AGENTS.md (a copy) and Cursor rules in line with rules/.",
-    "scan": "Mine agent transcripts (Claude Code, Codex) for mistakes that were fixed; keep them for review.",
+    "scan": "Mine agent transcripts (Claude Code, Codex, Copilot CLI, Gemini CLI) for mistakes that were fixed; keep them for review.",
     "schedule": "Print the crontab line that grooms this bank weekly on a new branch.",
     "show": "Show one lesson by slug or id.",
     "stats": "Counts by status, source, type and tag, and how many lessons groom would consider.",

@@ -145,7 +145,7 @@ def scan(
     compliance: bool,
     scheduled: bool,
 ) -> None:
-    """Mine agent transcripts (Claude Code, Codex) for mistakes that were fixed; keep them for review."""
+    """Mine agent transcripts (Claude Code, Codex, Copilot CLI, Gemini CLI) for mistakes that were fixed; keep them for review."""
     from lessonbank.scan import sources as transcripts
     from lessonbank.scan.candidates import Store, run_scan
 
