@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from lessonbank.bank import lesson as lesson_mod
-from lessonbank.bank import scaffold
+from lessonbank.bank import names, scaffold
 from lessonbank.bank.git import GitRepo
 from lessonbank.bank.store import Bank
 from lessonbank.groom.apply import carry_out
@@ -96,7 +96,7 @@ def build(root: Path, n_files: int, n_lessons: int) -> dict[str, int]:
             else (f"skill:tool-{k % 3}" if k % 8 else f"doc:docs/notes-{k % 5}.md")
         )
         lesson = lesson_mod.Lesson(
-            id=lesson_mod.new_id(now_ms=1_700_000_000_000 + k, rand=k.to_bytes(10, "big")),
+            id=names.new_id(now_ms=1_700_000_000_000 + k, rand=k.to_bytes(10, "big")),
             slug=f"lesson-{k:04d}",
             title=f"Lesson {k}: mind func_{i}",
             when=f"editing func_{i} in {path}",

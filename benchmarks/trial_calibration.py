@@ -239,7 +239,10 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     if args.power:
-        print(f'sessions scenario, {args.runs} simulated trials per cell: how often the verdict is "helps"')
+        print(
+            f"sessions scenario, {args.runs} simulated trials per cell, the rule's test at {stats.ALPHA:.0%}: "
+            'how often the verdict is "helps"'
+        )
         print(f"{'per arm':>8} {'no effect':>10} {'20% drop':>9} {'40% drop':>9} {'cover 0/20/40':>15}")
         for planned in (30, 60, 100, 200):
             table = assignments(args.runs, 2 * planned + 8, args.seed * 7907 + planned)
@@ -253,7 +256,10 @@ def main() -> None:
         return
     names = args.only or list(SCENARIOS)
     if args.null_only:
-        print(f"no effect only, {args.runs} simulated trials per scenario, {args.planned} sessions per arm")
+        print(
+            f"no effect only, {args.runs} simulated trials per scenario, {args.planned} sessions per arm, "
+            f"the rule's test at {stats.ALPHA:.0%}"
+        )
         print(f"{'scenario':<13} {'helps':>7} {'(upper)':>8} {'harms':>7} {'cover':>7}")
         for number, name in enumerate(names):
             table = assignments(args.runs, 2 * args.planned + 8, args.seed * 7919 + number)
@@ -266,7 +272,8 @@ def main() -> None:
         print(f"({time.perf_counter() - started:.0f} s)")
         return
     print(
-        f"{args.runs} simulated trials per cell, {args.planned} sessions per arm; "
+        f"{args.runs} simulated trials per cell, {args.planned} sessions per arm, the rule's test at "
+        f"{stats.ALPHA:.0%}; "
         'helps = share of trials whose verdict is "helps" (at no effect: the false positive rate, '
         "with its one-sided 95% upper bound); cover = share whose 95% interval holds the true ratio"
     )

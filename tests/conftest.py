@@ -1,4 +1,4 @@
-"""Shared fixtures: no test writes to the real $HOME, and git runs with an isolated identity."""
+"""Shared fixtures: no test writes to the real $HOME or data folder, and git runs with an isolated identity."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     """HOME and git's global config point into a temporary folder for every test."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
+    # The personal and team banks (kernel.layers) live under the data folder: in HOME here too.
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
@@ -27,6 +29,8 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Author")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "author@example.invalid")
     monkeypatch.delenv("BANK_ROOT", raising=False)
+    # No SessionStart in a test starts a background scan; tests/hooks/test_discover.py turns it on.
+    monkeypatch.setenv("LESSONBANK_DISCOVER", "off")
     return home
 
 

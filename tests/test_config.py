@@ -28,7 +28,7 @@ def test_every_default_is_valid() -> None:
         ("[recall\n", "bank.toml: not valid TOML: "),
         (
             "[recal]\n",
-            "bank.toml: unknown section [recal]; known: capture, gates, groom, recall, scan, trial",
+            "bank.toml: unknown section [recal]; known: capture, gates, groom, recall, scan",
         ),
         ("[recall]\nmax_lesons = 2\n", "bank.toml: unknown key recall.max_lesons; known in [recall]: "),
         ("[recall]\nmax_lessons = 1.5\n", "bank.toml: recall.max_lessons must be a whole number, got 1.5"),
@@ -43,14 +43,18 @@ def test_every_default_is_valid() -> None:
             "bank.toml: gates.duplicate_threshold must be from 0.05 to 1, got 7",
         ),
         ("[scan]\naccept_above = -3\n", "bank.toml: scan.accept_above must be from 0 to 1.01, got -3"),
+        (
+            '[scan]\nevery = "1w"\n',
+            'bank.toml: scan.every must be a period such as "30m", "12h", "1d" or "7d", or 0 / "off", got \'1w\'',
+        ),
+        (
+            "[scan]\nevery = true\n",
+            'bank.toml: scan.every must be a period such as "30m", "12h", "1d" or "7d", or 0 / "off", got True',
+        ),
         ("[groom]\nmin_seen = 0\n", "bank.toml: groom.min_seen must be from 1 to 1e+06, got 0"),
         ("[groom]\ncursor = 1\n", "bank.toml: groom.cursor must be true or false, got 1"),
         ("[groom]\nskills_dir = 3\n", "bank.toml: groom.skills_dir must be a string, got 3"),
-        (
-            "[trial]\nblock_size = 3\n",
-            "bank.toml: trial.block_size must be even (half of each block goes to each arm), got 3",
-        ),
-        ("[trial]\nblock_size = 0\n", "bank.toml: trial.block_size must be from 2 to 1000, got 0"),
+        ("[trial]\nseed = 1\nblocks = 4\n", "bank.toml: unknown section [trial]; known: "),
         ("recall = 3\n", "bank.toml: recall must be a table: write [recall] and its keys below it"),
     ],
 )
@@ -59,3 +63,56 @@ def test_mistakes_get_one_clear_line(toml: str, message: str) -> None:
         config.parse(toml)
     assert str(info.value).startswith(message)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("1d", 86400.0), ("12h", 43200.0), ("30m", 1800.0), ("90s", 90.0), ("90", 90.0), (3600, 3600.0),
+     (" 2D ", 172800.0), ("off", None), ("0", None), (0, None), ("0h", None)],
+)  # fmt: skip
+def test_scan_every_periods(value: object, seconds: float | None) -> None:
+    assert config.period_seconds(value) == seconds
+    assert config.parse(f"[scan]\nevery = {value!r}\n".replace("'", '"')).get("scan.every") == value
+
+
+@pytest.mark.parametrize("value", ["1w", "-1d", "nan", "inf", "d", True, 1e12])
+def test_scan_every_refuses(value: object) -> None:
+    with pytest.raises(ValueError):
+        config.period_seconds(value)
+
+
+def test_retired_keys_are_read_past_with_one_warning_line_each() -> None:
+    parsed = config.parse("[trial]\nseed = 20261129\nblock_size = 2\n[recall]\nmax_lessons = 2\n")
+    assert parsed.get("recall.max_lessons") == 2
+    assert "trial" not in parsed.values
+    assert parsed.warnings == (
+        "bank.toml: trial.seed is no longer read (each `bank test` draws a fresh random seed, kept out of "
+        "bank.toml); delete it",
+        "bank.toml: trial.block_size is no longer read (the trial mixes blocks of 2, 4 and 6 sessions at "
+        "random); delete it",
+    )
+    assert config.parse("[recall]\nmax_lessons = 2\n").warnings == ()
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"[recall]\n# caf\xe9\n", "bank.toml:2: not UTF-8 text (byte 0xe9); save it as UTF-8"),
+        ("[recall]\n# caf\ufffd\n", "bank.toml:2: not UTF-8 text; save it as UTF-8"),
+        (b"[recall]\nmax_lessons = -1\n", "bank.toml: recall.max_lessons must be from 0 to 50, got -1"),
+    ],
+)
+def test_read_and_lenient_are_one_reader(data: bytes | str, message: str) -> None:
+    with pytest.raises(BankError) as info:
+        config.read(data)
+    assert str(info.value) == message
+    settings, problem = config.lenient(data)
+    assert settings == config.Config()
+    assert problem == f"{message}; the hooks use the default settings"
+
+
+def test_read_takes_bytes_text_or_nothing() -> None:
+    assert config.read(b"[recall]\nmax_lessons = 2\n").get("recall.max_lessons") == 2
+    assert config.read("[recall]\nmax_lessons = 2\n").get("recall.max_lessons") == 2
+    assert config.read(None) == config.Config()
+    assert config.lenient("[recall]\nmax_lessons = 2\n")[1] == ""

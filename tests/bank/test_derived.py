@@ -153,13 +153,14 @@ def test_a_touched_file_is_hashed_not_parsed(tmp_path: Path, monkeypatch: pytest
 
 
 def test_check_reports_each_file_and_duplicates_from_the_cache(tmp_path: Path) -> None:
-    bank = make_bank(tmp_path / "b", [lesson("ok-one"), lesson("ok-two")])
+    one, two = "01JBQX0000000000000000000A", "01JBQX0000000000000000000B"
+    bank = make_bank(tmp_path / "b", [lesson("ok-one", id=one), lesson("ok-two", id=two)])
     text = (bank.lessons_dir / "ok-one.md").read_text(encoding="utf-8")
     (bank.lessons_dir / "copy.md").write_text(text, encoding="utf-8")
     (bank.lessons_dir / "bad.md").write_bytes(b"\xff\xfe")
     problems, count = derived.check(Bank.open(bank.root))
     assert count == 4
-    same = lesson("ok-one").id
+    same = one
     assert [(p.path.name, p.line, p.message) for p in problems] == [
         ("bad.md", 1, "not UTF-8 text"),
         ("copy.md", 2, f"duplicate id {same!r} (also in ok-one.md)"),

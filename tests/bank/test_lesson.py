@@ -198,21 +198,6 @@ def test_validate_reports_bad_values() -> None:
     assert fields == {"commands", "paths", "priority", "tags"}
 
 
-def test_ids_sort_by_time_and_do_not_collide() -> None:
-    a = L.new_id(now_ms=1_700_000_000_000, rand=b"\x00" * 10)
-    b = L.new_id(now_ms=1_700_000_000_001, rand=b"\x00" * 10)
-    assert len(a) == 26 and a < b
-    assert len({L.new_id() for _ in range(2000)}) == 2000
-
-
-@pytest.mark.parametrize(
-    ("title", "slug"),
-    [("Pytest hangs on a TTY!", "pytest-hangs-on-a-tty"), ("", "lesson"), ("a" * 80, "a" * 60)],
-)
-def test_slugify(title: str, slug: str) -> None:
-    assert L.slugify(title) == slug
-
-
 @pytest.mark.parametrize(
     ("glob", "ok"),
     [
@@ -229,3 +214,20 @@ def test_slugify(title: str, slug: str) -> None:
 def test_glob_problems_agree_with_the_hooks_matcher(glob: str, ok: bool) -> None:
     """`bank check` calls a glob broken exactly when the hooks could not read it as written."""
     assert (L.glob_problem(glob) == "") is ok
+
+
+@pytest.mark.parametrize(
+    ("seen", "sessions", "counted"),
+    [
+        (1, [], False),  # created without a session: that was its one sessionless count
+        (1, ["s1"], True),  # every count so far named a session: one without may count once
+        (2, ["s1"], False),  # …and only once, ever
+        (3, ["s1", "s2"], False),
+    ],
+)
+def test_a_sighting_without_a_session_counts_at_most_once(seen: int, sessions: list[str], counted: bool) -> None:
+    lesson = L.parse(HAND_EDITED)
+    lesson.seen, lesson.sessions = seen, list(sessions)
+    after, did = frontmatter_edit.record_session(lesson, None, "2026-11-30")
+    assert did is counted
+    assert after.seen == seen + counted and after.sessions == sessions

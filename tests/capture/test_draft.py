@@ -47,3 +47,8 @@ def test_a_draft_s_own_priority_and_confidence_win_over_the_defaults() -> None:
     lesson = to_lesson(draft, set(), "d", 5)
     assert (lesson.priority, lesson.confidence, lesson.title) == (9, 0.95, "T")
     assert to_lesson(Draft(when="a", do="b", source="scanned"), set(), "d", 5).confidence == 0.6
+
+
+def test_a_long_derived_title_keeps_its_first_clause_whole() -> None:
+    when = "after moving the package under src/, pytest fails with ModuleNotFoundError while loading conftest.py"
+    assert draft_mod.derive_title(when, "") == "After moving the package under src/, pytest fails with ModuleNotFoundError"

@@ -13,7 +13,7 @@ from tests.conftest import git
 from tests.hook_support import lesson, make_bank
 
 
-def test_demo_runs_every_step(tmp_path: Path) -> None:
+def test_demo_runs_every_step(tmp_path: Path, isolated_home: Path) -> None:
     root = tmp_path / "demo"
     result = CliRunner().invoke(main, ["demo", "--dir", str(root)])
     assert result.exit_code == 0, result.output
@@ -24,10 +24,22 @@ def test_demo_runs_every_step(tmp_path: Path) -> None:
         "3. Scan: lessons from an old transcript",
         "4. Groom: a lesson seen in two sessions graduates into a rule",
         "5. Proof: an on/off trial through the real hooks, and the ledger",
+        "6. Layers: a team bank shared through git reaches this project's hooks",
     ]
     assert "redacted before writing: 1 stripe key" in result.output
     assert "format gate: refused: triggers.commands[0] '(a+)+$': nested quantifier" in result.output
     assert "groom again: nothing to change" in result.output
+    layers_step = result.output.split("6. Layers")[1].splitlines()
+    assert layers_step[3:7] == [
+        "   PreToolUse Bash `docker build -t app .` in the project: exit 0",
+        "     - [docker-build-in-ci-needs-the-classic-builder] (team:demo-team) docker build in CI needs the classic "
+        "builder. When building the images with docker build on the team's CI runners: set DOCKER_BUILDKIT=0: the "
+        "runners' BuildKit cache corrupts multi-stage builds",
+        "   PreToolUse Bash `DOCKER_BUILDKIT=0 docker build -t app .` in the project: exit 0",
+        "     (nothing handed over)",
+    ]
+    assert git(root, "status", "--porcelain") == ""  # the team bank and its data folder stay in .lessonbank/
+    assert not (isolated_home / ".local/share/lessonbank").exists()  # nor does it join the user's layers
     assert result.output.endswith(f"The demo bank is at {root.resolve()}: try `cd {root.resolve()} && bank list`.\n")
     assert not (root / ".lessonbank" / "hook.log").exists()
 

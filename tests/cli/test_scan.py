@@ -17,7 +17,7 @@ from tests.conftest import run
 DEMO = DEMO_TRANSCRIPTS / "shop-session.jsonl"
 SESSION = "5e551011-de30-4c1a-9d2e-000000000001"
 SECRET = "hunter2secret"
-LESSON_SLUG = "after-moving-the-package-under-src-pytest-fails-with"
+LESSON_SLUG = "after-moving-the-package-under-src-pytest-fails"
 SCAN_DEMO = [
     "scanned 1 transcript: 1 with new lines, 12.3 kB read",
     "found 2 new candidates, 0 seen again: 1 self-reported (tier 1), 1 heuristic (tier 2)",
@@ -27,6 +27,7 @@ SCAN_DEMO = [
     "#lesson protocol: 1 of 1 fixed check came with a block (claude 1 of 1)",
 ]
 CORRECTION = "a7465d67"
+DEMO_WEEK = "2026-W47"  # the ISO week of the demo session's episodes, not of the scan
 LIST_DEMO = (
     "id        conf  prio  tier  kind        seen  when\n"
     "712ae1be  0.90  5     1     lesson      1     after moving the package under src/, pytest fails with ModuleNotFoundEr…\n"
@@ -65,7 +66,9 @@ def test_scan_prints_a_summary_and_stores_candidates(bank: Path) -> None:
     ]  # fmt: skip
     # the protocol's compliance over time: one line per scan that met fixed checks
     [line] = (bank / ".lessonbank" / "scan" / "protocol.jsonl").read_text().splitlines()
-    assert {k: v for k, v in json.loads(line).items() if k != "date"} == {"agent": "claude", "fixed": 1, "with_block": 1}
+    assert {k: v for k, v in json.loads(line).items() if k != "scanned"} == {
+        "week": DEMO_WEEK, "agent": "claude", "fixed": 1, "with_block": 1,
+    }  # fmt: skip
     again = run(bank, "scan", "--path", str(DEMO))
     assert again.output.splitlines() == [
         "scanned 1 transcript: 0 with new lines, 0.0 kB read",
@@ -163,7 +166,7 @@ def test_review_accept_edit_reject(bank: Path) -> None:
         "  when: editing `conftest.py` (the user corrected this)\n"
         "  do:   No, don't patch sys.path in conftest.py: set pythonpath in pyproject.toml\n"
         "  triggers: path **/conftest.py; keywords patch, path, conftest\n"
-        "  verify: no check derivable from the evidence (groom can only count sightings)\n"
+        "  verify: no check derivable from the evidence (groom holds it for review until it has one or you set source: typed)\n"
         "  promote-to: rule:conventions\n"
     ) in out
     assert f"created lessons/{LESSON_SLUG}.md\n" in out
@@ -311,3 +314,35 @@ def test_review_edit_opens_the_lesson_in_the_editor_and_keeps_it_on_quit(
     [edited] = [c for c in json.loads(run(bank, "review", "--list", "--json").output) if c["id"] == CORRECTION]
     assert edited["title"] == "Never patch sys.path in conftest.py"  # saved before the quit
     assert not list((bank / ".lessonbank" / "scan").glob("edit-*.md"))
+
+
+def test_compliance_per_agent_and_week(bank: Path) -> None:
+    assert run(bank, "scan", "--compliance").output == (
+        "no fixed checks recorded yet: `bank scan` records them as it reads transcripts\n"
+    )
+    run(bank, "scan", "--path", str(DEMO))
+    log = bank / ".lessonbank" / "scan" / "protocol.jsonl"
+    with log.open("a") as out:  # two later scans, and a row from before weeks were kept
+        out.write('{"week": "2026-W48", "agent": "claude", "fixed": 2, "with_block": 0, "scanned": "2026-12-01"}\n')
+        out.write('{"week": "2026-W49", "agent": "codex", "fixed": 3, "with_block": 2, "scanned": "2026-12-09"}\n')
+        out.write('{"date": "2026-11-02", "agent": "claude", "fixed": 1, "with_block": 0}\n')
+        out.write("not json\n")
+    assert run(bank, "scan", "--compliance").output == (
+        "agent   week      fixed checks  with #lesson  share\n"
+        "claude  2026-W45  1             0             0%\n"
+        "claude  2026-W47  1             1             100%\n"
+        "claude  2026-W48  2             0             0%\n"
+        "codex   2026-W49  3             2             67%\n"
+        "all               7             3             43%\n"
+    )
+    assert json.loads(run(bank, "scan", "--compliance", "--json").output) == {
+        "rows": [
+            {"agent": "claude", "week": "2026-W45", "fixed": 1, "with_block": 0},
+            {"agent": "claude", "week": "2026-W47", "fixed": 1, "with_block": 1},
+            {"agent": "claude", "week": "2026-W48", "fixed": 2, "with_block": 0},
+            {"agent": "codex", "week": "2026-W49", "fixed": 3, "with_block": 2},
+        ],
+        "total": {"fixed": 7, "with_block": 3},
+    }
+    # --compliance reads the record only: no transcript is scanned, nothing is written.
+    assert log.read_text().count("\n") == 5

@@ -95,7 +95,13 @@ def test_whole_bank_commands_on_an_unchanged_bank_parse_nothing(tmp_path: Path, 
     """The derived cache answers: no lesson is parsed, so neither YAML nor Jinja is even imported."""
     from tests.hook_support import lesson, make_bank
 
-    make_bank(tmp_path, [lesson("cached-one", commands=[r"\bmake\b"]), lesson("cached-two")])
+    make_bank(
+        tmp_path,
+        [
+            lesson("cached-one", id="01JBQX0000000000000000000A", commands=[r"\bmake\b"]),
+            lesson("cached-two", id="01JBQX0000000000000000000B"),
+        ],
+    )
     subprocess.run([sys.executable, "-m", "lessonbank", "list"], cwd=tmp_path, check=True, capture_output=True)
     text, modules = loaded(args, tmp_path)
     assert "cached-one" in text or "2 lesson file(s)" in text or "lessons: 2" in text

@@ -173,9 +173,9 @@ def normalise(text: str, root: Path) -> str:
 
 TABLE = """\
 lesson         decision      reason                                                                            destination
-db-migrations  promote       seen in 2 sessions; nothing in the code contradicts it (no verify checks)         docs/testing.md
-db-timeout     promote       seen in 2 sessions; re-verified: 1 pattern still found                            rules/testing.md
-pytest-tty     promote       seen in 3 sessions; nothing in the code contradicts it (no verify checks)         .claude/skills/pytest/SKILL.md
+db-migrations  promote       seen in 2 sessions; no check to run (no verify fields)                            docs/testing.md
+db-timeout     promote       seen in 2 sessions; re-verified: verify.match `def connect\\(` found in src/db.py  rules/testing.md
+pytest-tty     promote       seen in 3 sessions; no check to run (no verify fields)                            .claude/skills/pytest/SKILL.md
 old-api        delete        verify.match `legacy_connect\\(` no longer matches any tracked file                rule:testing
 anchored       needs-review  src/db.py changed since the lesson was verified at <sha>; check it still holds  rule:testing
 fresh          wait          seen in 1 session; groom waits for 2                                              rule:testing
@@ -526,12 +526,12 @@ def test_run_commands_only_when_asked(bank: Path) -> None:
     plain = run(bank, "groom", "--dry-run", "--json")
     decisions = {d["lesson"]: (d["decision"], d["reason"]) for d in yaml.safe_load(plain.stdout)}
     assert decisions["fails"][0] == decisions["hangs"][0] == "promote"
-    assert decisions["fails"][1].endswith("; verify.command not run")
+    assert decisions["fails"][1] == "seen in 2 sessions; no check ran: verify.command not run (pass --run-commands)"
     asked = run(bank, "groom", "--dry-run", "--json", "--run-commands", "--timeout", "0.3")
     decisions = {d["lesson"]: (d["decision"], d["reason"]) for d in yaml.safe_load(asked.stdout)}
     assert decisions == {
-        "fails": ("delete", "verify.command failed: exit 3"),
-        "hangs": ("needs-review", "verify.command timeout: timed out after 0.3s"),
+        "fails": ("delete", "verify.command `exit 3` failed (exit 3)"),
+        "hangs": ("needs-review", "verify.command `sleep 29.731` timeout (timed out after 0.3s)"),
     }
     assert "sleep 29.731" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
 
@@ -712,3 +712,40 @@ def test_an_unreadable_rule_file_stops_the_groom_before_any_write(bank: Path) ->
         "Error: rules/testing.md cannot be read as UTF-8 text (UnicodeDecodeError)",
     )
     assert files_of(bank) == before
+
+
+def test_scanned_lessons_are_promoted_on_the_check_they_ran(bank: Path) -> None:
+    """Groom on accepted scanned lessons: each reason names its check; a failed check deletes."""
+    write(bank, {"tests/setup.ts": "afterEach(() => vi.clearAllMocks())\n"})
+    add_lesson(
+        bank, "vitest-queued-mocks", "rule:testing", source="scanned",
+        verify={"paths": ["tests/setup.ts", "src/db.py"], "match": ["clearAllMocks"]},
+    )  # fmt: skip
+    add_lesson(bank, "old-flag", "rule:testing", source="scanned", verify={"match": [r"--legacy-peer-deps"]})
+    add_lesson(bank, "no-check", "rule:testing", source="scanned")
+    commit_all(bank, "scanned lessons")
+    result = run(bank, "groom", "--commit")
+    assert result.exit_code == 0, result.output
+    assert git(bank, "log", "-1", "--format=%B") == (
+        "bank groom: promote 1, delete 1, review 1\n\n"
+        "Promoted:\n"
+        "- vitest-queued-mocks -> rules/testing.md: seen in 2 sessions; re-verified: verify.paths 2 of 2 tracked; "
+        "verify.match `clearAllMocks` found in tests/setup.ts\n\n"
+        "Deleted as stale:\n"
+        "- old-flag: verify.match `--legacy-peer-deps` no longer matches any tracked file\n\n"
+        "Marked needs-review:\n"
+        "- no-check: no check to run (no verify fields); a scanned lesson needs verify.paths, verify.match or "
+        "verify.absent that holds, or source: typed to vouch for it yourself, before groom promotes it\n\n"
+    )
+    assert not (bank / "lessons" / "old-flag.md").exists()
+    assert "status: needs-review" in (bank / "lessons" / "no-check.md").read_text()
+    # The check holds only while the code does: once the identifier is gone, a re-groom of the
+    # same lesson deletes it and says which check failed.
+    add_lesson(bank, "vitest-queued-mocks", "rule:api", source="scanned", verify={"match": ["clearAllMocks"]})
+    write(bank, {"tests/setup.ts": "afterEach(() => vi.resetAllMocks())\n"})
+    commit_all(bank, "reset, not clear")
+    again = run(bank, "groom", "--dry-run", "--json")
+    decisions = {d["lesson"]: (d["decision"], d["reason"]) for d in yaml.safe_load(again.stdout)}
+    assert decisions["vitest-queued-mocks"] == (
+        "delete", "verify.match `clearAllMocks` no longer matches any tracked file"
+    )

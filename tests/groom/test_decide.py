@@ -60,11 +60,11 @@ def one(lesson: Lesson, files: dict[str, str] | None = None, **kw: Any) -> tuple
         (make(status="disabled", seen=5), (SKIP, "status is disabled: left alone")),
         (
             make(seen=2),
-            (PROMOTE, "seen in 2 sessions; nothing in the code contradicts it (no verify checks)"),
+            (PROMOTE, "seen in 2 sessions; no check to run (no verify fields)"),
         ),
         (
             make(seen=3, status="needs-review", verify={"paths": ["src/db.py"]}),
-            (PROMOTE, "seen in 3 sessions; re-verified: 1 path exists"),
+            (PROMOTE, "seen in 3 sessions; re-verified: verify.paths 1 of 1 tracked"),
         ),
     ],
 )
@@ -80,13 +80,14 @@ def test_min_seen_is_configurable() -> None:
 @pytest.mark.parametrize(
     ("verify", "expected"),
     [
-        ({"paths": ["src/db.py", "tests"]}, (PROMOTE, "seen in 2 sessions; re-verified: 2 paths exist")),
-        ({"paths": ["src/gone.py"]}, (DELETE, "verify path src/gone.py no longer exists")),
-        ({"paths": "src"}, (PROMOTE, "seen in 2 sessions; re-verified: 1 path exists")),
-        ({"match": [r"def connect\("]}, (PROMOTE, "seen in 2 sessions; re-verified: 1 pattern still found")),
+        ({"paths": ["src/db.py", "tests"]}, (PROMOTE, "seen in 2 sessions; re-verified: verify.paths 2 of 2 tracked")),
+        ({"paths": ["src/gone.py"]}, (DELETE, "verify.paths src/gone.py is no longer tracked")),
+        ({"paths": "src"}, (PROMOTE, "seen in 2 sessions; re-verified: verify.paths 1 of 1 tracked")),
+        ({"match": [r"def connect\("]}, (PROMOTE, r"seen in 2 sessions; re-verified: verify.match `def connect\(` found in src/db.py")),
         (
             {"match": [r"def connect\(", r"^import pytest$"]},
-            (PROMOTE, "seen in 2 sessions; re-verified: 2 patterns still found"),
+            (PROMOTE, r"seen in 2 sessions; re-verified: verify.match `def connect\(` found in src/db.py; "
+             "verify.match `^import pytest$` found in tests/test_db.py"),
         ),
         (
             {"match": [r"def connect_all\("]},
@@ -98,7 +99,7 @@ def test_min_seen_is_configurable() -> None:
         ),
         ({"match": [r"connect\(timeout=5\)"], "glob": ["src/**", "docs/*.md"]}, (PROMOTE, None)),
         ({"match": [r"(?i)IMPORT PYTEST"]}, (PROMOTE, None)),
-        ({"absent": [r"utcnow\(\)"]}, (PROMOTE, "seen in 2 sessions; re-verified: the pitfall is still present")),
+        ({"absent": [r"utcnow\(\)"]}, (PROMOTE, r"seen in 2 sessions; re-verified: verify.absent `utcnow\(\)` still found in src/legacy.py (the pitfall remains)")),
         (
             {"absent": [r"datetime\.utcnow", r"time\.clock\("]},
             (DELETE, r"the pitfall is gone: verify.absent `datetime\.utcnow`, `time\.clock\(` matches no tracked file"),
@@ -107,7 +108,7 @@ def test_min_seen_is_configurable() -> None:
         ({"match": ["def ("]}, (REVIEW, None)),
         (
             {"paths": ["src/gone.py"], "match": [r"def connect_all\("]},
-            (DELETE, "verify path src/gone.py no longer exists (and 1 more)"),
+            (DELETE, "verify.paths src/gone.py is no longer tracked (and 1 more)"),
         ),
     ],
 )
@@ -193,10 +194,10 @@ def test_anchors_are_named_files_only() -> None:
 @pytest.mark.parametrize(
     ("result", "expected"),
     [
-        (None, (PROMOTE, "seen in 2 sessions; nothing in the code contradicts it (no verify checks); verify.command not run")),
-        (CommandResult("pass", "exit 0"), (PROMOTE, "seen in 2 sessions; re-verified: verify.command passes")),
-        (CommandResult("fail", "exit 1"), (DELETE, "verify.command failed: exit 1")),
-        (CommandResult("timeout", "timed out after 2s"), (REVIEW, "verify.command timeout: timed out after 2s")),
+        (None, (PROMOTE, "seen in 2 sessions; no check ran: verify.command not run (pass --run-commands)")),
+        (CommandResult("pass", "exit 0"), (PROMOTE, "seen in 2 sessions; re-verified: verify.command `make check` passes (exit 0)")),
+        (CommandResult("fail", "exit 1"), (DELETE, "verify.command `make check` failed (exit 1)")),
+        (CommandResult("timeout", "timed out after 2s"), (REVIEW, "verify.command `make check` timeout (timed out after 2s)")),
     ],
 )
 def test_verify_command_runs_only_when_asked(result: CommandResult | None, expected: tuple[str, str]) -> None:
@@ -210,6 +211,37 @@ def test_verify_command_runs_only_when_asked(result: CommandResult | None, expec
     lesson = make(verify={"command": "make check"})
     assert one(lesson, run_command=None if result is None else runner) == expected
     assert ran == ([] if result is None else ["make check"])
+
+
+@pytest.mark.parametrize(
+    ("verify", "expected"),
+    [
+        (
+            {},
+            (REVIEW, "no check to run (no verify fields); a scanned lesson needs verify.paths, verify.match or "
+             "verify.absent that holds, or source: typed to vouch for it yourself, before groom promotes it"),
+        ),
+        (
+            {"command": "make check"},
+            (REVIEW, "no check ran: verify.command not run (pass --run-commands); a scanned lesson needs "
+             "verify.paths, verify.match or verify.absent that holds, or source: typed to vouch for it "
+             "yourself, before groom promotes it"),
+        ),
+        (
+            {"match": [r"def connect\("], "paths": ["src/db.py"]},
+            (PROMOTE, r"seen in 2 sessions; re-verified: verify.paths 1 of 1 tracked; "
+             r"verify.match `def connect\(` found in src/db.py"),
+        ),
+        ({"match": [r"clearAllMocks"]}, (DELETE, "verify.match `clearAllMocks` no longer matches any tracked file")),
+    ],
+)
+def test_a_scanned_lesson_is_promoted_only_on_a_check_that_ran(
+    verify: dict[str, Any], expected: tuple[str, str]
+) -> None:
+    assert one(make(source="scanned", verify=verify)) == expected
+    # The same lesson typed by a person is promoted on its word when it has no check.
+    if not verify:
+        assert one(make(source="typed")) == (PROMOTE, "seen in 2 sessions; no check to run (no verify fields)")
 
 
 def test_invalid_destination_needs_review() -> None:

@@ -115,7 +115,7 @@ def test_test_mode_asks_the_trial_for_the_arm(root: Path, monkeypatch: pytest.Mo
     # e.g. "- [high-pytest] high pytest. When working on high pytest: remember high-pytest"
     assert rows == [
         {"session": "t1", "turn": turn, "lesson": slug, "event": "PreToolUse", "bytes": size,
-         "arm": "without", "injected": False, "tool_use_id": "toolu_9"}
+         "arm": "without", "injected": False, "tool_use_id": "toolu_9", "layer": "project"}
         for slug, size in (("high-pytest", 78), ("low-pytest", 74))
     ]  # fmt: skip
     # The would-be injection still claims the lessons: both arms see each lesson once a session.

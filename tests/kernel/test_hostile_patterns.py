@@ -182,3 +182,54 @@ def test_remembered_failures_keep_a_many_star_glob_polynomial() -> None:
     found, steps = globs.measure(compiled, "a" * 200, 10**9)
     assert found is False and steps <= len(compiled[1][0]) * 201 * 201
     assert globs.measure(compiled, "a" * 200, globs.BUDGET_BASE + globs.BUDGET_PER_CHAR * 200)[0] is None
+
+
+def test_one_call_shares_one_budget_across_its_searches() -> None:
+    program, _ = rxbuild.compile_pattern(r"a*a*a*a*a*a*a*a*b")
+    rx.new_call()
+    try:
+        outcomes = []
+        for _ in range(20):
+            try:
+                rx.search(program, "slow", "a" * 200)
+                outcomes.append("matched")
+            except rx.Exhausted as exc:
+                outcomes.append(str(exc))
+        spent = "skipped: this call's matching budget is spent"
+        # the per-search budget ends each search until the call's allowance is gone
+        assert outcomes[0] == f"gave up after {rx.budget('a' * 200)} matching steps"
+        ran = -(-rx.CALL_BUDGET // rx.budget("a" * 200))  # searches until the allowance is gone
+        assert outcomes[ran:] == [spent] * (20 - ran) and spent not in outcomes[:ran]
+    finally:
+        rx.end_call()
+    with pytest.raises(rx.Exhausted, match="gave up after"):  # outside a call: its own budget only
+        rx.search(program, "slow", "a" * 200)
+
+
+def test_the_re_fallback_of_a_call_is_stopped_by_its_clock() -> None:
+    """A non-ASCII subject goes to `re`, which backtracks without counting: `a*a*a*a*b` over
+    200 a's and an é takes seconds there. Inside a call it gives up at RE_SECONDS."""
+    rx.new_call()
+    try:
+        with pytest.raises(rx.Exhausted, match="of `re` in this call"):
+            rx.search(None, r"a*a*a*a*b", "a" * 200 + "é")
+        with pytest.raises(rx.Exhausted, match="matching time is spent"):
+            rx.search(None, r"caf.", "café")
+    finally:
+        rx.end_call()
+    assert rx.search(None, r"caf.", "café") is True  # outside a call: no clock
+
+
+def test_globs_share_one_budget_per_call() -> None:
+    compiled = globs.compile_glob("*a*a*a*a*a*a*a*b")
+    globs.new_call()
+    try:
+        messages = []
+        for _ in range(30):
+            try:
+                globs.match(compiled, "a" * 200)
+            except globs.Exhausted as exc:
+                messages.append(str(exc))
+        assert messages[-1] == "skipped: this call's matching budget is spent"
+    finally:
+        globs.end_call()

@@ -32,3 +32,30 @@ def test_claimed_slugs_undo_safe_names(tmp_path: Path, slug: str) -> None:
     assert session.claimed_slugs() == set()
     assert session.claim(slug, 5)
     assert session.claimed_slugs() == {slug}
+
+
+def test_user_pending_is_in_the_users_state_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    assert statedir.user_pending("/work/my bank") == f"{tmp_path}/home/.local/state/lessonbank/pending/%2Fwork%2Fmy%20bank.jsonl"
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    assert statedir.user_pending("/b").startswith(f"{tmp_path}/state/lessonbank/pending/")
+    monkeypatch.setenv("XDG_STATE_HOME", "relative/ignored")
+    assert statedir.user_pending("/b").startswith(f"{tmp_path}/home/.local/state/")
+
+
+def test_a_failed_write_names_its_file_and_leaves_no_temporary(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import errno
+
+    def full(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(statedir.posix, "write", full)
+    with pytest.raises(OSError) as info:
+        statedir.write_atomic(str(tmp_path / "x"), b"data")
+    assert (info.value.errno, info.value.filename) == (errno.ENOSPC, str(tmp_path / "x"))
+    with pytest.raises(OSError) as info:
+        statedir.append_line(str(tmp_path / "log"), "a line")
+    assert info.value.filename == str(tmp_path / "log")
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log"]

@@ -227,6 +227,22 @@ def test_a_check_that_failed_before_any_edit_of_the_turn_is_a_lesson_codex(tmp_p
     assert (cand.evidence[0]["agent"], cand.evidence[0].get("reported")) == ("codex", None)  # no #lesson block
 
 
+@pytest.mark.parametrize("wrote_it", [True, False])
+def test_installing_a_dependency_file_written_this_turn_is_work_in_progress(tmp_path: Path, wrote_it: bool) -> None:
+    t = Claude().user("add a test suite")
+    if wrote_it:
+        t.edit("/p/requirements-dev.txt", tool="Write")
+    t.bash("python -m pytest tests/", "/usr/bin/python: No module named pytest", 1)
+    t.say("The test dependencies are not installed; installing requirements-dev.txt first.")
+    t.bash("python -m pip install -r requirements-dev.txt", "Successfully installed pytest-9.0.2")
+    t.bash("python -m pytest tests/", "35 passed")
+    kept, skipped = lessons(t.write(tmp_path))
+    if wrote_it:
+        assert (kept, skipped.get("work in progress")) == ([], 1)
+    else:
+        assert [c.kind for c in kept] == ["fix"] and "work in progress" not in skipped
+
+
 def test_an_episode_without_diagnosis_or_fix_sentence_is_not_proposed(tmp_path: Path) -> None:
     t = Claude().bash("make", "src/a.c:3:1: error: expected ';'", 2).say("Let me look.").edit("/p/src/a.c")
     t.bash("make", "ok")

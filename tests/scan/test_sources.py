@@ -317,11 +317,12 @@ def test_codex_session_where_pnpm_test_fails_then_passes() -> None:
 
 
 @needs_corpus
-def test_claude_session_abc757d1_failing_pytest_later_fixed() -> None:
-    found, _ = scan(corpus_file("abc757d1-*.jsonl"))
-    [cand] = [c for c in found if "pytest" in c.key]
-    assert cand.kind == "unblocked" and "No module named pytest" in cand.when
-    assert "pip install -r requirements-dev.txt" in cand.do
+def test_claude_session_abc757d1_installing_the_suite_it_just_wrote_is_no_lesson() -> None:
+    # The agent wrote requirements-dev.txt in that turn, ran pytest before installing it, then did:
+    # setting up its own new test suite, not a mistake that comes back.
+    found, stats = scan(corpus_file("abc757d1-*.jsonl"))
+    assert [c for c in found if "pytest" in c.key] == []
+    assert stats.skipped["work in progress"] >= 1
 
 
 @needs_corpus
@@ -400,3 +401,16 @@ def test_the_cheap_look_covers_every_non_mistake_phrase_mining_knows() -> None:
     hints = [p.lower() for p, _ in records._NON_MISTAKE_PHRASES]
     phrases = (*mining._DENIED, *mining._REJECTED, *mining._INTERRUPTED, *mining._INVALID)
     assert [p for p in phrases if not any(h in p for h in hints)] == []
+
+
+@pytest.mark.parametrize(
+    ("line", "spaced"),
+    [
+        (b'{"type": "assistant", "message": {}}', True),
+        (b'{"type" : "user"}', True),
+        (b'{"type":"assistant","message":{"content":"a \\": b"}}', False),
+        (b'{"type":"assistant"}', False),
+    ],
+)
+def test_spaced_json_is_told_from_compact(line: bytes, spaced: bool) -> None:
+    assert transcripts.spaced(line) is spaced

@@ -54,7 +54,7 @@ def test_the_verdict_on_hand_built_files(
     assert data["sessions"] == {"with": len(with_sessions), "without": len(without_sessions)}
     assert data["turns"] == {"with": 4 * n[0], "without": 4 * n[1]}
     assert data["planned"] == 30
-    assert data["method"] == "session permutation (studentized); session-robust ratio interval"
+    assert data["method"] == "session permutation (studentized), one-sided at 4%; session-robust ratio interval"
 
 
 def test_the_text_report_of_a_file(tmp_path: Path) -> None:

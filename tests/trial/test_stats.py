@@ -91,6 +91,20 @@ def test_a_real_drop_smaller_than_the_floor_is_not_help() -> None:
     )
 
 
+def test_a_drop_significant_at_5_but_not_at_4_percent_is_not_help() -> None:
+    """The rule tests at 4%, set below the promised 5% in advance: p = 0.048 with a 20.2% drop is no help."""
+    rng = random.Random(132)
+    with_sessions = [[rng.choice([0, 0, 0, 1, 1, 2]) for _ in range(4)] for _ in range(30)]
+    without_sessions = [[rng.choice([0, 0, 1, 1, 1, 2]) for _ in range(4)] for _ in range(30)]
+    result = v.decide(trial(with_sessions, without_sessions), 30)
+    assert v.ALPHA == 0.04
+    assert (result.verdict, result.reason) == (
+        v.NO_EFFECT,
+        "20.2% fewer failed checks per check run with lessons, which chance alone can explain "
+        "(one-sided p = 0.048)",
+    )
+
+
 def test_the_overdispersed_null_would_have_passed_the_old_rule() -> None:
     """The old rule (30 per arm and a 20% lower point estimate) said "help" here; the test does not."""
     result = v.decide(trial(HEAVY_WITH, HEAVY_WITHOUT), 30)
@@ -154,6 +168,33 @@ def test_sessions_sum_their_turns_in_first_seen_order() -> None:
 def test_a_record_that_is_not_one_says_why(data: object, problem: str) -> None:
     with pytest.raises(ValueError, match="^" + problem.replace("(", r"\(").replace(")", r"\)") + "$"):
         v.record_from_json(data)
+
+
+def test_the_rule_as_printed_names_its_levels_and_its_floor() -> None:
+    assert v.rule_text(60) == (
+        "Rule (fixed before the trial started): sessions, not turns, are compared. After 60 sessions in "
+        "each arm (the planned size), lessons are said to help only if a one-sided session-level "
+        "permutation test finds fewer failed checks per check run with lessons at the 4% level (set below "
+        "5%, so that lessons that change nothing are said to help in under 5% of trials) AND the "
+        "estimated drop is at least 20%; they are said to harm if the same test finds more at the 2.5% "
+        "level; otherwise no effect is claimed. Before 60 there is no verdict, and sessions after the "
+        "first 60 of an arm are not analysed, so looking early or often cannot change the answer."
+    )
+    assert v.METHOD_SHORT == "session permutation (studentized), one-sided at 4%; session-robust ratio interval"
+
+
+def test_the_power_table_bank_test_shows() -> None:
+    assert r.power_lines(60) == [
+        'How often a trial of each size says "helps" (simulated sessions of 1 to ~8 turns, about 3 checks '
+        "a turn, 30% of checks failing on average, some sessions much harder than others):",
+        "  sessions per arm  no effect  20% drop  40% drop",
+        "                30       4.2%     14.8%     43.8%",
+        "                60       3.7%     23.7%     69.4%  <- this trial",
+        "               100       3.5%     32.7%     88.1%",
+        "               200       2.1%     41.9%     98.8%",
+        "  A 20% drop is the smallest the rule calls help, so even a real one is found less than half the "
+        'time at these sizes; a trial that says "no effect" has not shown that lessons do nothing.',
+    ]
 
 
 def test_report_while_collecting() -> None:

@@ -68,12 +68,19 @@ DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
         "priority_correction": (1, "priority added for a user correction"),
         "priority_per_session": (1, "priority added per further session (up to two)"),
         "priority_attempts": (1, "priority added when three or more runs failed before the fix"),
+        "every": (
+            "1d",
+            "how often a session start runs a background `bank scan` (30m, 12h, 1d, 7d; 0 or \"off\": never)",
+        ),
         "distill_command": ("claude -p", "headless agent command `--distill` asks for one lesson (prompt appended)"),
     },
-    "trial": {
-        "seed": (20261129, "no longer read: each `bank test` draws a fresh seed, kept out of bank.toml"),
-        "block_size": (2, "no longer read: the trial mixes blocks of 2, 4 and 6 sessions at random"),
-    },
+}
+
+# Keys an older bank.toml may still set that nothing reads any more: accepted, so an old bank keeps
+# working, but each one named in a one-line warning (why it is gone, and to delete it), never silently.
+RETIRED: dict[str, str] = {
+    "trial.seed": "each `bank test` draws a fresh random seed, kept out of bank.toml",
+    "trial.block_size": "the trial mixes blocks of 2, 4 and 6 sessions at random",
 }
 
 
@@ -103,14 +110,41 @@ RANGES: dict[str, tuple[float, float]] = {
     "scan.priority_correction": (0, 9),
     "scan.priority_per_session": (0, 9),
     "scan.priority_attempts": (0, 9),
-    "trial.seed": (0, 2**63 - 1),
-    "trial.block_size": (2, 1000),
 }
 _TYPE_NAMES = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
 
 
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def period_seconds(value: object) -> float | None:
+    """A period such as 30m, 12h, 1d (or a number of seconds) in seconds; None for 0 or "off".
+
+    ValueError for anything else.
+    """
+    if isinstance(value, bool):
+        raise ValueError(value)
+    if isinstance(value, (int, float)):
+        number, unit = float(value), "s"
+    else:
+        text = str(value).strip().lower()
+        if text in ("off", "0", ""):
+            return None
+        unit = text[-1] if text[-1] in _UNITS else "s"
+        number = float(text[:-1] if unit == text[-1] else text)
+    if not 0 <= number < 1e9:  # also refuses nan and inf
+        raise ValueError(value)
+    return number * _UNITS[unit] or None
+
+
 def _check_value(dotted: str, default: Any, value: Any) -> str:
     """Why `value` cannot stand for `dotted`, or '' when it can."""
+    if dotted == "scan.every":
+        try:
+            period_seconds(value)
+        except (ValueError, OverflowError):
+            return f'{dotted} must be a period such as "30m", "12h", "1d" or "7d", or 0 / "off", got {value!r}'
+        return ""
     kind = type(default)
     if kind is bool:
         ok = isinstance(value, bool)
@@ -126,8 +160,6 @@ def _check_value(dotted: str, default: Any, value: Any) -> str:
         low, high = RANGES.get(dotted, (0, float("inf")))
         if not low <= value <= high:
             return f"{dotted} must be from {low:g} to {high:g}, got {value!r}"
-    if dotted == "trial.block_size" and value % 2:
-        return f"{dotted} must be even (half of each block goes to each arm), got {value!r}"
     return ""
 
 
@@ -138,6 +170,7 @@ class Config:
     values: dict[str, dict[str, Any]] = field(
         default_factory=lambda: {s: {k: v[0] for k, v in keys.items()} for s, keys in DEFAULTS.items()}
     )
+    warnings: tuple[str, ...] = ()  # one line per retired key bank.toml still sets
 
     def get(self, dotted: str) -> Any:
         """The value of `section.key`; KeyError for an unknown key."""
@@ -154,14 +187,24 @@ class Config:
 
 
 def parse(text: str, source: str = "bank.toml") -> Config:
-    """Parse bank.toml's text into a Config; unknown keys, wrong types and values out of range are errors."""
+    """Parse bank.toml's text into a Config; unknown keys, wrong types and values out of range are errors,
+    retired keys warnings."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BankError(f"{source}: not valid TOML: {exc}") from None
     config = Config()
     values = copy.deepcopy(config.values)
+    warnings = []
     for section, table in data.items():
+        if isinstance(table, dict):
+            retired = [key for key in table if f"{section}.{key}" in RETIRED]
+            for key in retired:
+                why = RETIRED[f"{section}.{key}"]
+                warnings.append(f"{source}: {section}.{key} is no longer read ({why}); delete it")
+            table = {key: value for key, value in table.items() if key not in retired}
+            if retired and not table and section not in DEFAULTS:
+                continue
         if section in DEFAULTS and not isinstance(table, dict):
             raise BankError(f"{source}: {section} must be a table: write [{section}] and its keys below it")
         if section not in DEFAULTS:
@@ -174,7 +217,33 @@ def parse(text: str, source: str = "bank.toml") -> Config:
             if problem:
                 raise BankError(f"{source}: {problem}")
             values[section][key] = value
-    return Config(values)
+    return Config(values, tuple(warnings))
+
+
+def read(data: bytes | str | None, source: str = "bank.toml") -> Config:
+    """The one reader of bank.toml, for the CLI and the hooks alike: bytes must be UTF-8; text
+    holding U+FFFD came from bytes that were not (the hooks decode with replacement)."""
+    if data is None:
+        return Config()
+    if isinstance(data, bytes):
+        raw = data
+        try:
+            data = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw[: exc.start].count(b"\n") + 1
+            raise BankError(f"{source}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x}); save it as UTF-8") from None
+    elif "\ufffd" in data:
+        line = data[: data.index("\ufffd")].count("\n") + 1
+        raise BankError(f"{source}:{line}: not UTF-8 text; save it as UTF-8")
+    return parse(data, source)
+
+
+def lenient(data: bytes | str | None, source: str = "bank.toml") -> tuple[Config, str]:
+    """`read`, but a broken file gives the defaults and the one-line problem (the hooks fail open)."""
+    try:
+        return read(data, source), ""
+    except BankError as exc:
+        return Config(), f"{exc}; the hooks use the default settings"
 
 
 DEFAULT_TOML = """\

@@ -39,9 +39,10 @@ if TYPE_CHECKING:  # the YAML parser and the checks are imported only when a fil
 
 MAGIC = b"LBDERIV\x00"
 # Bump when what a record holds, or how a row, section or piece is worked out, changes.
-VERSION = 2
+VERSION = 3
 # The small part of a record: (stat key or None, content hash, slug, id, summary, terms, problems);
-# slug, id, summary and terms are None for a file that does not parse.
+# slug, id, summary and terms are None for a file that does not parse; each problem is (line,
+# message, whether it is a bad value: a lesson with one is left out of what `bank index` writes).
 KEY, DIGEST, SLUG, ID, SUMMARY, TERMS, PROBLEMS = range(7)
 # The generated part: [content hash, row or None (not in INDEX.md), section or None (not worked
 # out yet)].
@@ -117,7 +118,7 @@ class Derived:
     def problems(self) -> list[Problem]:
         """The files that do not parse (what `Bank.load` skips), sorted by name."""
         return [
-            Problem(self.bank.lessons_dir / name, *rec[PROBLEMS][0])
+            Problem(self.bank.lessons_dir / name, rec[PROBLEMS][0][0], rec[PROBLEMS][0][1])
             for name, rec in sorted(self.small.items())
             if rec[SLUG] is None
         ]
@@ -171,11 +172,11 @@ class Derived:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            return (key, digest, None, None, None, None, ((1, "not UTF-8 text"),)), None
+            return (key, digest, None, None, None, None, ((1, "not UTF-8 text", False),)), None
         try:
             lesson = lesson_mod.parse(text)
         except LessonFormatError as exc:
-            return (key, digest, None, None, None, None, ((exc.line, str(exc)),)), None
+            return (key, digest, None, None, None, None, ((exc.line, str(exc), False),)), None
         problems = tuple(lint.lesson_problems(lesson, text, path.stem))
         terms_text = " ".join(sorted(terms(lesson.when, lesson.do)))
         return (key, digest, lesson.slug, lesson.id, summary(lesson), terms_text, problems), lesson
@@ -324,6 +325,11 @@ class Derived:
             self._spans = [(0, 0), (0, 0)]
 
 
+def bad_values(rec: tuple) -> list[tuple[int, str]]:
+    """(line, message) of a record's bad values (see lint.lesson_problems)."""
+    return [(line, message) for line, message, bad in rec[PROBLEMS] if bad]
+
+
 def open_bank(bank: Bank) -> Derived:
     """The small part, up to date and saved; `bank.load_problems` set as `Bank.load` sets it."""
     derived = Derived.open(bank)
@@ -351,7 +357,7 @@ def check(bank: Bank) -> tuple[list[Problem], int]:
     files = []
     for name, rec in sorted(derived.small.items()):
         path = bank.lessons_dir / name
-        problems.extend(Problem(path, line, message) for line, message in rec[PROBLEMS])
+        problems.extend(Problem(path, line, message) for line, message, _ in rec[PROBLEMS])
         if rec[SLUG] is not None:
             files.append((path, rec[ID], rec[SLUG]))
     from lessonbank.bank import lint

@@ -110,8 +110,15 @@ def set_list(text: str, key: str, values: list[str]) -> str:
 
 
 def record_session(lesson: Lesson, session: str | None, today: str) -> tuple[Lesson, bool]:
-    """Count a sighting of `lesson` in `session`; returns (lesson, counted). Same session: no count."""
+    """Count a sighting of `lesson` in `session`; returns (lesson, counted). Same session: no count.
+
+    A sighting that names no session counts at most once, ever: only while every earlier count
+    has a session in `sessions` (seen <= len(sessions)). Typing a lesson twice at a terminal
+    must not pass the seen-twice governor. Past MAX_SESSIONS sessions it no longer counts at all.
+    """
     if session and session in lesson.sessions:
+        return lesson, False
+    if not session and lesson.seen > len(lesson.sessions):
         return lesson, False
     sessions = list(lesson.sessions)
     if session:

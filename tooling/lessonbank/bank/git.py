@@ -38,6 +38,26 @@ def init(path: Path) -> None:
         raise GitError(f"git init failed in {path}: {_short(exc)}") from None
 
 
+def init_bare(path: Path) -> None:
+    """Make `path` a new bare git repository on branch main (for `bank demo`'s team bank)."""
+    try:
+        git.Repo.init(path, bare=True, initial_branch="main").close()
+    except git.GitCommandError as exc:
+        raise GitError(f"git init --bare failed in {path}: {_short(exc)}") from None
+
+
+def clone(url: str, path: Path, branch: str | None = None) -> None:
+    """Clone `url` into the new folder `path` (its `branch`, else its default one); no hooks run."""
+    args = ["git", "-c", "core.hooksPath=/dev/null", "clone", "-q", *(["--branch", branch] if branch else []), "--", url, str(path)]
+    try:
+        done = subprocess.run(args, capture_output=True, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    except OSError as exc:
+        raise GitError(f"cannot run git: {exc}") from None
+    if done.returncode != 0:
+        lines = [ln.strip() for ln in done.stderr.decode(errors="replace").splitlines() if ln.strip()]
+        raise GitError(f"git clone {url} failed: {lines[-1] if lines else f'exit {done.returncode}'}")
+
+
 class GitRepo:
     """A git working tree, seen through the few operations groom needs."""
 
@@ -324,6 +344,13 @@ class GitRepo:
             lines = [ln.strip() for ln in done.stderr.decode(errors="replace").splitlines() if ln.strip()]
             raise GitError(f"git {args[0]} failed: {lines[-1] if lines else f'exit {done.returncode}'}")
         return done
+
+    def run(self, *args: str, check: bool = True) -> tuple[int, str]:
+        """(exit status, stdout) of a git command at the top of the working tree (GitError on failure when `check`)."""
+        done = self._run(list(args), env={"GIT_TERMINAL_PROMPT": "0"}, check=check)
+        self._head_tree = None
+        self._changed.clear()
+        return done.returncode, done.stdout.decode(errors="replace")
 
     def commit(self, paths: Sequence[str], message: str) -> str:
         """Commit exactly these paths (written or deleted) with `message`; return the new sha."""

@@ -8,9 +8,7 @@ keeps; `to_mapping` writes them in KEY_ORDER. Line-preserving edits live in `ban
 
 from __future__ import annotations
 
-import os
 import re
-import time
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import date
@@ -50,22 +48,6 @@ _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 # What no lesson may graduate into: the bank's own machinery and git's.
 RESERVED_TOP = frozenset({"INDEX.md", "BANK.md", "bank.toml"})
 RESERVED_DIRS = frozenset({".git", "lessons", ".lessonbank"})
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-
-
-def new_id(now_ms: int | None = None, rand: bytes | None = None) -> str:
-    """A ULID: 48 bits of milliseconds and 80 random bits, Crockford base32, sortable."""
-    ms = int(time.time() * 1000) if now_ms is None else now_ms
-    value = (ms << 80) | int.from_bytes(rand if rand is not None else os.urandom(10), "big")
-    return "".join(_CROCKFORD[(value >> (5 * i)) & 31] for i in range(25, -1, -1))
-
-
-def slugify(text: str, limit: int = 60) -> str:
-    """A file-name-safe slug of a-z0-9 and dashes, cut at a word boundary."""
-    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    if len(slug) > limit:
-        slug = slug[:limit].rsplit("-", 1)[0] or slug[:limit]
-    return slug or "lesson"
 
 
 @dataclass

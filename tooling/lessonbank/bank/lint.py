@@ -1,7 +1,8 @@
 """The rules `bank check` applies: a lesson file's own problems, and duplicate ids and slugs across files.
 
 bank.derived runs them (a file's own problems are kept in its cache record, so a file is checked
-again only when its bytes change) and gathers every problem for the command.
+again only when its bytes change) and gathers every problem for the command; bank.render leaves
+a lesson with a bad value out of what it generates.
 """
 
 from __future__ import annotations
@@ -10,25 +11,58 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lessonbank.bank.store import Problem
+from lessonbank.bank import names
+from lessonbank.bank.store import Loaded, Problem
 
 if TYPE_CHECKING:  # imported where a lesson is parsed, so a `bank check` of unchanged files needs no YAML
     from lessonbank.bank import lesson as lesson_mod
 
 
-def lesson_problems(lesson: lesson_mod.Lesson, text: str, stem: str) -> list[tuple[int, str]]:
-    """(line, message) of each problem of one parsed lesson file: bad values, a slug that is not
-    its file name (`stem`)."""
+def id_problem(value: str) -> str:
+    """Why `value` is not a ULID as `new_id` writes it (26 Crockford base32 characters, upper
+    case, at most 7ZZZ…), or '' when it is one. `bank check` reports it; a lesson is still read."""
+    if len(value) != 26:
+        return f"id {value!r} must be a ULID: 26 characters, got {len(value)}"
+    bad = sorted({c for c in value if c not in names.CROCKFORD})
+    if bad:
+        return f"id {value!r} must be a ULID: {''.join(bad)!r} not in {names.CROCKFORD}"
+    if value[0] > "7":
+        return f"id {value!r} must be a ULID: it starts with 0-7 (128 bits)"
+    return ""
+
+
+def _value_lines(lesson: lesson_mod.Lesson, lines: dict[str, int]) -> list[tuple[int, str]]:
+    """(line, message) of each problem `lesson.validate` finds, each on its key's line."""
     from lessonbank.bank import lesson as lesson_mod
 
-    problems = []
-    lines = lesson_mod.key_lines(text)
+    out = []
     for key, message in lesson_mod.validate(lesson):
         nested = f"triggers.{key}" if key in lesson_mod.TRIGGER_KEYS else key
-        line = lines.get(nested) or lines.get(key) or lines.get(nested.split(".")[0], 1)
-        problems.append((line, message))
+        out.append((lines.get(nested) or lines.get(key) or lines.get(nested.split(".")[0], 1), message))
+    return out
+
+
+def value_problems(item: Loaded) -> list[Problem]:
+    """The problems `lesson.validate` finds in one loaded lesson, each on its key's line."""
+    from lessonbank.bank import lesson as lesson_mod
+
+    lines = lesson_mod.key_lines(item.text)
+    return [Problem(item.path, line, message) for line, message in _value_lines(item.lesson, lines)]
+
+
+def lesson_problems(lesson: lesson_mod.Lesson, text: str, stem: str) -> list[tuple[int, str, bool]]:
+    """(line, message, is a bad value) of each problem of one parsed lesson file: bad values (a
+    lesson with one is left out of what `bank index` generates), an id that is not a ULID, a slug
+    that is not its file name (`stem`)."""
+    from lessonbank.bank import lesson as lesson_mod
+
+    lines = lesson_mod.key_lines(text)
+    problems = [(line, message, True) for line, message in _value_lines(lesson, lines)]
+    id_message = id_problem(lesson.id)
+    if id_message:
+        problems.append((lines.get("id", 1), id_message, False))
     if lesson.slug != stem:
-        problems.append((lines.get("slug", 1), f"slug {lesson.slug!r} differs from the file name {stem!r}"))
+        problems.append((lines.get("slug", 1), f"slug {lesson.slug!r} differs from the file name {stem!r}", False))
     return problems
 
 
@@ -38,7 +72,7 @@ def duplicates(files: list[tuple[Path, str, str]]) -> list[Problem]:
     by_id: dict[str, list[Path]] = defaultdict(list)
     by_slug: dict[str, list[Path]] = defaultdict(list)
     for path, lesson_id, slug in files:
-        by_id[lesson_id].append(path)
+        by_id[lesson_id.upper()].append(path)  # ULIDs ignore case: 01ab… and 01AB… are one id
         by_slug[slug].append(path)
     for kind, groups in (("id", by_id), ("slug", by_slug)):
         for value, where in groups.items():

@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 from lessonbank.bank import compiled
 from lessonbank.bank import derived as derived_mod
 from lessonbank.bank.compiled import compiled_path
+from lessonbank.bank.inert import code_span, inert_lesson
 from lessonbank.bank.lesson import STATUSES, Lesson
-from lessonbank.bank.store import Bank, write_atomic
+from lessonbank.bank.store import Bank, Problem, write_atomic
 from lessonbank.errors import BankError
 from lessonbank.kernel import compiled_read, statedir
 from lessonbank.kernel import index_md as index_mod
@@ -65,6 +66,7 @@ def environment(bank_templates: Path | None = None, compiled_dir: Path | None = 
     )
     env.filters["cell"] = index_mod.escape
     env.filters["cells"] = index_mod.cell_list
+    env.filters["code"] = code_span
     return env
 
 
@@ -113,8 +115,8 @@ def index_lessons(lessons: list[Lesson]) -> list[Lesson]:
 
 
 def section(env: SandboxedEnvironment, lesson: Lesson) -> str:
-    """A lesson's section of BANK.md."""
-    return render_template(env, SECTION_TEMPLATE, {"lesson": lesson})
+    """A lesson's section of BANK.md, its prose made inert (no @imports, no raw HTML)."""
+    return render_template(env, SECTION_TEMPLATE, {"lesson": inert_lesson(lesson)})
 
 
 def custom(bank: Bank) -> bool:
@@ -157,9 +159,9 @@ def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, st
         "count": len(items),
     }
     if lessons is not None:
-        ordered = sorted(lessons, key=lambda x: x.slug)
-        ctx["lessons"] = ordered
-        ctx["groups"] = [(s, [x for x in ordered if x.status == s]) for s in STATUSES]
+        shown = [inert_lesson(x) for x in sorted(lessons, key=lambda x: x.slug)]  # BANK.md prose: no @imports, no raw HTML
+        ctx["lessons"] = shown
+        ctx["groups"] = [(s, [x for x in shown if x.status == s]) for s in STATUSES]
     return {name: render_template(env, name + ".j2", ctx).rstrip("\n") + "\n" for name in GENERATED}
 
 
@@ -169,6 +171,14 @@ def render(bank: Bank, lessons: list[Lesson]) -> dict[str, str]:
     env = environment(bank.templates_dir)
     items = [(x.slug, x.status, index_row(x), section(env, x)) for x in lessons]
     return _frame(env, items, lessons if custom(bank) else None)
+
+
+def valid_lessons(bank: Bank) -> list[Lesson]:
+    """Every lesson without a bad value (a regex that does not compile or could backtrack, a bad
+    glob, a value out of range), parsed: what a bank's own templates are given."""
+    from lessonbank.bank.lint import value_problems
+
+    return [item.lesson for item in bank.load() if not value_problems(item)]
 
 
 def _open(bank: Bank) -> derived_mod.Derived:
@@ -184,7 +194,13 @@ def _open(bank: Bank) -> derived_mod.Derived:
         part[derived_mod.SECTION] = section(envs[0], lesson)
 
     derived = derived_mod.Derived.open(bank, fingerprint(bank), on_parse=work_out)
-    bank.load_problems = derived.problems()
+    # A lesson with a bad value is left out of everything generated; say so on every run.
+    bank.load_problems = derived.problems() + [
+        Problem(bank.lessons_dir / name, line, message)
+        for name, rec in sorted(derived.small.items())
+        if rec[derived_mod.SLUG] is not None
+        for line, message in derived_mod.bad_values(rec)
+    ]
     return derived
 
 
@@ -211,13 +227,13 @@ def _texts(bank: Bank, derived: derived_mod.Derived) -> dict[str, str]:
     items = []
     for name in derived.names():
         rec = derived.small[name]
-        if rec[derived_mod.SLUG] is None:
+        if rec[derived_mod.SLUG] is None or derived_mod.bad_values(rec):
             continue
         part = derived.part(name)
         if part[derived_mod.SECTION] is None and derived.on_parse is not None:  # parsed before, part dropped since
             derived.on_parse(derived, name, derived.lesson(name))
         items.append((rec[derived_mod.SLUG], rec[derived_mod.SUMMARY][4], part[derived_mod.ROW], part[derived_mod.SECTION]))
-    lessons = [item.lesson for item in bank.load()] if custom(bank) else None
+    lessons = valid_lessons(bank) if custom(bank) else None
     texts = _frame(environment(bank.templates_dir, bank.state_dir / statedir.TEMPLATE_CACHE), items, lessons)
     derived.meta.update(
         fingerprint=derived.fingerprint,

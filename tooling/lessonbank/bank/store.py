@@ -135,10 +135,10 @@ class Bank:
     def open(cls, root: Path) -> Bank:
         """Open the bank at `root`, reading its settings."""
         try:
-            text = (root / MARKER).read_text(encoding="utf-8")
+            data = (root / MARKER).read_bytes()
         except OSError as exc:
             raise BankError(f"cannot read {root / MARKER}: {exc.strerror}") from None
-        return cls(root=root, config=config_mod.parse(text, str(root / MARKER)))
+        return cls(root=root, config=config_mod.read(data, str(root / MARKER)))
 
     def lesson_paths(self) -> list[Path]:
         """Every lessons/*.md file, sorted by name."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank import names
 from lessonbank.capture import blocks
 from lessonbank.errors import BankError
 from lessonbank.kernel import words
@@ -68,8 +69,8 @@ def to_lesson(draft: Draft, taken: set[str], today: str, default_priority: int) 
     values = {k: v.copy() if isinstance(v, (list, dict)) else v for k, v in values.items()}
     title = draft.title.strip() or derive_title(draft.when, draft.do)
     values.update(
-        id=lesson_mod.new_id(),
-        slug=unique_slug(lesson_mod.slugify(title), taken),
+        id=names.new_id(),
+        slug=unique_slug(names.slugify(title), taken),
         title=title,
         when=" ".join(draft.when.split()),
         do=" ".join(draft.do.split()),
@@ -107,13 +108,13 @@ def split_list(value: str) -> list[str]:
     return [v for v in re.split(r"[,\s]+", value.strip()) if v]
 
 
-def derive_title(when: str, do: str) -> str:
-    """A one-line title from the situation (what bit us), cut at 72 characters."""
+def derive_title(when: str, do: str, limit: int = 80) -> str:
+    """A one-line title from the situation (what bit us): its first clause when long, cut at 80 characters."""
     text = " ".join((when or do).split()).rstrip(".")
     text = text[:1].upper() + text[1:]
-    if len(text) > 72:
-        text = text[:72].rsplit(" ", 1)[0] + "…"
-    return text
+    if len(text) > limit:  # "…, pytest fails with X while loading conftest.py": the part before "while"
+        text = re.split(r"[;:]\s+|\s+(?:while|because|since|so that|which)\s+", text, maxsplit=1)[0]
+    return names.cut_words(text, limit)
 
 
 def derive_keywords(title: str, when: str, tags: list[str], limit: int = 6) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -47,7 +48,8 @@ def capture(bank: Bank, draft: Draft, dry_run: bool = False) -> Outcome:
     if not draft.when.strip() or not draft.do.strip():
         raise GateRefusal("fields", "refused: a lesson needs both a situation (--when) and what to do (--do)")
     dest = gates.destination(draft.promote_to)
-    with bank.lock():
+    # A dry run writes nothing, so it needs no lock (and works on a read-only checkout).
+    with contextlib.nullcontext() if dry_run else bank.lock():
         # Each banked lesson's slug and words come from the derived cache: only files changed
         # since it was written are parsed, and only the repeated lesson's file is read in full.
         records = derived.records(bank)
@@ -84,9 +86,10 @@ def _bump(bank: Bank, item: Any, session: str | None, dry_run: bool) -> Outcome:
     text, counted = frontmatter_edit.bump_text(item.text, session, _today())
     rel = bank.relative(item.path)
     if not counted:
+        where = f"in session {session}" if session else "once without a session (give --session)"
         return Outcome(
             "unchanged", lesson.slug, item.path,
-            f"repeat of {lesson.slug} ({rel}), already seen in session {session}: seen stays {lesson.seen}",
+            f"repeat of {lesson.slug} ({rel}), already seen {where}: seen stays {lesson.seen}",
         )  # fmt: skip
     if not dry_run:
         write_atomic(item.path, text)
@@ -100,37 +103,48 @@ def _bump(bank: Bank, item: Any, session: str | None, dry_run: bool) -> Outcome:
     )  # fmt: skip
 
 
-def take_pending(bank: Bank) -> list[Draft]:
-    """The `#lesson` blocks the Stop hook could not save, as drafts; the pending file is taken away.
+def pending_files(bank: Bank) -> list[Path]:
+    """Where the Stop hook keeps blocks it could not save: the bank's state folder, and the
+    user's state folder when the bank's could not be written (statedir.user_pending)."""
+    return [bank.state_dir / statedir.PENDING_LESSONS, Path(statedir.user_pending(str(bank.root)))]
 
-    The file is renamed before it is read, so a hook appending meanwhile starts a new one.
+
+def _taking(path: Path) -> Path:
+    return path.with_name(path.name + ".taking")
+
+
+def take_pending(bank: Bank) -> list[Draft]:
+    """The `#lesson` blocks the Stop hook could not save, as drafts; the pending files are taken away.
+
+    Each file is renamed before it is read, so a hook appending meanwhile starts a new one.
     """
-    path = bank.state_dir / statedir.PENDING_LESSONS
-    taken = path.with_name(statedir.PENDING_LESSONS + ".taking")
-    if path.exists():
-        if taken.exists():
-            # A run that failed half-way left blocks behind: keep them, add the new ones.
-            with open(taken, "a", encoding="utf-8") as out:
-                out.write(path.read_text(encoding="utf-8", errors="replace"))
-            path.unlink()
-        else:
-            os.replace(path, taken)
-    if not taken.exists():
-        return []
     drafts: list[Draft] = []
-    for line in taken.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
+    for path in pending_files(bank):
+        taken = _taking(path)
+        if path.exists():
+            if taken.exists():
+                # A run that failed half-way left blocks behind: keep them, add the new ones.
+                with open(taken, "a", encoding="utf-8") as out:
+                    out.write(path.read_text(encoding="utf-8", errors="replace"))
+                path.unlink()
+            else:
+                os.replace(path, taken)
+        if not taken.exists():
             continue
-        if not isinstance(entry, dict) or not isinstance(entry.get("message"), str):
-            continue
-        for draft in parse_lesson_blocks(entry["message"]):
-            draft.session = str(entry.get("session") or "") or None
-            drafts.append(draft)
+        for line in taken.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(entry, dict) or not isinstance(entry.get("message"), str):
+                continue
+            for draft in parse_lesson_blocks(entry["message"]):
+                draft.session = str(entry.get("session") or "") or None
+                drafts.append(draft)
     return drafts
 
 
 def drop_taken(bank: Bank) -> None:
     """Forget the pending blocks once every one went through the gates."""
-    (bank.state_dir / (statedir.PENDING_LESSONS + ".taking")).unlink(missing_ok=True)
+    for path in pending_files(bank):
+        _taking(path).unlink(missing_ok=True)

@@ -17,7 +17,9 @@ A value that only names where a secret is kept stays: `$VAR`, `${VAR}`, `$(cmd)`
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -189,16 +191,53 @@ def _library() -> list[tuple[str, re.Pattern[str], str]]:
     a text without it cannot match, so the pattern is not run on it (the scan redacts thousands of
     short texts, and most hold no secret at all).
     """
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    with _requests_deferred():  # the plugin modules are imported by the call, not the import
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
+        classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
     regexes: list[tuple[str, re.Pattern[str], str]] = []
-    classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
     for cls in sorted(classes, key=lambda c: c.__name__):
         if cls.__name__ in _LEFT_OUT:
             continue
         kind = _KINDS.get(cls.__name__, str(cls.secret_type).lower())
         regexes.extend((kind, rx, _required_literal(rx)) for rx in getattr(cls, "denylist", ()))
     return regexes
+
+
+@contextlib.contextmanager
+def _requests_deferred() -> Iterator[None]:
+    """While detect-secrets loads its plugins, `import requests` gives a stand-in (PEP 562
+    `__getattr__`) that imports the real package on first use after that.
+
+    The plugins import requests only to verify a secret online, which this module never asks
+    for; importing it (urllib3, charset_normalizer, idna, http.cookiejar) was most of
+    `bank capture`'s start-up. While loading, an attribute is wanted only by a return annotation
+    (`-> requests.Response`, evaluated when the function is defined): it gets a placeholder class.
+    """
+    if "requests" in sys.modules:
+        yield
+        return
+    import importlib
+    import types
+
+    stand_in = types.ModuleType("requests")
+    loading = True
+
+    def attribute(name: str) -> Any:
+        if loading:
+            return type(name, (), {"__module__": "requests"})
+        if sys.modules.get("requests") is stand_in:
+            del sys.modules["requests"]
+        return getattr(importlib.import_module("requests"), name)
+
+    stand_in.__getattr__ = attribute  # type: ignore[method-assign]
+    sys.modules["requests"] = stand_in
+    try:
+        yield
+    finally:
+        loading = False
+        if sys.modules.get("requests") is stand_in:
+            del sys.modules["requests"]
 
 
 def _required_literal(rx: re.Pattern[str]) -> str:

@@ -8,6 +8,7 @@ data. The only package that imports click; it may import everything below it.
 
 from __future__ import annotations
 
+import errno
 import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +34,7 @@ COMMANDS = {
     **dict.fromkeys(("scan", "review"), "scan"),
     **dict.fromkeys(("on", "off", "test", "trial", "ledger"), "trial"),
     **dict.fromkeys(("install", "hook"), "hooks"),
+    **dict.fromkeys(("remote", "pull"), "layers"),
 }
 
 
@@ -42,7 +44,7 @@ SUMMARIES = {
     "add": 'Add a typed lesson: "<situation> => <what to do>"; tags and keywords come from its words.',
     "capture": "Add a lesson through the gates (flags, --json or --blocks on stdin); a repeat bumps seen.",
     "check": "Validate every lesson; print each problem as path:line: message and exit 1 if any.",
-    "config": "Print the effective settings (defaults overlaid by bank.toml).",
+    "config": "Print the effective settings (defaults overlaid by bank.toml); a retired key still set is warned about.",
     "demo": "Build a bundled example bank in a fresh git repository and show each feature working.",
     "forget": "Delete a lesson by slug or id (git keeps its history) and regenerate the index.",
     "groom": "Re-verify lessons seen in two sessions; promote them into rules/skills/docs or delete stale ones.",
@@ -54,9 +56,11 @@ SUMMARIES = {
     "list": "List the lessons as a table.",
     "off": "Inject nothing, learn nothing, nudge no agent, from the hooks' next call.",
     "on": "Learn and inject lessons (the default mode).",
+    "pull": "Fetch the team banks and fast-forward their clones; a diverged or dirty clone is left as it is.",
+    "remote": "Follow team banks (git repositories holding a bank): add, list, remove.",
     "review": "Walk the scan's candidates one by one: accept (through the capture gates), edit, reject or skip.",
     "rules": "Bring CLAUDE.md (@rules imports), AGENTS.md (a copy) and Cursor rules in line with rules/.",
-    "scan": "Mine agent transcripts (Claude Code, Codex) for mistakes that were fixed; keep them for review.",
+    "scan": "Mine agent transcripts (Claude Code, Codex, Copilot CLI, Gemini CLI) for mistakes that were fixed; keep them for review.",
     "schedule": "Print the crontab line that grooms this bank weekly on a new branch.",
     "show": "Show one lesson by slug or id.",
     "stats": "Counts by status, source, type and tag, and how many lessons groom would consider.",
@@ -88,6 +92,16 @@ class LazyGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the command; a file system error (read-only, full disk, no permission) ends in one
+        line naming the path, exit 1, not a traceback."""
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError):
+                raise
+            raise click.ClickException(disk_error(exc)) from None
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in COMMANDS:
             importlib.import_module(f"lessonbank.cli.{COMMANDS[cmd_name]}")
@@ -109,12 +123,25 @@ def main(ctx: click.Context, root: Path | None) -> None:
     ctx.obj["root"] = root
 
 
+def disk_error(exc: OSError) -> str:
+    """One line for a failed file operation: the path(s) and the system's reason."""
+    where = " -> ".join(str(p) for p in (exc.filename, exc.filename2) if p) or "a file"
+    reason = exc.strerror or exc.__class__.__name__
+    verb = "write" if exc.errno in (errno.EROFS, errno.ENOSPC, errno.EDQUOT) else "use"
+    return f"cannot {verb} {where}: {reason}"
+
+
 def get_bank(ctx: click.Context) -> Bank:
     """The bank for this invocation, or a click error that says what to do next."""
     from lessonbank.bank.store import Bank
 
     obj = ctx.find_root().obj or {}
     try:
-        return Bank.find(root=obj.get("root"))
+        bank = Bank.find(root=obj.get("root"))
     except BankError as exc:  # NoBankError among them: its message says to run `bank init`
         raise click.ClickException(str(exc)) from None
+    if not obj.get("warned"):  # retired bank.toml keys: once per invocation, on stderr
+        for line in bank.config.warnings:
+            click.echo(f"warning: {line}", err=True)
+        obj["warned"] = True
+    return bank

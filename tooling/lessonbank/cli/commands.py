@@ -17,7 +17,7 @@ import click
 from lessonbank.bank import fields
 from lessonbank.bank.store import Bank
 from lessonbank.cli import get_bank, main
-from lessonbank.cli.output import emit_json, table
+from lessonbank.cli.output import emit_json, keep_row, table, warn_problems
 from lessonbank.errors import BankError, GateRefusal
 
 if TYPE_CHECKING:
@@ -33,11 +33,22 @@ def _fail(err: BankError) -> click.ClickException:
 @main.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--ci", is_flag=True, help="Also write a weekly `bank groom` GitHub Actions workflow.")
+@click.option("--personal", is_flag=True, help="Set up your personal bank (in your data folder) instead.")
 @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
-def init(path: Path | None, ci: bool, dry_run: bool) -> None:
+def init(path: Path | None, ci: bool, personal: bool, dry_run: bool) -> None:
     """Set up a bank in PATH (default: here); never overwrites an existing file."""
     from lessonbank.bank import scaffold
 
+    if personal and (path or ci):
+        raise click.UsageError("--personal sets up the bank in your data folder: give no PATH and no --ci")
+    if personal:
+        from lessonbank.bank import remotes
+        from lessonbank.kernel import layers
+
+        try:
+            path = Path(layers.personal_root(str(remotes.data_dir())))
+        except BankError as err:
+            raise _fail(err) from None
     root = (path or Path.cwd()).resolve()
     try:
         results = scaffold.init(root, ci=ci, dry_run=dry_run)
@@ -89,6 +100,7 @@ def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool, pendi
     draft, and the taken blocks are dropped once every draft went through the gates (on an error
     the rest stay pending for the next run: nothing is lost).
     """
+    from lessonbank.capture import gates
     from lessonbank.capture import pipeline as capture_mod
 
     refused = []
@@ -96,7 +108,11 @@ def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool, pendi
         try:
             _print_outcome(capture_mod.capture(bank, draft, dry_run=dry_run))
         except GateRefusal as err:
-            refused.append(f"{err} (when: {draft.when!r}; do: {draft.do!r})" if pending else str(err))
+            if pending:  # name the draft, as the gates wrote it: redacted, never the raw text
+                shown, _ = gates.scrub_draft(draft)
+                refused.append(f"{err} (when: {shown.when!r}; do: {shown.do!r})")
+            else:
+                refused.append(str(err))
         except BankError as err:
             raise _fail(err) from None
     if pending:
@@ -124,19 +140,23 @@ def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool, pendi
 @click.option("--json", "as_json", is_flag=True, help="Read one lesson as a JSON object on stdin.")
 @click.option("--blocks", is_flag=True, help="Read `#lesson … #/lesson` blocks on stdin.")
 @click.option("--pending", is_flag=True, help="Save the blocks the Stop hook could not save.")
+@click.option("--to", "to", help="personal, or team:NAME (on a new branch of its clone, for a pull request).")
 @click.option("--dry-run", is_flag=True, help="Show the decision; write nothing.")
 @click.pass_context
 def capture(
-    ctx: click.Context, as_json: bool, blocks: bool, pending: bool, dry_run: bool, **fields: Any
+    ctx: click.Context, as_json: bool, blocks: bool, pending: bool, to: str | None, dry_run: bool, **fields: Any
 ) -> None:
     """Add a lesson through the gates (flags, --json or --blocks on stdin); a repeat bumps seen."""
     from lessonbank.capture import draft as draft_mod
     from lessonbank.capture import pipeline as capture_mod
 
-    bank = get_bank(ctx)
     if sum((as_json, blocks, pending)) > 1:
         raise click.UsageError("--json, --blocks and --pending are different inputs: use one")
+    if pending and to:
+        raise click.UsageError("--pending saves the project's pending blocks into the project: drop --to")
+    bank = get_bank(ctx) if not to else None
     if pending:
+        assert bank is not None
         if dry_run:
             raise click.UsageError("--pending takes the pending blocks away: run it without --dry-run")
         drafts = capture_mod.take_pending(bank)
@@ -170,6 +190,12 @@ def capture(
                 body=fields["body"],
             )
         ]  # fmt: skip
+    if to:
+        from lessonbank.cli import layers as layers_cli
+
+        layers_cli.capture_to(to, drafts, dry_run)
+        return
+    assert bank is not None
     _run_capture(bank, drafts, dry_run)
 
 
@@ -177,10 +203,18 @@ def capture(
 @click.option("--tag", help="Only lessons with this tag (category:value, or a bare value).")
 @click.option("--status", type=click.Choice(fields.STATUSES))
 @click.option("--source", type=click.Choice(fields.SOURCES))
+@click.option("--all", "all_layers", is_flag=True, help="Also the personal and team banks' lessons, with a layer column.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
-def list_(ctx: click.Context, tag: str | None, status: str | None, source: str | None, as_json: bool) -> None:
+def list_(
+    ctx: click.Context, tag: str | None, status: str | None, source: str | None, all_layers: bool, as_json: bool
+) -> None:
     """List the lessons as a table."""
+    if all_layers:
+        from lessonbank.cli import layers as layers_cli
+
+        layers_cli.list_layers(ctx, tag, status, source, as_json)
+        return
     bank = get_bank(ctx)
     if as_json:
         items = [x.lesson for x in bank.load()]
@@ -189,12 +223,8 @@ def list_(ctx: click.Context, tag: str | None, status: str | None, source: str |
         from lessonbank.bank import derived
 
         rows_of = derived.summaries(bank)
-    keep = [
-        i for i, (_, _, _, _, st, so, _, tags) in enumerate(rows_of)
-        if (not tag or tag in tags or any(t.partition(":")[2] == tag for t in tags))
-        and (not status or st == status) and (not source or so == source)
-    ]  # fmt: skip
-    _warn_problems(bank)
+    keep = [i for i, row in enumerate(rows_of) if keep_row(row, tag, status, source)]
+    warn_problems(bank)
     if as_json:
         emit_json([_summary_json(items[i]) for i in keep])
         return
@@ -206,11 +236,6 @@ def _summary_json(x: lesson_mod.Lesson) -> dict[str, Any]:
     data = x.to_mapping()
     data["body"] = x.body
     return data
-
-
-def _warn_problems(bank: Bank) -> None:
-    for p in bank.load_problems:
-        click.echo(f"warning: skipped {bank.relative(p.path)}:{p.line}: {p.message}", err=True)
 
 
 @main.command()
@@ -323,7 +348,7 @@ def index_cmd(ctx: click.Context, check_only: bool, dry_run: bool) -> None:
     try:
         if check_only:
             names = generate.stale(bank)
-            _warn_problems(bank)
+            warn_problems(bank)
             if names:
                 raise click.ClickException(
                     "stale: " + ", ".join(names) + " (run `bank index` and commit the result)"
@@ -333,7 +358,7 @@ def index_cmd(ctx: click.Context, check_only: bool, dry_run: bool) -> None:
         results = generate.regenerate(bank, dry_run=dry_run)
     except BankError as err:
         raise _fail(err) from None
-    _warn_problems(bank)
+    warn_problems(bank)
     for name, action in results:
         click.echo(f"{action:9} {name}")
 
@@ -342,7 +367,7 @@ def index_cmd(ctx: click.Context, check_only: bool, dry_run: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
 def config_cmd(ctx: click.Context, as_json: bool) -> None:
-    """Print the effective settings (defaults overlaid by bank.toml)."""
+    """Print the effective settings (defaults overlaid by bank.toml); a retired key still set is warned about."""
     bank = get_bank(ctx)
     items = bank.config.items()
     if as_json:

@@ -302,6 +302,64 @@ def step_trial(bank: Bank) -> list[str]:
     return lines
 
 
+TEAM_LESSON = Draft(
+    title="docker build in CI needs the classic builder",
+    when="building the images with docker build on the team's CI runners",
+    do="set DOCKER_BUILDKIT=0: the runners' BuildKit cache corrupts multi-stage builds",
+    promote_to="rule:docker",
+    tools=["Bash"],
+    commands=[r"^(?!.*DOCKER_BUILDKIT=0)(?=.*\bdocker\s+build\b)"],
+    tags=["tool:docker"],
+)
+
+
+@contextlib.contextmanager
+def _data_folder(folder: Path) -> Iterator[None]:
+    """The demo's own data folder (XDG_DATA_HOME), so its team bank never joins the user's layers."""
+    before = os.environ.get("XDG_DATA_HOME")
+    os.environ["XDG_DATA_HOME"] = str(folder)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("XDG_DATA_HOME", None)
+        else:
+            os.environ["XDG_DATA_HOME"] = before
+
+
+def step_layers(bank: Bank) -> list[str]:
+    """`bank demo`: a team bank in a bare git repository, followed with `bank remote add`, reaches the hook."""
+    from lessonbank.bank import remotes
+
+    place = bank.state_dir / "demo-layers"  # git-ignored, so the project stays clean
+    shutil.rmtree(place, ignore_errors=True)
+    bare, seed = place / "team-bank.git", place / "colleague"
+    lines = [f"a team bank: the bare repository {bare.relative_to(bank.root)}, where a colleague pushed one lesson"]
+    with _data_folder(place / "data"):
+        gitrepo.init_bare(bare)
+        gitrepo.clone(str(bare), seed)
+        scaffold.init(seed)
+        capture(Bank.open(seed), TEAM_LESSON)
+        repo = gitrepo.GitRepo(seed)
+        try:
+            repo.commit_all("the team's first lesson")
+            repo.run("push", "-q", "origin", "HEAD:main")
+        finally:
+            repo.close()
+        path, branch = remotes.add("demo-team", str(bare))
+        lines.append(f"$ bank remote add demo-team {bare.name}  ->  cloned ({branch}) into <data>/{path.relative_to(place / 'data')}")
+        hook = install.installed_command(bank.root) or install.install(bank.root).command
+        # A new session for each call: the second is quiet because its command already has the fix.
+        for number, command in enumerate(("docker build -t app .", "DOCKER_BUILDKIT=0 docker build -t app .")):
+            payload = {"session_id": f"demo-layers-{number}", "cwd": str(bank.root), "hook_event_name": "PreToolUse",
+                       "tool_name": "Bash", "tool_input": {"command": command}}  # fmt: skip
+            code, out = install.run_hook(hook, payload, bank.root)
+            lines.append(f"PreToolUse Bash `{command}` in the project: exit {code}")
+            context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
+            lines.extend(["  " + line for line in context.splitlines()[1:]] or ["  (nothing handed over)"])
+    return lines
+
+
 # Each feature adds a step: (title, function from the demo bank to printable lines).
 STEPS: list[tuple[str, Callable[[Bank], Iterator[str] | list[str]]]] = [
     ("Capture through the gates", step_bank),
@@ -309,6 +367,7 @@ STEPS: list[tuple[str, Callable[[Bank], Iterator[str] | list[str]]]] = [
     ("Scan: lessons from an old transcript", step_scan),
     ("Groom: a lesson seen in two sessions graduates into a rule", step_groom),
     ("Proof: an on/off trial through the real hooks, and the ledger", step_trial),
+    ("Layers: a team bank shared through git reaches this project's hooks", step_layers),
 ]
 
 

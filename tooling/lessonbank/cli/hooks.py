@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,18 @@ def install_claude(ctx: click.Context, uninstall: bool, dry_run: bool, project: 
     _report(result, target, uninstall, dry_run)
 
 
+def _hook_root(ctx: click.Context) -> Path:
+    """The bank root as the hook finds it (bank.toml is not parsed here; see `hook`)."""
+    from lessonbank.kernel import statedir as hot_state
+
+    given = (ctx.find_root().obj or {}).get("root") or os.environ.get("BANK_ROOT")
+    start = Path(given).expanduser().resolve() if given else Path.cwd().resolve()
+    found = hot_state.find_root(str(start))
+    if found is None or (given and Path(found) != start):
+        raise click.ClickException("No bank here: run `bank init`, or pass --root")
+    return Path(found)
+
+
 @main.command("hook")
 @click.argument("event", type=click.Choice([e for e, _, _ in install_mod.EVENTS]))
 @click.option("--command", "command", help="PreToolUse/PostToolUse: the Bash command.")
@@ -123,16 +136,21 @@ def hook(
     """Run one hook event here and print its answer; a dry run unless --record (errors are shown)."""
     import json
 
+    from lessonbank import config as config_mod
     from lessonbank.hooks import dispatch as hot_main
     from lessonbank.kernel import statedir as hot_state
 
-    bank = get_bank(ctx)
+    root = _hook_root(ctx)
+    # bank.toml read as the installed hook reads it: a broken file warns and the defaults apply.
+    problem = config_mod.lenient(hot_state.read_text(str(root / hot_state.MARKER)))[1]
+    if problem:
+        click.echo(f"warning: {problem}", err=True)
     if from_stdin:
         raw = sys.stdin.read()
     else:
         payload: dict[str, Any] = {
             "session_id": session,
-            "cwd": str(bank.root),
+            "cwd": str(root),
             "hook_event_name": event,
             "tool_use_id": "toolu_debug",
         }

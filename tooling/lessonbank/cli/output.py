@@ -1,11 +1,14 @@
-"""Output helpers: plain aligned tables for people, JSON for scripts."""
+"""Output helpers: plain aligned tables for people, JSON for scripts, the lesson list's filters and warnings."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from lessonbank.bank.store import Bank
 
 
 def table(headers: list[str], rows: list[list[str]], max_width: int = 60) -> str:
@@ -23,3 +26,19 @@ def table(headers: list[str], rows: list[list[str]], max_width: int = 60) -> str
 def emit_json(data: Any) -> None:
     """Print `data` as indented, key-sorted JSON."""
     click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str))
+
+
+def keep_row(row: tuple, tag: str | None, status: str | None, source: str | None) -> bool:
+    """Does a summary row (slug, type, seen, priority, status, source, title, tags) pass the filters?"""
+    _, _, _, _, st, so, _, tags = row
+    return (
+        (not tag or tag in tags or any(t.partition(":")[2] == tag for t in tags))
+        and (not status or st == status)
+        and (not source or so == source)
+    )
+
+
+def warn_problems(bank: Bank) -> None:
+    """Name each lesson file the bank skipped as malformed, on stderr."""
+    for p in bank.load_problems:
+        click.echo(f"warning: skipped {bank.relative(p.path)}:{p.line}: {p.message}", err=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -128,6 +129,10 @@ def _cand_json(cand: Candidate) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--dry-run", is_flag=True, help="Show what would be found and accepted; write nothing.")
 @click.option("--distill", is_flag=True, help="Ask the agent in scan.distill_command for each new candidate's lesson.")
+@click.option("--compliance", is_flag=True,
+              help="Print how many fixed checks came with a #lesson block, per agent and week; scan nothing.")  # fmt: skip
+@click.option("--scheduled", is_flag=True, hidden=True,
+              help="Run as the SessionStart hook's scheduled scan: honour scan.every and the mode.")  # fmt: skip
 @click.pass_context
 def scan(
     ctx: click.Context,
@@ -137,12 +142,21 @@ def scan(
     as_json: bool,
     dry_run: bool,
     distill: bool,
+    compliance: bool,
+    scheduled: bool,
 ) -> None:
-    """Mine agent transcripts (Claude Code, Codex) for mistakes that were fixed; keep them for review."""
+    """Mine agent transcripts (Claude Code, Codex, Copilot CLI, Gemini CLI) for mistakes that were fixed; keep them for review."""
     from lessonbank.scan import sources as transcripts
     from lessonbank.scan.candidates import Store, run_scan
 
     bank = get_bank(ctx)
+    if compliance:
+        _compliance(bank, as_json)
+        return
+    if scheduled and not _schedule(bank):
+        return
+    if not (dry_run or paths or all_projects or scheduled):
+        _schedule(bank)  # a scan by hand counts: the next scheduled one waits a full period
     try:
         with Store(bank).locked(dry_run) as store:
             store.load()
@@ -164,8 +178,43 @@ def scan(
         return
     if not files:
         click.echo(f"no transcripts found for {bank.root} (try --all-projects or --path)")
+    stamp = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} scheduled scan: " if scheduled else ""
     for line in summary(report, store, dry_run):
-        click.echo(line)
+        click.echo(stamp + line)
+
+
+def _compliance(bank: Bank, as_json: bool) -> None:
+    """The #lesson protocol's record: fixed checks and those with a block, per agent and ISO week."""
+    from lessonbank.scan import compliance
+    from lessonbank.scan.candidates import scan_dir
+
+    rows = compliance.table(scan_dir(bank))
+    fixed, said = sum(r.fixed for r in rows), sum(r.with_block for r in rows)
+    if as_json:
+        emit_json({
+            "rows": [{"agent": r.agent, "week": r.week, "fixed": r.fixed, "with_block": r.with_block} for r in rows],
+            "total": {"fixed": fixed, "with_block": said},
+        })  # fmt: skip
+        return
+    if not rows:
+        click.echo("no fixed checks recorded yet: `bank scan` records them as it reads transcripts")
+        return
+    cells = [[r.agent, r.week, str(r.fixed), str(r.with_block), r.share] for r in rows]
+    cells.append(["all", "", str(fixed), str(said), compliance.Row("all", "", fixed, said).share])
+    click.echo(table(["agent", "week", "fixed checks", "with #lesson", "share"], cells))
+
+
+def _schedule(bank: Bank) -> bool:
+    """Set when the next scheduled scan is due (now + scan.every); False when it should not run now."""
+    from lessonbank.config import period_seconds
+    from lessonbank.kernel import statedir
+
+    state_dir = str(bank.state_dir)
+    every = period_seconds(bank.config.get("scan.every"))
+    off = every is None or statedir.mode(state_dir) == "off"
+    # Off: the hook asks again in a day, so turning scan.every back on needs no other step.
+    statedir.postpone_scan(state_dir, time.time() + (86400.0 if off else every or 0.0))
+    return not off
 
 
 def _triggers(cand: Candidate) -> str:
@@ -177,7 +226,7 @@ def _triggers(cand: Candidate) -> str:
 
 def _verify(cand: Candidate) -> str:
     parts = [f"{key} {', '.join(f'`{v}`' for v in values)}" for key, values in sorted(cand.verify.items()) if values]
-    return "; ".join(parts) or "no check derivable from the evidence (groom can only count sightings)"
+    return "; ".join(parts) or "no check derivable from the evidence (groom holds it for review until it has one or you set source: typed)"
 
 
 def _distill(bank: Bank, store: Store, cands: list[Candidate], quiet: bool) -> None:

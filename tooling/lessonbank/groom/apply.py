@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -192,6 +193,16 @@ def _preflight(repo: GitRepo, changes: list[transaction.Change], ref: str, check
             problems.append("a merge, cherry-pick or revert is in progress; finish or abort it first")
     if ref != "HEAD" and repo.git_path(ref + ".lock").exists():
         problems.append(f"{repo.git_path(ref + '.lock')} exists: another git command is updating {ref}")
+    folders = {repo.git_path("objects")}
+    if checkout:
+        for change in changes:
+            folder = change.path.parent
+            while not folder.exists() and folder != folder.parent:
+                folder = folder.parent
+            folders.add(folder)
+    for folder in sorted(folders):
+        if not os.access(folder, os.W_OK):  # a read-only checkout or disk: say where, write nothing
+            problems.append(f"cannot write {folder}: read-only file system or no permission")
     identity = repo.identity_problem()
     if identity:
         problems.append(f"git has no identity to commit with ({identity}); set user.name and user.email")

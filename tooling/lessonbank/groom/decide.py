@@ -1,7 +1,8 @@
 """Groom's judgement: which lessons graduate, which went stale, which need a person.
 
 One `Decision` per lesson (promote, delete, needs-review, wait or skip) with its reasons in words a
-person can check: seen often enough, verify paths and patterns still found (or the pitfall gone),
+person can check, each naming the check it ran and what it found (`verify.match `x` found in a.py`,
+`verify.paths 2 of 2 tracked`): seen often enough, verify paths and patterns still found (or the pitfall gone),
 trigger globs and tools still in use, named files untouched since the lesson was verified, and
 verify.command when the caller passes a runner. Pure: the code it checks against comes in as a
 `snapshot.Snapshot` and is questioned through its `RepoView`. It also names the tools with enough
@@ -130,14 +131,15 @@ def _decide_one(
         unsure.append(str(exc))
     _check_verify(lesson, view, stale, unsure, passed)
     command = lesson.verify.get("command")
+    not_run = ""
     if command and run_command is None:
-        passed.append("verify.command not run (pass --run-commands)")
+        not_run = "verify.command not run (pass --run-commands)"
     elif command and run_command is not None:
         result = run_command(str(command))
-        detail = f": {result.detail}" if result.detail else ""
+        detail = f" ({result.detail})" if result.detail else ""
         {"pass": passed, "fail": stale}.get(result.status, unsure).append(
-            "verify.command passes" if result.status == "pass"
-            else f"verify.command {'failed' if result.status == 'fail' else result.status}{detail}"
+            f"verify.command `{command}` passes{detail}" if result.status == "pass"
+            else f"verify.command `{command}` {'failed' if result.status == 'fail' else result.status}{detail}"
         )  # fmt: skip
     _check_triggers(lesson, view, unsure)
     _check_anchors(lesson, view, unsure)
@@ -146,11 +148,17 @@ def _decide_one(
     if unsure:
         return _decision(lesson, REVIEW, unsure)
     seen = f"seen in {_plural(lesson.seen, 'session')}"
-    checked = [p for p in passed if not p.startswith("verify.command not run")]
-    if checked:
-        return _decision(lesson, PROMOTE, [f"{seen}; re-verified: {', '.join(passed)}"])
-    note = "; verify.command not run" if passed else ""
-    return _decision(lesson, PROMOTE, [f"{seen}; nothing in the code contradicts it (no verify checks){note}"])
+    if passed:
+        return _decision(lesson, PROMOTE, [f"{seen}; re-verified: {'; '.join(passed + ([not_run] if not_run else []))}"])
+    # No check ran. A scanned lesson is a machine's reading of a transcript: promoting it because
+    # nothing contradicts it is how unmergeable rules were made, so a person vouches for it first.
+    why = f"no check ran: {not_run}" if not_run else "no check to run (no verify fields)"
+    if lesson.source == "scanned":
+        return _decision(lesson, REVIEW, [
+            f"{why}; a scanned lesson needs verify.paths, verify.match or verify.absent "
+            "that holds, or source: typed to vouch for it yourself, before groom promotes it"
+        ])  # fmt: skip
+    return _decision(lesson, PROMOTE, [f"{seen}; {why}"])
 
 
 def _str_list(value: object) -> list[str]:
@@ -164,43 +172,40 @@ def _str_list(value: object) -> list[str]:
 def _check_verify(
     lesson: Lesson, view: RepoView, stale: list[str], unsure: list[str], passed: list[str]
 ) -> None:
+    """Each check appends one clause naming itself and its result: found where, or gone."""
     verify = lesson.verify
     paths = _str_list(verify.get("paths"))
     missing = [p for p in paths if not view.exists(p)]
     for path in missing:
-        stale.append(f"verify path {path} no longer exists")
+        stale.append(f"verify.paths {path} is no longer tracked")
     if paths and not missing:
-        passed.append("1 path exists" if len(paths) == 1 else f"{len(paths)} paths exist")
+        passed.append(f"verify.paths {len(paths)} of {len(paths)} tracked")
     globs = _str_list(verify.get("glob"))
     where = f" under {', '.join(globs)}" if globs else ""
-    match = _str_list(verify.get("match"))
-    absent = _str_list(verify.get("absent"))
-    found_match = 0
-    for pattern in match:
-        hit = _search(view, pattern, globs, unsure, "match")
-        if hit is False:
+    for pattern in _str_list(verify.get("match")):
+        hit = _find(view, pattern, globs, unsure, "match")
+        if hit == "":
             stale.append(f"verify.match `{pattern}` no longer matches any tracked file{where}")
         elif hit:
-            found_match += 1
-    if found_match:
-        passed.append(_plural(found_match, "pattern") + " still found")
+            passed.append(f"verify.match `{pattern}` found in {hit}")
+    absent = _str_list(verify.get("absent"))
     if absent:
-        hits = [_search(view, pattern, globs, unsure, "absent") for pattern in absent]
-        if all(h is False for h in hits):
+        hits = [(pattern, _find(view, pattern, globs, unsure, "absent")) for pattern in absent]
+        if all(h == "" for _, h in hits):
             shown = ", ".join(f"`{p}`" for p in absent)
             stale.append(f"the pitfall is gone: verify.absent {shown} matches no tracked file{where}")
-        elif any(hits):
-            passed.append("the pitfall is still present")
+        else:
+            passed += [f"verify.absent `{p}` still found in {h} (the pitfall remains)" for p, h in hits if h]
 
 
-def _search(view: RepoView, pattern: str, globs: list[str], unsure: list[str], key: str) -> bool | None:
-    """True/False when the pattern does/does not match; None (with a reason) when it cannot run."""
+def _find(view: RepoView, pattern: str, globs: list[str], unsure: list[str], key: str) -> str | None:
+    """The first file the pattern matches, '' when none does, None (with a reason) when it cannot run."""
     try:
         compiled = compile_pattern(pattern)
     except re.error as exc:
         unsure.append(f"verify.{key} `{pattern}` does not compile: {exc}")
         return None
-    return view.search(compiled, globs)
+    return view.find(compiled, globs) or ""
 
 
 def _check_triggers(lesson: Lesson, view: RepoView, unsure: list[str]) -> None:

@@ -4,15 +4,16 @@ between them.
 A promoted lesson lives between `<!-- lessonbank:begin ID -->` and `<!-- lessonbank:end ID -->`
 lines, so a later groom can refresh it in place and `bank rules` can strip the marker lines from
 the copies it shows agents. This module owns those markers (writing and finding them),
-`neutralise`, which breaks anything in lesson text that could pass for a marker, and the heading
-shifts that fit a lesson's or a rule file's markdown under the headings around it. It imports only
-`errors`; `promote` and `rulesync` both build on it.
+`neutralise`, which breaks anything in lesson text that could pass for a marker (and makes it
+inert: `bank.inert`), and the heading shifts that fit a lesson's or a rule file's markdown under the
+headings around it. It imports only `errors` and `bank.inert`; `promote` and `rulesync` build on it.
 """
 
 from __future__ import annotations
 
 import re
 
+from lessonbank.bank.inert import inert
 from lessonbank.errors import BankError
 
 MARK_RE = re.compile(r"<!--\s*lessonbank\s*:\s*(begin|end)\s+(\S+?)\s*-->", re.IGNORECASE)
@@ -31,9 +32,15 @@ def end_marker(lesson_id: str) -> str:
     return f"<!-- lessonbank:end {lesson_id} -->"
 
 
-def neutralise(text: str) -> str:
-    """Lesson text with anything marker-like broken, so it cannot open or close a section."""
+def break_markers(text: str) -> str:
+    """Text with anything marker-like broken, so it cannot open or close a section (a rule file
+    copied by `bank rules` gets only this: its own `@` imports and HTML are the author's)."""
     return _FORGE_RE.sub(lambda m: m.group(1) + "\\:", text)
+
+
+def neutralise(text: str) -> str:
+    """Lesson text with markers broken and no `@` import or raw HTML left (`bank.inert`)."""
+    return break_markers(inert(text))
 
 
 def sections(text: str, where: str) -> dict[str, tuple[int, int]]:

@@ -6,8 +6,8 @@ files and agents reading it do not follow links, so its block holds a copy of ea
 GEMINI.md (or Gemini's `context.fileName`) and .github/copilot-instructions.md get the same
 copy, with the same markers, where the project uses those agents (see `copy_targets`). Cursor
 gets one `.cursor/rules/<name>.mdc` per rule file when asked. Nothing outside a managed block is
-ever changed. It imports `bank.store`, `markers` and
-`errors`; `apply` also runs it after every groom.
+ever changed. It imports `bank.store`, `markers`, `kernel.agent_tools` (the hook files that say a
+project uses Copilot or Gemini) and `errors`; `apply` also runs it after every groom.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from pathlib import Path
 
 from lessonbank.bank.store import Bank, remove, write_atomic
 from lessonbank.errors import BankError
-from lessonbank.groom.markers import MARK_RE, neutralise, shift_headings
+from lessonbank.groom.markers import MARK_RE, break_markers, shift_headings
+from lessonbank.kernel import agent_tools
 
 BLOCK_BEGIN = "<!-- lessonbank:rules:begin -->"
 BLOCK_END = "<!-- lessonbank:rules:end -->"
@@ -83,7 +84,7 @@ def agents_block(bank: Bank, files: list[Path], why: str = "AGENTS.md cannot imp
     if not files:
         parts.append("<!-- No rules yet: `bank groom` promotes lessons seen in two sessions. -->")
     for path in files:
-        body = neutralise(shift_headings(strip_sections(_read(bank, path)), 1))
+        body = break_markers(shift_headings(strip_sections(_read(bank, path)), 1))
         parts.append(f"<!-- from {bank.relative(path)} -->\n{body}")
     return "\n\n".join(parts)
 
@@ -140,7 +141,7 @@ def copy_targets(bank: Bank) -> list[tuple[str, str]]:
     and .github/copilot-instructions.md where it exists or Copilot's hooks are installed."""
     out: list[tuple[str, str]] = []
     names = ["GEMINI.md"]
-    settings = bank.inside(".gemini/settings.json")
+    settings = bank.inside(agent_tools.GEMINI_SETTINGS)
     if settings.is_file():
         try:
             data = json.loads(_read(bank, settings) or "{}")
@@ -154,7 +155,7 @@ def copy_targets(bank: Bank) -> list[tuple[str, str]]:
             names = list(given)
     if bank.inside(".gemini").is_dir() or any(bank.inside(n).is_file() for n in names):
         out += [(n, "Gemini CLI's context file, kept by lessonbank") for n in names]
-    if bank.inside(COPILOT_INSTRUCTIONS).is_file() or bank.inside(".github/hooks/lessonbank.json").is_file():
+    if bank.inside(COPILOT_INSTRUCTIONS).is_file() or bank.inside(agent_tools.COPILOT_HOOKS).is_file():
         out.append((COPILOT_INSTRUCTIONS, "Copilot's instructions cannot import files"))
     return out
 

@@ -151,6 +151,12 @@ class RepoView:
     def search(
         self, rx: re.Pattern[str], globs: Sequence[str] | None, only: frozenset[str] | None = None
     ) -> bool:
+        return self.find(rx, globs, only) is not None
+
+    def find(
+        self, rx: re.Pattern[str], globs: Sequence[str] | None, only: frozenset[str] | None = None
+    ) -> str | None:
+        """The first tracked file (by path) whose text `rx` matches, or None."""
         allowed: set[str] | None = None
         if globs:
             allowed = set()
@@ -159,8 +165,8 @@ class RepoView:
         if only is not None:
             allowed = set(only) if allowed is None else allowed & only
         if allowed is not None and not allowed:
-            return False
-        return self.corpus().search(rx, allowed)
+            return None
+        return self.corpus().find(rx, allowed)
 
 
 class _Corpus:
@@ -187,17 +193,18 @@ class _Corpus:
             self._lower = self.text.translate(_LOWER)
         return self._lower
 
-    def search(self, rx: re.Pattern[str], allowed: set[str] | None) -> bool:
+    def find(self, rx: re.Pattern[str], allowed: set[str] | None) -> str | None:
+        """The first file, in path order, whose text `rx` matches (a match never spans two files)."""
         literal, fold = required_literal(rx.pattern)
         if literal:
-            return self._search_literal(rx, allowed, literal, fold)
+            return self._find_literal(rx, allowed, literal, fold)
         if allowed is None:
             indexes: Iterable[int] = range(len(self.names))
         else:
             indexes = (self.index[name] for name in sorted(allowed) if name in self.index)
-        return any(rx.search(self.text, self.starts[i], self.ends[i]) for i in indexes)
+        return next((self.names[i] for i in indexes if rx.search(self.text, self.starts[i], self.ends[i])), None)
 
-    def _search_literal(self, rx: re.Pattern[str], allowed: set[str] | None, literal: str, fold: bool) -> bool:
+    def _find_literal(self, rx: re.Pattern[str], allowed: set[str] | None, literal: str, fold: bool) -> str | None:
         # Find the literal the regex cannot match without, then run the regex in that file only.
         haystack = self.lower() if fold else self.text
         needle = literal.translate(_LOWER) if fold else literal
@@ -205,12 +212,12 @@ class _Corpus:
         while True:
             pos = haystack.find(needle, pos)
             if pos < 0:
-                return False
+                return None
             i = bisect.bisect_right(self.starts, pos) - 1
             if (allowed is None or self.names[i] in allowed) and rx.search(
                 self.text, self.starts[i], self.ends[i]
             ):
-                return True
+                return self.names[i]
             pos = self.ends[i] + 1
 
 

@@ -13,6 +13,12 @@ import sys
 from lessonbank.kernel import jsonio
 from lessonbank.kernel import statedir as state
 
+# Texts matched against the lessons are cut to this many characters first: a command, a path or
+# any other string in tool_input, and a prompt. Matching time then does not grow with a payload
+# (a 50 MB command took 13 s to match); a trigger that needs more than 8 KiB of a command to
+# decide is not one a lesson should have. Stop's message is not cut: its #lesson blocks are kept.
+MAX_TEXT = 8192
+
 # Both tables below are written as plain imports inside functions, not module names handed to
 # __import__: readers, `grep` and the architecture test's import walker can follow them, and a
 # hook process still loads only the adapter and the handler it runs.
@@ -68,6 +74,18 @@ def run(event: str, internal: dict, root: str, state_dir: str, mode: str) -> str
     return None
 
 
+def cut(internal: dict) -> None:
+    """Cut the texts the handlers match (see MAX_TEXT) in place."""
+    tool_input = internal.get("tool_input")
+    if isinstance(tool_input, dict):
+        for key, value in tool_input.items():
+            if isinstance(value, str) and len(value) > MAX_TEXT:
+                tool_input[key] = value[:MAX_TEXT]
+    prompt = internal.get("prompt")
+    if isinstance(prompt, str) and len(prompt) > MAX_TEXT:
+        internal["prompt"] = prompt[:MAX_TEXT]
+
+
 def handle(raw: bytes, raise_errors: bool = False, agent: str = "claude", named: str | None = None) -> str:
     """The hook's stdout for one payload of `agent` ("" for none).
 
@@ -102,6 +120,7 @@ def handle(raw: bytes, raise_errors: bool = False, agent: str = "claude", named:
         if internal is None:
             return ""
         event = str(internal.get("hook_event_name"))
+        cut(internal)
         out = run(event, internal, root, state_dir, mode)
         return adapter.answer(event, out) if out else ""
     except Exception as exc:

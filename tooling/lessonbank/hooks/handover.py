@@ -5,38 +5,44 @@ from lessonbank.kernel import records as ledger
 from lessonbank.kernel import statedir as state
 
 
-def line(slug: str, text: str) -> str:
-    """One lesson as the agent sees it, named by its slug."""
-    return f"- [{slug}] {text}"
+def line(slug: str, text: str, layer: str = "project") -> str:
+    """One lesson as the agent sees it, named by its slug (and its layer when not the project's)."""
+    return f"- [{slug}] {text}" if layer == "project" else f"- [{slug}] ({layer}) {text}"
 
 
-def select(ranked: "list[tuple]", index, max_lessons: int, max_bytes: int) -> "list[tuple[str, int, str]]":
-    """(slug, priority, line) for the lessons that fit, best first.
+def select(ranked, index, max_lessons: int, max_bytes: int) -> "list[tuple[str, int, str, str]]":  # noqa: ANN001
+    """(slug, priority, line, layer) for the lessons that fit, best first.
 
-    `ranked` holds (lesson number, slug, priority) best first. The count stops at
-    `max_lessons`; the lines stay within `max_bytes`, a lesson whose full text does not fit
-    falls back to its one-line summary, and the first one is always handed over.
+    `ranked` holds (lesson number, slug, priority, replaced) best first, from a
+    `layers.Layered` index: `replaced` are the slugs of lessons met before whose place this one
+    (the same lesson in an earlier layer) takes. The count stops at `max_lessons`; the lines
+    stay within `max_bytes`, a lesson whose full text does not fit falls back to its one-line
+    summary, and the first one is always handed over.
     """
-    chosen: list[tuple[str, int, str]] = []
+    chosen: list[tuple[str, int, str, str]] = []
     used = 0
-    for number, slug, priority in ranked:
+    for item in ranked:
+        number, slug, priority, replaced = item
+        for old in [c for c in chosen if c[0] in replaced]:
+            chosen.remove(old)
+            used -= len(old[2].encode("utf-8"))
         if len(chosen) >= max_lessons:
             break
-        record = index.lesson(number)
-        full, short = line(slug, record[3]), line(slug, record[4])
+        record, layer = index.lesson(number), index.layer(number)
+        full, short = line(slug, record[3], layer), line(slug, record[4], layer)
         if used + len(full.encode("utf-8")) <= max_bytes:
             text = full
         elif used + len(short.encode("utf-8")) <= max_bytes or not chosen:
             text = short
         else:
             continue
-        chosen.append((slug, priority, text))
+        chosen.append((slug, priority, text, layer))
         used += len(text.encode("utf-8"))
     return chosen
 
 
 def hand_over(
-    chosen: "list[tuple[str, int, str]]",
+    chosen: "list[tuple[str, int, str, str]]",
     session: state.Session,
     turn: str,
     event: str,
@@ -56,14 +62,14 @@ def hand_over(
         # or its SessionStart missed) is assigned here, before any lesson reaches it.
         arm = trial.assign(session.state_dir, session.id)
     injected = arm != "without"
-    for slug, _, text in won:
+    for slug, _, text, layer in won:
         size = len(text.encode("utf-8"))
         ledger.record_injection(
-            session.state_dir, session.id, turn, slug, event, size, arm, injected, tool_use_id
+            session.state_dir, session.id, turn, slug, event, size, arm, injected, tool_use_id, layer
         )
     if not injected:
         return ""
-    return context(event, heading + "\n" + "\n".join(text for _, _, text in won))
+    return context(event, heading + "\n" + "\n".join(item[2] for item in won))
 
 
 def context(event: str, text: str) -> str:

@@ -108,15 +108,12 @@ def _fires(index, entry: tuple, commands: list[str], paths: list[str], state_dir
     return True
 
 
-def hits(index, tool: str, tool_input: dict, root: str, cwd: str, session: state.Session):  # noqa: ANN201
-    """(lesson number, slug, priority) of unclaimed lessons triggered by this call, best first:
-    lazily, so that a caller that has enough stops the matching there.
+def candidates(index, tool: str, commands: list[str], paths: list[str]) -> list[tuple]:  # noqa: ANN001
+    """The trigger entries of one index that may fire for this call, in rank order.
 
-    Candidates come from the index by the literals the call contains; an entry whose literals are
-    not all in the call, or whose lesson this session already has (one listing of its claims), is
-    dropped before its program is even read; the rest run in rank order.
+    Candidates come from the index by the literals the call contains; an entry whose literals
+    are not all in the call is dropped before its program is even read.
     """
-    commands, paths = subjects(tool, tool_input, root, cwd)
     keys = compiled_read.grams(commands + paths, index.gram_lengths)
     keys.add(compiled_read.TOOL + tool)
     if commands:
@@ -127,7 +124,7 @@ def hits(index, tool: str, tool_input: dict, root: str, cwd: str, session: state
     joined = "\n".join(commands)
     folded = {"c": compiled_read.fold(joined), "p": compiled_read.fold("\n".join(paths)), "t": ""}
     bounded = compiled_read.bounded(joined)
-    candidates = []
+    out = []
     for entry in found:
         if not _applies(entry, tool):
             continue
@@ -137,19 +134,60 @@ def hits(index, tool: str, tool_input: dict, root: str, cwd: str, session: state
             and (bounded is None or all(literal in bounded for literal in entry[10]))
             and all(any(branch in text for branch in group) for group in entry[11])
         ):
-            candidates.append(entry)
-    if not candidates:
+            out.append(entry)
+    out.sort(key=lambda e: (e[9], e[7]))
+    return out
+
+
+def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str], session: state.Session):  # noqa: ANN201
+    """((layer position, lesson number), slug, priority) of unclaimed lessons triggered by this
+    call in any of the `indexes`, best first (priority, confidence, then layer): lazily, so that
+    a caller that has enough stops the matching there.
+
+    Every layer's candidates are ranked together before any program runs, so a call runs no
+    more programs over three layers than over one bank; a lesson this session already has (one
+    listing of its claims) is skipped without running its program.
+    """
+    ranked: list[tuple] = []
+    for position, index in enumerate(indexes):
+        ranked.extend((-e[2], -e[3], position, e[9], e[7], e) for e in candidates(index, tool, commands, paths))
+    if not ranked:
         return
-    candidates.sort(key=lambda e: (e[9], e[7]))
-    claimed = session.claimed_slugs()
-    done: set[int] = set()
-    for entry in candidates:
-        number = entry[0]
-        if number in done or entry[1] in claimed:
-            continue
-        if _fires(index, entry, commands, paths, session.state_dir):
-            done.add(number)
-            yield (number, entry[1], entry[2])
+    ranked.sort(key=lambda item: item[:5])
+    # This call's matching budget, shared by all its searches in every layer (the modules are
+    # imported for these candidates in any case).
+    matchers: list = []
+    if any(item[-1][5] == "c" for item in ranked):
+        from lessonbank.kernel import regex_engine
+
+        matchers.append(regex_engine)
+    if any(item[-1][5] == "p" for item in ranked):
+        from lessonbank.kernel import globs
+
+        matchers.append(globs)
+    for matcher in matchers:
+        matcher.new_call()
+    try:
+        claimed = session.claimed_slugs()
+        done: set[tuple[int, int]] = set()
+        for *_, position, _, _, entry in ranked:
+            number = (position, entry[0])
+            if number in done or entry[1] in claimed:
+                continue
+            if _fires(indexes[position], entry, commands, paths, session.state_dir):
+                done.add(number)
+                yield (number, entry[1], entry[2])
+    finally:
+        for matcher in matchers:
+            matcher.end_call()
+
+
+def hits(index, tool: str, tool_input: dict, root: str, cwd: str, session: state.Session):  # noqa: ANN201
+    """(lesson number, slug, priority) of unclaimed lessons of one index triggered by this call,
+    best first, lazily (`layered_hits` over that index alone)."""
+    commands, paths = subjects(tool, tool_input, root, cwd)
+    for (_, number), slug, priority in layered_hits([index], tool, commands, paths, session):
+        yield (number, slug, priority)
 
 
 def _then(first: tuple, rest):  # noqa: ANN001, ANN202 - generators
@@ -171,15 +209,15 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return ""
     session = state.Session(state_dir, str(payload.get("session_id") or ""))
-    index: compiled_read.DiskIndex | compiled_read.MemIndex | None = compiled_read.current(root, state_dir)
-    if index is None:  # missing or stale: rebuilt from INDEX.md, which loads `re`, so only now
-        from lessonbank.kernel import compiled_build
+    from lessonbank.kernel import layers
 
-        index = compiled_build.rebuild(root, state_dir)
+    index = layers.Layered(layers.indexes(root, state_dir))
     cwd = payload.get("cwd")
     if not isinstance(cwd, str):
         cwd = root
-    ranked = hits(index, tool, tool_input, root, cwd, session)
+    # Paths are relative to the project's root in every layer: a team's `**/*.py` means this project's files.
+    commands, paths = subjects(tool, tool_input, root, cwd)
+    ranked = index.dedupe(layered_hits([i for _, i in index.layers], tool, commands, paths, session))
     first = next(ranked, None)
     if first is None:
         return ""

@@ -7,13 +7,14 @@ confidence and slug, so the same prompt always recalls the same lessons.
 """
 
 from lessonbank.hooks import handover as inject
-from lessonbank.kernel import compiled_read, words
 from lessonbank.kernel import statedir as state
+from lessonbank.kernel import words
 
 
 def ranked(index, prompt: str, session: "state.Session | None", limit: int) -> list[tuple]:
-    """(lesson number, slug, priority) of unclaimed recalled lessons, best first (at least `limit`
-    of them when there are that many)."""
+    """(lesson number, slug, priority, score) of unclaimed recalled lessons, best first (at least
+    `limit` of them when there are that many); the score (shared words, shared keywords) ranks
+    the lessons of several layers together (layers.Layered.ranked)."""
     terms = sorted(words.terms(prompt))
     found = index.lookup("recall", ["k:" + t for t in terms] + ["a:" + t for t in terms])
     shared_keys: dict[int, int] = {}
@@ -38,7 +39,7 @@ def ranked(index, prompt: str, session: "state.Session | None", limit: int) -> l
             if slug not in claimed:
                 records.append((-priority, -confidence, slug, number))
         for priority, _, slug, number in sorted(records):
-            out.append((number, slug, -priority))
+            out.append((number, slug, -priority, score))
         if len(out) >= limit:
             break
     return out
@@ -51,17 +52,15 @@ def user_prompt_submit(payload: dict, root: str, state_dir: str, mode: str) -> s
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return ""
-    index: compiled_read.DiskIndex | compiled_read.MemIndex | None = compiled_read.current(root, state_dir)
-    if index is None:  # missing or stale: rebuilt from INDEX.md, which loads `re`, so only now
-        from lessonbank.kernel import compiled_build
+    from lessonbank.kernel import layers
 
-        index = compiled_build.rebuild(root, state_dir)
+    index = layers.Layered(layers.indexes(root, state_dir))
     settings = index.settings
     limit = settings["prompt_max_lessons"]
-    found = ranked(index, prompt, session, limit * 3)
-    if not found:
-        return ""
+    found = index.dedupe(index.ranked([ranked(layer_index, prompt, session, limit * 3) for _, layer_index in index.layers]))
     chosen = inject.select(found, index, limit, settings["max_bytes"])
+    if not chosen:
+        return ""
     heading = (
         "lessonbank: lessons this project learned that share words with this request. "
         "Use one only where it fits; ignore the rest."

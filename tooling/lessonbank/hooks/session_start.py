@@ -1,4 +1,5 @@
-"""SessionStart: the standing protocol for reporting lessons, claims after /compact and /clear, the trial arm."""
+"""SessionStart: the standing protocol for reporting lessons, claims after /compact and /clear, the trial arm,
+and the scheduled scan when one is due (hooks.discover)."""
 
 from lessonbank.hooks import handover as inject
 from lessonbank.kernel import statedir as state
@@ -33,13 +34,24 @@ def session_start(payload: dict, root: str, state_dir: str, mode: str) -> str:
     if source == "clear":
         session.release()
     elif source == "compact":
-        from lessonbank.kernel import compiled_read
+        from lessonbank.kernel import layers
 
-        index: compiled_read.DiskIndex | compiled_read.MemIndex | None = compiled_read.current(root, state_dir)
-        if index is None:  # missing or stale: rebuilt from INDEX.md, which loads `re`, so only now
-            from lessonbank.kernel import compiled_build
-
-            index = compiled_build.rebuild(root, state_dir)
+        index = layers.index(root, state_dir)
         threshold = index.settings["compact_priority"]
         session.release(min_priority=threshold)
+    _discover(root, state_dir)
     return inject.context("SessionStart", PROTOCOL.format(root=root))
+
+
+def _discover(root: str, state_dir: str) -> None:
+    """Start the scheduled scan when due (hooks.discover); a failure there never costs the protocol."""
+    try:
+        import time
+
+        now = time.time()
+        if state.discovery_due(state_dir, now):  # one stat; the module that spawns loads only now
+            from lessonbank.hooks import discover
+
+            discover.start_due(root, state_dir, now)
+    except Exception as exc:
+        state.log_error(state_dir, "SessionStart discover", exc)

@@ -27,7 +27,19 @@ PENDING_REASON = (
     "kept in {path}, and `bank capture --pending` saves it through the gates once lessonbank is "
     "installed (python3 -m pip install {source}: lessonbank is not on PyPI). You need not repeat the block."
 )
+PENDING_DISK = (
+    "lessonbank could not save your #lesson block: {error}. Nothing is lost: the message is kept "
+    "in {path}, and `bank capture --pending` saves it through the gates once the bank can be "
+    "written again. You need not repeat the block."
+)
+LOST = (
+    "lessonbank could not save your #lesson block ({error}), nor keep it aside ({kept}). Tell the "
+    "user, and keep the block in your reply so they can run `bank capture --blocks` on it."
+)
 PENDING = state.PENDING_LESSONS
+# How `bank` reports a file it could not write or use (cli.disk_error, store.write_atomic): the
+# block is not at fault, so it is kept for `bank capture --pending` rather than refused.
+DISK_ERROR = "Error: cannot "
 CAPTURE_TIMEOUT = 50
 
 
@@ -71,7 +83,7 @@ def capture(root: str, session_id: str, message: str) -> str | None:
     if done.returncode == 0:
         return None
     err = done.stderr.decode("utf-8", "replace").strip()
-    if done.returncode == 1 and err.startswith("Error: "):
+    if done.returncode == 1 and err.startswith("Error: ") and not err.startswith(DISK_ERROR):
         return "; ".join(line.strip() for line in err[len("Error: ") :].splitlines() if line.strip())
     raise RuntimeError(f"bank capture --blocks exited {done.returncode}: {err[-800:]}")
 
@@ -107,13 +119,34 @@ def keep_pending(
     state_dir: str, session: state.Session, turn: str, message: str, exc: Exception, active: bool
 ) -> str:
     """Capture could not run (e.g. the plugin's python lacks the package): keep the blocks, say so once."""
-    path = state_dir + "/" + PENDING
-    state.append_line(path, jsonio.dumps({"session": session.id, "turn": turn, "message": message}))
-    state.log_error(state_dir, "Stop", exc)
-    if active or not session.claim_stop(turn):
-        return ""
+    entry = jsonio.dumps({"session": session.id, "turn": turn, "message": message})
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     error = lines[-1][:200] if lines else type(exc).__name__
+    disk = DISK_ERROR in error
+    if disk:
+        error = error[error.index(DISK_ERROR) + len("Error: ") :]
+    path = state_dir + "/" + PENDING
+    kept: OSError | None = None
+    for path in (state_dir + "/" + PENDING, state.user_pending(state_dir.rpartition("/")[0])):
+        try:
+            state.append_line(path, entry)
+            kept = None
+            break
+        except OSError as failed:  # the bank's folder is read-only or full: try the user's
+            kept = failed
+    state.log_error(state_dir, "Stop", exc)
+    if active:
+        return ""
+    try:
+        claimed = session.claim_stop(turn)
+    except OSError:  # the state folder cannot be written: telling the agent matters more
+        claimed = True
+    if not claimed:
+        return ""
+    if kept is not None:
+        return block(LOST.format(error=error, kept=f"{path}: {kept.strerror or kept}"))
+    if disk:
+        return block(PENDING_DISK.format(error=error.rstrip("."), path=path))
     import posixpath
 
     # <repository>/tooling/lessonbank/hooks/stop.py, however the hook put the package on sys.path

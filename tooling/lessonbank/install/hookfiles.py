@@ -24,8 +24,9 @@ from lessonbank.bank.store import write_atomic
 from lessonbank.errors import BankError
 from lessonbank.install import claude
 from lessonbank.install.claude import Result, is_ours, read_settings
+from lessonbank.kernel import agent_tools
 
-GEMINI_TOOLS = "run_shell_command|read_file|write_file|replace|glob|search_file_content|grep_search"
+GEMINI_TOOLS = "|".join(agent_tools.GEMINI)
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ AGENTS: dict[str, Agent] = {
     ),
     "gemini": Agent(
         "gemini",
-        Path(".gemini") / "settings.json",
+        Path(agent_tools.GEMINI_SETTINGS),
         "grouped",
         (
             ("SessionStart", None, 10),
@@ -80,7 +81,7 @@ AGENTS: dict[str, Agent] = {
     ),
     "copilot": Agent(
         "copilot",
-        Path(".github") / "hooks" / "lessonbank.json",
+        Path(agent_tools.COPILOT_HOOKS),
         "copilot",
         (
             ("sessionStart", None, 10),

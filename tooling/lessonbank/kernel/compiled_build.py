@@ -62,12 +62,9 @@ MARSHAL_VERSION = 2
 def settings_from_toml(text: str | None) -> dict:
     """The [recall] settings from bank.toml's text, through the one config parser (defaults if broken)."""
     from lessonbank import config as config_mod
-    from lessonbank.errors import BankError
 
-    try:
-        config = config_mod.parse(text or "")
-    except BankError:  # a broken bank.toml must not switch the hooks off; `bank check` reports it
-        config = config_mod.Config()
+    # A broken bank.toml must not switch the hooks off: `rebuild` logs it, `bank check` reports it.
+    config, _ = config_mod.lenient(text)
     return {key: config.get("recall." + key) for key in config_mod.DEFAULTS["recall"]}
 
 
@@ -316,6 +313,11 @@ def rebuild(root: str, state_dir: str, write: bool = True) -> MemIndex:
     """Build the tables from INDEX.md (and bank.toml) and, when asked, rewrite the compiled file."""
     index_text, toml_text, key = read_sources(root)
     data = from_texts(index_text, toml_text)
+    from lessonbank import config as config_mod
+
+    problem = config_mod.lenient(toml_text)[1]
+    if problem:  # once per change of bank.toml: the rebuilt file is current until the next one
+        state.log_line(state_dir, "config", problem)
     if write and key is not None:
         try:
             state.write_atomic(state_dir + "/" + NAME, serialize(data, key))

@@ -19,6 +19,20 @@ MAX_ALTERNATIVES = 64  # brace alternatives of one glob: `{a,b}` ten times over 
 MAX_WILDCARDS = 6  # `*` and `**` of one alternative
 BUDGET_BASE = 5_000
 BUDGET_PER_CHAR = 10
+# One hook call's allowance across all its glob matches, from `new_call` on (see
+# regex_engine.CALL_BUDGET).
+CALL_BUDGET = 40_000
+_call: list = [None]
+
+
+def new_call() -> None:
+    """Start a hook call's budget."""
+    _call[0] = CALL_BUDGET
+
+
+def end_call() -> None:
+    """End it: matches outside a hook call have only their own budget."""
+    _call[0] = None
 
 
 class GlobError(ValueError):
@@ -83,11 +97,19 @@ def match(compiled: tuple[bool, tuple[tuple, ...]], path: str) -> bool:
     """Does the relative `path` match the compiled glob? Raises Exhausted past the step budget."""
     name_only, alternatives = compiled
     subject = path.rpartition("/")[2] if name_only else path
-    left = [BUDGET_BASE + BUDGET_PER_CHAR * len(path)]
+    allowed = BUDGET_BASE + BUDGET_PER_CHAR * len(path)
+    if _call[0] is not None:
+        allowed = min(allowed, _call[0])
+    if allowed <= 0:
+        raise Exhausted("skipped: this call's matching budget is spent")
+    left = [allowed]
     try:
         return any(_match(tokens, 0, subject, 0, left, set()) for tokens in alternatives)
     except Exhausted:
-        raise Exhausted(f"gave up after {BUDGET_BASE + BUDGET_PER_CHAR * len(path)} matching steps") from None
+        raise Exhausted(f"gave up after {allowed} matching steps") from None
+    finally:
+        if _call[0] is not None:
+            _call[0] -= allowed - left[0]
 
 
 def measure(compiled: tuple[bool, tuple[tuple, ...]], path: str, steps: int) -> tuple[bool | None, int]:

@@ -11,8 +11,9 @@ COLUMNS = (
     "lesson", "title", "when this bites you", "do", "tools", "commands", "paths",
     "keywords", "tags", "seen", "priority", "confidence",
 )  # fmt: skip
-# Characters that markdown (or the table) would read as syntax; each is escaped with '\'.
-_SPECIAL = frozenset("\\`*_[]<>|&~")
+# Characters that markdown (or the table) would read as syntax, and `@`, which Claude Code reads
+# as a file import; each is escaped with '\'.
+_SPECIAL = frozenset("\\`*_[]<>|&~@")
 _ITEM_SEP = "<br>"
 
 

@@ -9,8 +9,10 @@ without arm, one that would have been), in this key order:
 
 `arm` is "on" in the normal mode and the trial's arm in `test` mode; `injected` is false only
 for the without arm. A lesson is written once per session (its claim is taken either way).
-PreToolUse lines also carry the call's "tool_use_id" last, so a check that fails in that very
-call can be tied to the lessons handed over before it.
+Then come the call's "tool_use_id" (PreToolUse; "" for a prompt), so a check that fails in
+that very call can be tied to the lessons handed over before it, and the lesson's "layer":
+"project", "personal" or "team:<name>" (kernel.layers). Lines written before layers existed
+end earlier and read as "" and "project".
 
 `<bank>/.lessonbank/sessions/<session>/checks.jsonl`: one line per check run by Bash
 (PostToolUse = passed, PostToolUseFailure = failed; interrupted calls are not checks):
@@ -43,6 +45,7 @@ LEDGER_FIELDS = (
     ("arm", str, ""),
     ("injected", bool, True),
     ("tool_use_id", str, ""),
+    ("layer", str, "project"),
 )
 CHECK_FIELDS = (
     ("turn", str, None),
@@ -70,9 +73,10 @@ def record_injection(
     arm: str,
     injected: bool,
     tool_use_id: str = "",
+    layer: str = "project",
 ) -> None:
-    """Append one ledger line (the tool_use_id only when there is one)."""
-    values = (session, turn, slug, event, size, arm, injected) + ((tool_use_id,) if tool_use_id else ())
+    """Append one ledger line."""
+    values = (session, turn, slug, event, size, arm, injected, tool_use_id, layer)
     state.append_line(state_dir + "/" + state.LEDGER, _line(LEDGER_FIELDS, values))
 
 

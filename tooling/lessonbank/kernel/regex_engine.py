@@ -39,18 +39,82 @@ def budget(subject: str) -> int:
     return BUDGET_BASE + BUDGET_PER_CHAR * len(subject)
 
 
+# One hook call's allowance across all its searches, from `new_call` on (the PreToolUse hook
+# starts one per call): at most about 60 ms at the slowest step measured (1.4 µs), so no number of slow
+# triggers adds up past it. `re`, which runs what this matcher cannot, gets a clock instead:
+# RE_SECONDS in all per call, enforced by SIGALRM (`re` checks for signals while it
+# backtracks). Before any `new_call` (other callers) only the per-search budget applies.
+CALL_BUDGET = 40_000
+RE_SECONDS = 0.015
+_call: list = [None, None]
+
+
+def new_call() -> None:
+    """Start a hook call's budget."""
+    _call[0], _call[1] = CALL_BUDGET, RE_SECONDS
+
+
+def end_call() -> None:
+    """End it: searches outside a hook call have only their own budget."""
+    _call[0] = _call[1] = None
+
+
 def search(program: tuple, pattern: str, subject: str) -> bool:
     """Does `pattern` match anywhere in `subject` (`re.search` semantics)? Raises Exhausted."""
     if program is not None and subject.isascii():
+        allowed = BUDGET_BASE + BUDGET_PER_CHAR * len(subject)
+        if _call[0] is not None:
+            allowed = min(allowed, _call[0])
+        if allowed <= 0:
+            raise Exhausted("skipped: this call's matching budget is spent")
+        left = [allowed]
         try:
-            return _search(program, subject, [BUDGET_BASE + BUDGET_PER_CHAR * len(subject)])
+            return _search(program, subject, left)
         except (Unsupported, RecursionError):
             pass
         except Exhausted:
-            raise Exhausted(f"gave up after {budget(subject)} matching steps") from None
+            raise Exhausted(f"gave up after {allowed} matching steps") from None
+        finally:
+            if _call[0] is not None:
+                _call[0] -= allowed - left[0]
+    return _timed_re(pattern, subject)
+
+
+class _Late(Exception):
+    pass
+
+
+def _timed_re(pattern: str, subject: str) -> bool:
+    """`re.search` stopped when this call's RE_SECONDS are spent (main thread only: elsewhere
+    no signal can reach it, and it runs unbounded as before)."""
     import re  # only now: a program-less pattern, a non-ASCII subject or a too-deep match
 
-    return re.search(pattern, subject) is not None
+    if _call[1] is None:
+        return re.search(pattern, subject) is not None
+    if _call[1] <= 0:
+        raise Exhausted("skipped: this call's matching time is spent")
+    import signal
+    import time
+
+    def late(signum: int, frame: object) -> None:
+        raise _Late
+
+    try:
+        old = signal.signal(signal.SIGALRM, late)
+    except ValueError:  # not the main thread
+        return re.search(pattern, subject) is not None
+    start = time.perf_counter()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, _call[1])
+        try:
+            return re.search(pattern, subject) is not None
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _Late:
+        raise Exhausted(f"gave up after {RE_SECONDS * 1000:g} ms of `re` in this call") from None
+    finally:
+        signal.signal(signal.SIGALRM, old)
+        _call[1] -= time.perf_counter() - start
 
 
 def measure(program: tuple, subject: str, steps: int) -> tuple[bool | None, int]:

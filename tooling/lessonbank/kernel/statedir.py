@@ -16,7 +16,9 @@ Every module that touches the folder takes its names from here:
                                  `bank index` (summary, problems, INDEX.md row, BANK.md section,
                                  compiled piece), by file stat and content hash (see bank.derived)
     ledger.jsonl                 one line per injection or would-be injection (see kernel.records)
-    pending-lessons.jsonl        #lesson blocks the Stop hook could not capture yet
+    pending-lessons.jsonl        #lesson blocks the Stop hook could not capture yet (in the
+                                 user's state folder instead when this one cannot be written:
+                                 `user_pending`)
     lock                         flock'd by captures and scans that change the bank
     groom-journal/               `bank groom`'s journal: what an unfinished groom changes, so the
                                  next run rolls it back or completes it (see groom.transaction)
@@ -29,6 +31,9 @@ Every module that touches the folder takes its names from here:
         checks.jsonl             the checks run in this session (see kernel.records)
     trial/                       the trial's arms (see kernel.arms)
     scan/                        the scan's candidate store (see scan.candidates)
+        next-scan                its mtime is when the SessionStart hook next starts a scheduled
+                                 `bank scan` (absent: due now); see hooks.discover
+        scheduled.log            what the scheduled scans printed
 
 `Session` is one session's folder: the lessons claimed in it (once per session, across parallel
 hook processes) and its turns. It lives here rather than in `hooks` to save the hook process
@@ -62,7 +67,20 @@ TURN = "turn"
 CHECKS = "checks.jsonl"
 TRIAL = "trial"
 SCAN = "scan"
+NEXT_SCAN = "next-scan"
+SCHEDULED_LOG = "scheduled.log"
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+
+def user_pending(root: str) -> str:
+    """Where the Stop hook keeps the #lesson blocks of bank `root` when the bank's own folders
+    cannot be written (a read-only checkout, a full disk): the user's state folder,
+    `$XDG_STATE_HOME/lessonbank/pending/` (default `~/.local/state/...`), one file per bank."""
+    env = posix.environ
+    base = env.get(b"XDG_STATE_HOME", b"").decode("utf-8", "replace")
+    if not base.startswith("/"):
+        base = env.get(b"HOME", b"/").decode("utf-8", "replace").rstrip("/") + "/.local/state"
+    return base + "/lessonbank/pending/" + safe_name(root) + ".jsonl"
 
 
 def find_root(cwd: str) -> str | None:
@@ -106,6 +124,38 @@ def mode(state_dir: str) -> str:
     text = read_text(state_dir + "/" + MODE)
     value = text.strip().lower() if text else "on"
     return value if value in MODES else "on"
+
+
+def discovery_due(state_dir: str, now: float) -> bool:
+    """Should this session start the scheduled scan: due, not a dry run, not LESSONBANK_DISCOVER=off?"""
+    if READ_ONLY or posix.environ.get(b"LESSONBANK_DISCOVER", b"").lower() == b"off":
+        return False
+    return scan_due(state_dir, now)
+
+
+def scan_due(state_dir: str, now: float) -> bool:
+    """Is a scheduled scan due? One stat: the next-scan stamp's mtime is the time it falls due."""
+    try:
+        return posix.stat(state_dir + "/" + SCAN + "/" + NEXT_SCAN).st_mtime <= now
+    except FileNotFoundError:
+        return True
+    except OSError:  # an unreadable state folder: never start a scan from it
+        return False
+
+
+def postpone_scan(state_dir: str, until: float) -> None:
+    """Set the next scheduled scan to `until` (seconds since the epoch): the stamp's mtime."""
+    if READ_ONLY:
+        return
+    path = state_dir + "/" + SCAN + "/" + NEXT_SCAN
+    flags = posix.O_WRONLY | posix.O_CREAT
+    try:
+        fd = posix.open(path, flags, 0o644)
+    except FileNotFoundError:
+        makedirs(path.rpartition("/")[0])
+        fd = posix.open(path, flags, 0o644)
+    posix.close(fd)
+    posix.utime(path, (until, until))
 
 
 def safe_name(value: str) -> str:
@@ -271,8 +321,14 @@ def write_atomic(path: str, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[posix.write(fd, view) :]
-    finally:
+    except OSError as exc:  # e.g. a full disk: say which file, and leave no temporary behind
         posix.close(fd)
+        try:  # noqa: SIM105 - no contextlib: the hooks import as little as they can
+            posix.unlink(tmp)
+        except OSError:
+            pass
+        raise OSError(exc.errno, exc.strerror, path) from None
+    posix.close(fd)
     posix.replace(tmp, path)
 
 
@@ -289,6 +345,8 @@ def append_line(path: str, line: str) -> None:
         fd = posix.open(path, flags, 0o644)
     try:
         posix.write(fd, data)
+    except OSError as exc:  # e.g. a full disk: say which file
+        raise OSError(exc.errno, exc.strerror, path) from None
     finally:
         posix.close(fd)
 

@@ -17,7 +17,7 @@ from lessonbank.capture.draft import parse_lesson_blocks
 from lessonbank.capture.pipeline import Outcome, capture
 from lessonbank.errors import BankError, GateRefusal
 from lessonbank.kernel import statedir
-from lessonbank.scan import distill
+from lessonbank.scan import compliance, distill
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan import sources as transcripts
 from lessonbank.scan.events import Candidate
@@ -312,6 +312,7 @@ class Report:
     refused: list[tuple[str, str]] = field(default_factory=list)  # (key, gate message)
     files: list[tuple[Path, str]] = field(default_factory=list)
     protocol: dict[str, list[int]] = field(default_factory=dict)  # agent -> [fixed checks, with a #lesson block]
+    weekly: dict[tuple[str, str], list[int]] = field(default_factory=dict)  # (agent, ISO week) -> the same
 
 
 def run_scan(
@@ -326,13 +327,15 @@ def run_scan(
     found, stats = transcripts.scan_files(paths, store.state, on_bytes)
     report = Report(stats)
     w = weights(bank)
+    today_week = compliance.week_of(date.today().isoformat(), "")
     fresh = []
     for cand in found:
         if cand.kind == "fix":
             agent = str(cand.evidence[0].get("agent") or "unknown")
-            counts = report.protocol.setdefault(agent, [0, 0])
-            counts[0] += 1
-            counts[1] += bool(cand.evidence[0].get("reported"))
+            week = compliance.week_of(cand.evidence[0].get("time"), today_week)
+            for counts in (report.protocol.setdefault(agent, [0, 0]), report.weekly.setdefault((agent, week), [0, 0])):
+                counts[0] += 1
+                counts[1] += bool(cand.evidence[0].get("reported"))
         why = distill.distill(cand) if cand.tier == 2 else ""
         if why:  # an episode with no instruction in it: counted, never proposed
             stats.skip(why)
@@ -360,12 +363,8 @@ def run_scan(
             continue
         report.accepted.append((cand.key, [line for o in outcomes for line in o.lines()]))
     report.files = store.save(dry_run=dry_run)
-    if report.protocol and not dry_run:  # over time: one line per scan that met fixed checks
-        day = date.today().isoformat()
-        lines = "".join(json.dumps({"date": day, "agent": a, "fixed": f, "with_block": b}) + "\n"
-                        for a, (f, b) in sorted(report.protocol.items()))  # fmt: skip
-        with open(store.dir / "protocol.jsonl", "a", encoding="utf-8") as out:
-            out.write(lines)
+    if not dry_run:  # over time: per agent and ISO week of the episodes (`bank scan --compliance`)
+        compliance.record(store.dir, report.weekly)
     return report
 
 

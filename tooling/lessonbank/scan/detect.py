@@ -28,6 +28,10 @@ _INTERRUPT = "[Request interrupted"
 _CD_FAILED = re.compile(r"\bcd: [^:]+: No such file or directory")
 
 
+# `pip install -r requirements-dev.txt`, `uv pip install -r …`, `pip install -e .[dev]` names no file.
+_INSTALLS_FROM = re.compile(r"\binstall\b[^|;&]*?(?:-r|--requirement|-c|--constraint)[ =]+['\"]?([^\s'\"]+)")
+
+
 def _short(text: str, limit: int) -> str:
     text = " ".join(text[: limit * 4].split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
@@ -323,7 +327,9 @@ class Detector:
             ep["timed_out"] = ep["timed_out"] or ev.timed_out
             if mining.is_startup_error(first) or run["sig"] == ep["first"]["sig"]:
                 return out
-            if ep["edits"] or ep["commands"]:
+            if self._own_setup(ep):
+                self.drop("work in progress")
+            elif ep["edits"] or ep["commands"]:
                 out.append(self._candidate(check, ep, run, "unblocked"))
         if len(self.open) >= MAX_OPEN and check.key not in self.open:
             self.open.pop(next(iter(self.open)))
@@ -341,6 +347,14 @@ class Detector:
         said = "\n".join(mining.error_lines(output, 6))  # the errors, not the files that passed around them
         return any(name in said for name in mine) or bool(mining.COMPILE_ERROR.search(first))
 
+    def _own_setup(self, ep: dict[str, Any]) -> bool:
+        """The way round was installing from a dependency file the agent wrote this turn: setting up its
+        own work (a test suite it just added), not a mistake that comes back."""
+        return any(
+            m.group(1).replace("\\", "/").rsplit("/", 1)[-1] in self.turn_files
+            for c in ep["commands"] for m in _INSTALLS_FROM.finditer(c)
+        )  # fmt: skip
+
     def _fixed(self, check: mining.Check, ep: dict[str, Any], ev: Event) -> list[Candidate]:
         passing = {"command": _short(_clean(mining.display(ev.command)), 200), "time": ev.time}
         same = " ".join(passing["command"].split()) == " ".join(ep["first"]["command"].split())
@@ -348,6 +362,9 @@ class Detector:
             return []  # passed again with nothing changed: flaky, or fixed outside the session
         if check.skips or ep.get("removal"):
             self.drop("removed or skipped")  # leaving the failing thing out is not a fix
+            return []
+        if self._own_setup(ep):
+            self.drop("work in progress")
             return []
         cand = self._candidate(check, ep, passing, "fix")
         self.recent.append(cand)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import shlex
 
+from lessonbank.bank import names
 from lessonbank.kernel.words import STOP_WORDS
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan import prose, shellfail
@@ -98,9 +99,7 @@ def _title(text: str, limit: int = 58) -> str:  # a slug (60 at most) says all o
     text = re.split(r"(?<=[a-z0-9`)])(?:\.|:|;)\s+", text, maxsplit=1)[0].rstrip(".")
     text = text[:1].upper() + text[1:]
     text = re.split(r"(?<=\S)\s+(?:so|because|since|which|as)\s+", text, maxsplit=1)[0]
-    if len(text) > limit:
-        text = text[:limit].rsplit(" ", 1)[0]
-    return text.rstrip(" ,;:")
+    return names.cut_words(text, limit).rstrip(" ,;:")
 
 
 def _split_fix(summary: str) -> tuple[list[str], list[str]]:

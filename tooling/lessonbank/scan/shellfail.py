@@ -21,10 +21,15 @@ LESSON = {"relative-path": "cd-relative", "cmake-build-dir": "cd-relative"}
 
 @dataclass(frozen=True)
 class Kind:
-    """A recurring shell error: how to recognise it (its output, and the command when that matters)."""
+    """A recurring shell error: how to recognise it (its output, and the command when that matters).
+
+    `needles`: plain strings, one of which every match of `error` contains; most failed outputs
+    contain none, and a substring test is far cheaper than the regex (a fifth of the scan's time).
+    """
 
     name: str
     error: re.Pattern[str]
+    needles: tuple[str, ...]
     command: re.Pattern[str] | None = None
 
 
@@ -33,19 +38,22 @@ _WINDOWS_SWITCH = re.compile(rf"(?:^|[;&|(]\s*|\bpowershell(?:\.exe)? -Command \
 
 
 KINDS = (
-    Kind("not-found", re.compile(r"(?m)(?:^|: )([\w.+-]+): command not found|\b([\w.+-]+): not found$")),
-    Kind("cd-relative", re.compile(r"\bcd: ([^:\n]+): No such file or directory")),
+    Kind("not-found", re.compile(r"(?m)(?:^|: )([\w.+-]+): command not found|\b([\w.+-]+): not found$"), ("not found",)),
+    Kind("cd-relative", re.compile(r"\bcd: ([^:\n]+): No such file or directory"), ("No such file",)),
     # the same mistake seen later: a relative path, or `cmake ..`, from where an earlier `cd` left the shell
-    Kind("relative-path", re.compile(r"(?m)(?:^|: )(?![/~])([\w.-]+/[\w./-]+): No such file or directory")),
-    Kind("cmake-build-dir", re.compile(r'The source directory "[^"\n]*" does not appear to contain CMakeLists\.txt')),
-    Kind("push-behind", re.compile(r"\[rejected\][^\n]*\((?:fetch first|non-fast-forward)\)")),
-    Kind("push-protection", re.compile(r"\bGH013\b|push protection|Push cannot contain secrets")),
+    Kind("relative-path", re.compile(r"(?m)(?:^|: )(?![/~])([\w.-]+/[\w./-]+): No such file or directory"),
+         ("No such file",)),
+    Kind("cmake-build-dir", re.compile(r'The source directory "[^"\n]*" does not appear to contain CMakeLists\.txt'),
+         ("CMakeLists.txt",)),
+    Kind("push-behind", re.compile(r"\[rejected\][^\n]*\((?:fetch first|non-fast-forward)\)"), ("[rejected]",)),
+    Kind("push-protection", re.compile(r"\bGH013\b|push protection|Push cannot contain secrets"),
+         ("GH013", "push protection", "Push cannot contain secrets")),
     # a cmd.exe command with /switches typed into Git Bash: the GNU tool of that name runs, or /b becomes a path
     Kind("windows-switch", re.compile(r"Try '[^'\n]*--help' for more information|cannot access '[^'\n]*/[A-Za-z]{1,8}'"),
-         _WINDOWS_SWITCH),
-    Kind("sudo", re.compile(r"\bsudo: (?:a terminal is required|a password is required|no tty present)")),
+         ("--help' for more information", "cannot access '"), _WINDOWS_SWITCH),
+    Kind("sudo", re.compile(r"\bsudo: (?:a terminal is required|a password is required|no tty present)"), ("sudo: ",)),
     # C source written through the shell: the Bash tool turns `!` into `\!`, the compiler sees a stray `\`
-    Kind("shell-written-source", re.compile(r"stray [‘'`]\\[’'`] in program")),
+    Kind("shell-written-source", re.compile(r"stray [‘'`]\\[’'`] in program"), (" in program",)),
 )
 _COMPILERS = {"gcc", "g++", "cc", "c++", "clang", "clang++", "nvcc", "make", "cmake"}
 
@@ -54,6 +62,8 @@ def classify(output: str, command: str = "") -> tuple[str, str] | None:
     """(kind, what it names) for a failure of a recurring kind, else None."""
     head = output[:3000]
     for kind in KINDS:
+        if not any(needle in head for needle in kind.needles):
+            continue
         match = kind.error.search(head)
         if match and (kind.command is None or kind.command.search(command)):
             return kind.name, next((g for g in match.groups() if g), "") if match.groups() else ""
@@ -208,13 +218,13 @@ def lesson(kind: str, named: str, failing: str, passing: str, between: list[str]
             r"(?:\becho\b|\bprintf\b|\bcat\b[^|;&]*<<)[^|;&]*>\s*['\"]?[\w./-]+\.(?:c|h|cc|cpp|cu|cuh|hpp)\b"
             r"|\bcat\s*>\s*['\"]?[\w./-]+\.(?:c|h|cc|cpp|cu|cuh|hpp)\b",
         )
-    steps = [c for c in between if re.search(r"\bgit\b.*\b(?:reset|rebase|commit --amend|filter-repo|amend)\b", c)]
-    how = f" (here: `{steps[0]}`)" if steps else ""
+    # The episode's own commands stay in the evidence: they carry its flags (a `--no-gpg-sign` the
+    # user may have forbidden), and the instruction is the general one.
     return (
         "Rewrite commits with secret-like data before pushing",
         "running `git push` when a commit being pushed holds a secret or secret-like test data (GitHub push "
         "protection, `GH013`)",
-        "Remove the data from every commit being pushed, not only the last one: rewrite the commit that added it"
-        f"{how}, then push again.",
+        "Remove the data from every commit being pushed, not only the last one: rewrite the commit that added it "
+        "(`git commit --amend` for the last commit, `git rebase -i` for an earlier one), then push again.",
         r"\bgit\b.*\bpush\b",
     )

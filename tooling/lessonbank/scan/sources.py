@@ -242,6 +242,16 @@ class _Lines:
         self.end = end
 
 
+_SPACED = re.compile(rb'(?<!\\)"\s*:\s+["{\[0-9tfn-]')
+
+
+def spaced(line: bytes) -> bool:
+    """Whether a transcript is written with spaces after its colons (`"type": "assistant"`):
+    the streams' byte filters look for the compact form that the agents write, so such a file
+    is parsed line by line without them (slower, nothing missed)."""
+    return _SPACED.search(line, 0, 400) is not None
+
+
 def _parse(text: str) -> Any:
     """json.loads(text) without its Python layers around the scanner (a few µs a line); ValueError if not JSON."""
     if not text or text[0] in " \t\n\r":
@@ -286,7 +296,7 @@ def scan_file(
         found: list[Candidate] = []
         parse = _parse
         reader = _Lines(handle, stats, detector, dropping=bool(entry.get("dropping")))
-        if stream is not None:
+        if stream is not None and not entry.get("spaced"):
             reader.wanted = stream.wanted
         for buf, start, stop in reader:
             line = buf[start:stop] if start or stop != len(buf) else buf
@@ -308,7 +318,9 @@ def scan_file(
                 if stream is None:  # the sniffers name only formats make reads
                     raise AssertionError(entry["format"])
                 stream.want = detector.wants_result
-                reader.wanted = stream.wanted
+                entry["spaced"] = spaced(line)
+                if not entry["spaced"]:
+                    reader.wanted = stream.wanted
             for event in stream.events(record):
                 detector.session = stream.session or detector.session
                 detector.project = stream.cwd or detector.project

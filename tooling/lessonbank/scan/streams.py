@@ -18,17 +18,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from lessonbank.kernel import exit_status
+from lessonbank.kernel import agent_tools, exit_status
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan.events import Event
 from lessonbank.scan.parse import EDIT_MARK, ClaudeStream, CodexStream, Stream, bound, clip
 
 MAX_SEEN = 2000
-# Their shell and edit tools (an edit tool -> the argument naming its file), as hooks/agents/copilot.py
-# and gemini.py map them for the hooks: Copilot bash, edit, create, str_replace_editor; Gemini the rest.
-SHELL = frozenset(("bash", "run_shell_command"))
-EDITS = {"edit": "path", "create": "path", "str_replace_editor": "path", "write_file": "file_path",
-         "replace": "file_path"}  # fmt: skip
+# Their shell tools, and their edit tools -> the argument naming the file (kernel/agent_tools).
+SHELL = agent_tools.shell_tools()
+EDITS = agent_tools.edit_tools()
 
 
 # ---- where their transcripts live -------------------------------------------------------------

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from xml.sax.saxutils import escape
 
 from lessonbank.trial.stats import (
+    ALPHA,
     CONFIDENCE,
     MIN_DROP,
     WITH,
@@ -138,7 +139,7 @@ def _ratio_strip(verdict: Verdict) -> list[str]:
             LEFT,
             RR_TOP - 14,
             f"failed checks per check run, with/without lessons, {CONFIDENCE:.0%} interval "
-            f"(rule: {verdict.planned} sessions per arm, test at 5% and ratio at most {1 - MIN_DROP:.2f})",
+            f"(rule: {verdict.planned} sessions per arm, test at {ALPHA:.0%} and ratio at most {1 - MIN_DROP:.2f})",
             11,
         ),
         _line(LEFT, RR_BOTTOM, RIGHT, RR_BOTTOM, "#444"),

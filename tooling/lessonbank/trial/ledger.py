@@ -51,6 +51,7 @@ class LessonUse:
     sessions: int = 0
     same_failure_turns: int = 0
     injected_turns: int = 0
+    layer: str = "project"  # kernel.layers: "project", "personal" or "team:<name>"
 
 
 @dataclass
@@ -283,7 +284,7 @@ def summarise(bank: Bank) -> Summary:
     lesson_sessions: dict[str, set[str]] = defaultdict(set)
     injected_turns: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for row in rows:
-        use = lessons.setdefault(row.lesson, LessonUse(row.lesson))
+        use = lessons.setdefault(row.lesson, LessonUse(row.lesson, layer=row.layer))
         per = sessions.setdefault(row.session, SessionUse(row.session))
         lesson_sessions[row.lesson].add(row.session)
         if row.injected:
@@ -341,8 +342,9 @@ def summary_lines(summary: Summary) -> list[str]:
     if summary.lessons:
         lines.append("per lesson (injected / logged only / bytes / sessions / same check failed after):")
         for use in summary.lessons:
+            where = "" if use.layer == "project" else f" ({use.layer})"
             lines.append(
-                f"  {use.slug}: {use.injected} / {use.logged_only} / {use.bytes} / {use.sessions} / "
+                f"  {use.slug}{where}: {use.injected} / {use.logged_only} / {use.bytes} / {use.sessions} / "
                 f"{use.same_failure_turns} of {use.injected_turns} turns"
             )
     if summary.sessions:

@@ -12,6 +12,7 @@ from lessonbank.trial.stats import (
     CONFIDENCE,
     HARM_ALPHA,
     HARMS,
+    LESSON_ALPHA,
     LESSON_MIN_SESSIONS,
     METHOD,
     METHOD_SHORT,
@@ -29,7 +30,7 @@ from lessonbank.trial.stats import (
     rule_text,
 )
 
-# How often the rule says "helps", measured by `python3 benchmarks/trial_calibration.py --power`
+# How often the rule (the test at ALPHA) says "helps", measured by `python3 benchmarks/trial_calibration.py --power`
 # (2,000 simulated trials per cell, --seed 1, the trial's own assignment and analysis): (sessions per arm,
 # no effect, 20% drop, 40% drop). Re-measure and update when the rule or the test changes.
 POWER_SCENARIO = (
@@ -37,9 +38,9 @@ POWER_SCENARIO = (
     "some sessions much harder than others"
 )
 POWER: tuple[tuple[int, float, float, float], ...] = (
-    (30, 0.049, 0.171, 0.484),
-    (60, 0.048, 0.263, 0.733),
-    (100, 0.046, 0.365, 0.899),
+    (30, 0.042, 0.148, 0.438),
+    (60, 0.037, 0.237, 0.694),
+    (100, 0.035, 0.327, 0.881),
     (200, 0.021, 0.419, 0.988),
 )
 
@@ -52,7 +53,8 @@ def power_lines(size: int) -> list[str]:
         mark = "  <- this trial" if n == size else ""
         lines.append(f"  {n:>16}  {null:>9.1%}  {d20:>8.1%}  {d40:>8.1%}{mark}")
     lines.append(
-        "  A 20% drop is the smallest the rule calls help, so it is found about half the time at best; "
+        "  A 20% drop is the smallest the rule calls help, so even a real one is found less than half the "
+        "time at these sizes; "
         'a trial that says "no effect" has not shown that lessons do nothing.'
     )
     return lines
@@ -143,7 +145,7 @@ def report_lines(verdict: Verdict, attribution: bool = True) -> list[str]:
         lines.append(
             f"{flagged} lesson(s) shown as doing harm. A lesson is tested only at the planned size with "
             f"{LESSON_MIN_SESSIONS}+ sessions in each arm, and shown as doing harm only when the one-sided "
-            f"test, Holm-corrected across the tested lessons, rejects at {ALPHA:.0%}; no lesson is ever said "
+            f"test, Holm-corrected across the tested lessons, rejects at {LESSON_ALPHA:.0%}; no lesson is ever said "
             "not to help from these numbers."
         )
     return lines
@@ -205,6 +207,7 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
             "text": rule_text(verdict.planned),
             "alpha": ALPHA,
             "harm_alpha": HARM_ALPHA,
+            "lesson_alpha": LESSON_ALPHA,
             "min_drop": MIN_DROP,
             "min_planned": MIN_PLANNED,
             "confidence": CONFIDENCE,

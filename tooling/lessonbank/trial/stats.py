@@ -21,7 +21,11 @@ from lessonbank.trial import inference
 MIN_PLANNED = 30  # sessions in each arm: the smallest planned size allowed
 DEFAULT_PLANNED = 60
 MIN_DROP = 0.20  # the smallest drop in failed checks per check run worth calling help
-ALPHA = 0.05  # one-sided: "lessons help"
+# One-sided: "lessons help". 4%, not 5%, chosen before any trial ran: the permutation test's false
+# positive rate is at most its level when lessons change nothing, and only close to it when they
+# change the number of checks, so at 5% the simulated no-effect rates sat at 5% and scattered
+# above it by chance. A rejection at 4% is a rejection at 5%, so the rule still holds.
+ALPHA = 0.04
 HARM_ALPHA = 0.025  # one-sided the other way: "lessons harm"
 CONFIDENCE = 0.95
 SHUFFLES = 2000
@@ -29,8 +33,9 @@ SHUFFLE_SEED = 20261129
 # Fewer analysed sessions than this with a failed check (both arms together): too few to tell.
 MIN_FAILING_SESSIONS = 10
 # Per lesson (exploratory): tested only with this many sessions in each arm; flagged only when the
-# Holm-adjusted one-sided p-value (with-arm worse) across all tested lessons is at most ALPHA.
+# Holm-adjusted one-sided p-value (with-arm worse) across all tested lessons is at most LESSON_ALPHA.
 LESSON_MIN_SESSIONS = 5
+LESSON_ALPHA = 0.05
 
 WITH = "with"
 WITHOUT = "without"
@@ -40,10 +45,10 @@ HELPS = "helps"
 NO_EFFECT = "no effect"
 HARMS = "harms"
 METHOD = (
-    f"session-level studentized permutation test, one-sided, {SHUFFLES} shuffles; "
+    f"session-level studentized permutation test, one-sided at {ALPHA:.0%}, {SHUFFLES} shuffles; "
     f"{CONFIDENCE:.0%} interval calibrated by the same shuffles on a session-robust standard error"
 )
-METHOD_SHORT = "session permutation (studentized); session-robust ratio interval"
+METHOD_SHORT = f"session permutation (studentized), one-sided at {ALPHA:.0%}; session-robust ratio interval"
 
 
 def rule_text(planned: int) -> str:
@@ -52,7 +57,8 @@ def rule_text(planned: int) -> str:
         f"Rule (fixed before the trial started): sessions, not turns, are compared. After {planned} "
         f"sessions in each arm (the planned size), lessons are said to help only if a one-sided "
         f"session-level permutation test finds fewer failed checks per check run with lessons at the "
-        f"{ALPHA:.0%} level AND the estimated drop is at least {MIN_DROP:.0%}; they are said to harm if "
+        f"{ALPHA:.0%} level (set below 5%, so that lessons that change nothing are said to help in "
+        f"under 5% of trials) AND the estimated drop is at least {MIN_DROP:.0%}; they are said to harm if "
         f"the same test finds more at the {HARM_ALPHA:.1%} level; otherwise no effect is claimed. "
         f"Before {planned} there is no verdict, and sessions after the first {planned} of an arm are "
         f"not analysed, so looking early or often cannot change the answer."
@@ -331,7 +337,7 @@ def attribute(by_arm: dict[str, list[Session]], test: bool) -> list[Lesson]:
     for i, (slug, w, wo, comparison) in enumerate(rows):
         p_adj = adjusted.get(i)
         flag = None
-        if p_adj is not None and p_adj <= ALPHA:
+        if p_adj is not None and p_adj <= LESSON_ALPHA:
             flag = (
                 f"the trial shows harm: {fmt_num(w.failed_per_check)} failed checks per check run in the "
                 f"{w.sessions} sessions it was handed to, {fmt_num(wo.failed_per_check)} in the "

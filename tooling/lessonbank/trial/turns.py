@@ -31,6 +31,7 @@ class Injection:
     arm: str
     injected: bool
     tool_use_id: str = ""
+    layer: str = "project"
 
 
 @dataclass(frozen=True)

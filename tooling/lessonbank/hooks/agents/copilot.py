@@ -9,8 +9,8 @@ level; a stop block keeps Claude Code's {"decision": "block", "reason"}.
 """
 
 from lessonbank.hooks.agents.shapes import context_of, tail_lines
+from lessonbank.kernel import agent_tools, jsonio
 from lessonbank.kernel import exit_status as status_text
-from lessonbank.kernel import jsonio
 
 EVENTS = {
     "sessionStart": "SessionStart",
@@ -19,16 +19,7 @@ EVENTS = {
     "postToolUse": "PostToolUse",
     "agentStop": "Stop",
 }
-# Copilot tool -> (internal tool, {Copilot argument: internal argument})
-TOOLS = {
-    "bash": ("Bash", {"command": "command"}),
-    "view": ("Read", {"path": "file_path"}),
-    "create": ("Write", {"path": "file_path"}),
-    "edit": ("Edit", {"path": "file_path"}),
-    "str_replace_editor": ("Edit", {"path": "file_path"}),
-    "glob": ("Glob", {"pattern": "pattern", "path": "path"}),
-    "grep": ("Grep", {"pattern": "pattern", "path": "path", "glob": "glob"}),
-}
+TOOLS = agent_tools.COPILOT
 WAIT = 3.0
 SOURCES = {"new": "startup", "startup": "startup", "resume": "resume", "clear": "clear"}
 
@@ -53,7 +44,7 @@ def event(payload: dict, named: "str | None") -> "dict | None":
         if tool is None or not isinstance(args, dict):
             return None
         out["tool_name"] = tool[0]
-        out["tool_input"] = {ours: args[theirs] for theirs, ours in tool[1].items() if theirs in args}
+        out["tool_input"] = {ours: args[theirs] for theirs, ours in tool[1] if theirs in args}
         if name == "PostToolUse":
             out["exit_status"] = exit_status(payload.get("toolResult"))
     else:

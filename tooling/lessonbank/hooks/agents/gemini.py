@@ -11,8 +11,8 @@ The lessons are claimed, so the retry passes. AfterAgent's block is `decision: "
 """
 
 from lessonbank.hooks.agents.shapes import context_of
+from lessonbank.kernel import agent_tools, jsonio
 from lessonbank.kernel import exit_status as status_text
-from lessonbank.kernel import jsonio
 
 EVENTS = {
     "SessionStart": "SessionStart",
@@ -22,19 +22,7 @@ EVENTS = {
     "AfterAgent": "Stop",
 }
 OURS = {ours: theirs for theirs, ours in EVENTS.items()}
-# Gemini tool -> (internal tool, ((Gemini argument, internal argument), ...))
-TOOLS = {
-    "run_shell_command": ("Bash", (("command", "command"),)),
-    "read_file": ("Read", (("file_path", "file_path"), ("absolute_path", "file_path"))),
-    "write_file": ("Write", (("file_path", "file_path"),)),
-    "replace": ("Edit", (("file_path", "file_path"),)),
-    "glob": ("Glob", (("pattern", "pattern"), ("dir_path", "path"), ("path", "path"))),
-    "search_file_content": (
-        "Grep",
-        (("pattern", "pattern"), ("dir_path", "path"), ("path", "path"), ("include", "glob")),
-    ),
-    "grep_search": ("Grep", (("pattern", "pattern"), ("dir_path", "path"), ("include", "glob"))),
-}
+TOOLS = agent_tools.GEMINI
 RETRY = (
     "\n\nlessonbank held this call back once so that you read the lessons above before it runs. "
     "Nothing is wrong with the call itself: run it again now, changed only where a lesson applies."
