@@ -5,6 +5,7 @@ from __future__ import annotations
 import marshal
 import os
 import random
+import re
 import shutil
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def _random_lesson(rng: random.Random, slug: str) -> lesson_mod.Lesson:
 def _edit(rng: random.Random, bank: Bank, step: int) -> None:
     """One random change to lessons/: a new, edited, deleted, broken or touched file."""
     paths = bank.lesson_paths()
-    kind = rng.choice(["new", "edit", "edit", "seen", "delete", "broken", "touch"]) if paths else "new"
+    kind = rng.choice(["new", "edit", "edit", "seen", "delete", "broken", "touch", "bad value"]) if paths else "new"
     if kind == "new":
         new = _random_lesson(rng, f"new-{step}")
         (bank.lessons_dir / f"{new.slug}.md").write_text(lesson_mod.render(new), encoding="utf-8")
@@ -53,6 +54,8 @@ def _edit(rng: random.Random, bank: Bank, step: int) -> None:
         path.write_text("---\nslug: [unclosed\n---\n", encoding="utf-8")
     elif kind == "touch":
         os.utime(path)
+    elif kind == "bad value":  # parses, but is left out of everything generated
+        path.write_text(re.sub(r"(?m)^priority: \d+$", "priority: 99", text), encoding="utf-8")
     elif kind == "seen":
         path.write_text(text.replace("seen: 1\n", "seen: 2\n", 1), encoding="utf-8")
     else:
