@@ -7,7 +7,8 @@ interpreter), so that all see the same machine load:
 - `bank --help`, `bank list`, `bank stats`, `bank check`, `bank index` with nothing changed;
 - `bank index` after one lesson's *do* was changed (a different lesson each run), and after one
   lesson's `seen` was bumped;
-- `bank capture` of a new lesson (a different one each run), and of a repeat (which bumps seen).
+- `bank capture` of a new lesson (made-up words, a different one each run), and of a repeat of
+  one in a new session each run (which bumps its seen).
 
 Every command runs as `python -m lessonbank` with this checkout's tooling on PYTHONPATH. Peak
 memory (max RSS) is each command's own, from `/usr/bin/time`. The first `bank index` (a build from
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -66,28 +68,38 @@ def write_bank(root: Path, n: int) -> None:
 
 def edit_do(root: Path, number: int) -> None:
     """Change one lesson's `do` (its INDEX.md row, BANK.md section and compiled piece change)."""
-    path = sorted((root / "lessons").iterdir())[number * 37 % 1000]
+    files = sorted((root / "lessons").iterdir())
+    path = files[number * 37 % len(files)]
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace("\ndo: ", f"\ndo: (edit {number}) ", 1), encoding="utf-8")
 
 
 def bump_seen(root: Path, number: int) -> None:
     """Raise one lesson's `seen` (its row changes; its compiled piece does not)."""
-    path = sorted((root / "lessons").iterdir())[number * 53 % 1000 + 1000]
+    files = sorted((root / "lessons").iterdir())
+    path = files[(number * 53 + len(files) // 2) % len(files)]
     text = path.read_text(encoding="utf-8")
     head, _, rest = text.partition("\nseen: ")
     count, _, tail = rest.partition("\n")
     path.write_text(f"{head}\nseen: {int(count) + 1}\n{tail}", encoding="utf-8")
 
 
+def _words(number: int, count: int) -> list[str]:
+    """Made-up words, different for each number: a lesson of these is like no banked one."""
+    rng = random.Random(number)
+    return ["".join(rng.choice("bcdfghjklmnpqrstvwxz") + rng.choice("aeiou") for _ in range(3)) for _ in range(count)]
+
+
 def capture_new(number: int) -> list[str]:
-    return [*BANK, "capture", "--when", f"the zq{number}x widget build runs offline in stage {number}",
-            "--do", f"export ZQ{number}_OFFLINE=1 before building the zq{number}x widget",
-            "--promote-to", "rule:widgets", "--trigger-command", rf"\bzq{number}x\b"]  # fmt: skip
+    """A lesson no banked one resembles (a new file, a new INDEX.md row, a new compiled piece)."""
+    when, do = _words(number, 6), _words(number + 10_000, 6)
+    return [*BANK, "capture", "--when", f"the {' '.join(when)} step fails", "--do", f"run {' '.join(do)} first",
+            "--promote-to", "rule:widgets", "--trigger-command", rf"\b{when[0]}\b"]  # fmt: skip
 
 
-CAPTURE_REPEAT = [*BANK, "capture", "--when", "the zq0x widget build runs offline in stage 0",
-                  "--do", "export ZQ0_OFFLINE=1 before building the zq0x widget", "--promote-to", "rule:widgets"]  # fmt: skip
+def capture_repeat(number: int) -> list[str]:
+    """A repeat of the first new lesson in a new session: its `seen` goes up by one."""
+    return [*capture_new(0), "--session", f"bench-{number}"]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -116,7 +128,7 @@ def main() -> None:
             "bank index, one do changed": ([*BANK, "index"], edit_do),
             "bank index, one seen bumped": ([*BANK, "index"], bump_seen),
             "bank capture, new lesson": (None, capture_new),
-            "bank capture, repeat (bump)": (CAPTURE_REPEAT, None),
+            "bank capture, repeat (bump)": (None, capture_repeat),
         }
         times: dict[str, list[float]] = {name: [] for name in cases}
         peaks: dict[str, int] = dict.fromkeys(cases, 0)
