@@ -113,6 +113,10 @@ def test_bank_index_compiles_only_new_regexes_and_writes_the_same_bytes(tmp_path
     (bank.state_dir / statedir.TRIGGER_CACHE).write_bytes(b"broken")
     render.compiled_path(bank).unlink()
     render.regenerate(bank)
+    assert compiled == []  # each row's piece is in the derived cache
+    (bank.state_dir / statedir.DERIVED_CACHE).write_bytes(b"broken")
+    render.compiled_path(bank).unlink()
+    render.regenerate(bank)
     assert len(compiled) == 4
     assert render.compiled_path(bank).read_bytes() == full
 
@@ -129,7 +133,7 @@ def test_bank_md_copies_short_bodies_and_links_long_ones(tmp_path: Path) -> None
 
 
 def test_summaries_come_from_the_cache_and_follow_a_changed_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lessonbank.bank import store
+    from lessonbank.bank import derived, store
 
     monkeypatch.setattr(store, "RACY_NS", -(10**18))
     bank = make_bank(tmp_path / "b", [lesson(f"s-{i}", tags=[f"tool:t{i}"]) for i in range(3)])
@@ -137,9 +141,27 @@ def test_summaries_come_from_the_cache_and_follow_a_changed_file(tmp_path: Path,
     want = [(x.slug, x.type, x.seen, x.priority, x.status, x.source, x.title, tuple(x.tags)) for x in
             (i.lesson for i in bank.load())]  # fmt: skip
     monkeypatch.setattr(Bank, "load", lambda self: pytest.fail("the summaries should not parse"))
-    assert Bank.open(bank.root).summaries() == want
+    assert derived.summaries(Bank.open(bank.root)) == want
     monkeypatch.undo()
     monkeypatch.setattr(store, "RACY_NS", -(10**18))
     path = bank.lessons_dir / "s-1.md"
     path.write_text(path.read_text(encoding="utf-8").replace("title: s 1", "title: renamed"), encoding="utf-8")
-    assert [row[6] for row in Bank.open(bank.root).summaries()] == ["s 0", "renamed", "s 2"]
+    assert [row[6] for row in derived.summaries(Bank.open(bank.root))] == ["s 0", "renamed", "s 2"]
+
+
+def test_compiled_templates_are_kept_and_a_changed_template_is_still_used(tmp_path: Path) -> None:
+    """Jinja's bytecode cache in .lessonbank/ is keyed by each template's source: a bank's own
+    section template, added or edited later, shows in BANK.md at once."""
+    from lessonbank.kernel import statedir
+
+    bank = make_bank(tmp_path / "b", [lesson("kept-one")])
+    assert any((bank.state_dir / statedir.TEMPLATE_CACHE).iterdir())
+    (bank.root / "templates").mkdir()
+    own = bank.root / "templates" / render.SECTION_TEMPLATE
+    own.write_text("\n### {{ lesson.slug }} (first)\n", encoding="utf-8")
+    render.regenerate(Bank.open(bank.root))
+    assert "### kept-one (first)" in (bank.root / "BANK.md").read_text(encoding="utf-8")
+    own.write_text("\n### {{ lesson.slug }} (second)\n", encoding="utf-8")
+    render.regenerate(Bank.open(bank.root))
+    text = (bank.root / "BANK.md").read_text(encoding="utf-8")
+    assert "### kept-one (second)" in text and "(first)" not in text

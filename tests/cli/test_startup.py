@@ -88,3 +88,22 @@ def test_the_help_summaries_are_the_commands_own(tmp_path: Path) -> None:
     assert set(cli.SUMMARIES) == set(cli.COMMANDS)
     # With every module imported, click's own listing says the same.
     assert cli.main.get_help(ctx).strip() == lazy.strip()
+
+
+@pytest.mark.parametrize("args", [["list"], ["stats"], ["check"]])
+def test_whole_bank_commands_on_an_unchanged_bank_parse_nothing(tmp_path: Path, args: list[str]) -> None:
+    """The derived cache answers: no lesson is parsed, so neither YAML nor Jinja is even imported."""
+    from tests.hook_support import lesson, make_bank
+
+    make_bank(
+        tmp_path,
+        [
+            lesson("cached-one", id="01JBQX0000000000000000000A", commands=[r"\bmake\b"]),
+            lesson("cached-two", id="01JBQX0000000000000000000B"),
+        ],
+    )
+    subprocess.run([sys.executable, "-m", "lessonbank", "list"], cwd=tmp_path, check=True, capture_output=True)
+    text, modules = loaded(args, tmp_path)
+    assert "cached-one" in text or "2 lesson file(s)" in text or "lessons: 2" in text
+    assert not _top(modules) & {"yaml", "jinja2", "git"}
+    assert "lessonbank.bank.lesson" not in modules

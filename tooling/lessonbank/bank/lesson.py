@@ -16,14 +16,12 @@ from typing import Any
 
 import yaml
 
+from lessonbank.bank.fields import SOURCES, STATUSES, TYPES
 from lessonbank.errors import LessonFormatError
 from lessonbank.kernel import globs, regex_hazard
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-TYPES = ("gotcha", "pattern", "convention", "command")
-SOURCES = ("typed", "learned", "scanned")
-STATUSES = ("active", "needs-review", "disabled")
 TOOLS = (
     "Bash", "Read", "Edit", "Write", "MultiEdit", "Glob", "Grep", "NotebookEdit",
     "WebFetch", "WebSearch", "Task",

@@ -1,14 +1,21 @@
-"""`bank check`: every problem in every lesson file, with the line it is on."""
+"""The rules `bank check` applies: a lesson file's own problems, and duplicate ids and slugs across files.
+
+bank.derived runs them (a file's own problems are kept in its cache record, so a file is checked
+again only when its bytes change) and gathers every problem for the command; bank.render leaves
+a lesson with a bad value out of what it generates.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import names
-from lessonbank.bank.store import Bank, Loaded, Problem
-from lessonbank.errors import LessonFormatError
+from lessonbank.bank.store import Loaded, Problem
+
+if TYPE_CHECKING:  # imported where a lesson is parsed, so a `bank check` of unchanged files needs no YAML
+    from lessonbank.bank import lesson as lesson_mod
 
 
 def id_problem(value: str) -> str:
@@ -24,50 +31,53 @@ def id_problem(value: str) -> str:
     return ""
 
 
+def _value_lines(lesson: lesson_mod.Lesson, lines: dict[str, int]) -> list[tuple[int, str]]:
+    """(line, message) of each problem `lesson.validate` finds, each on its key's line."""
+    from lessonbank.bank import lesson as lesson_mod
+
+    out = []
+    for key, message in lesson_mod.validate(lesson):
+        nested = f"triggers.{key}" if key in lesson_mod.TRIGGER_KEYS else key
+        out.append((lines.get(nested) or lines.get(key) or lines.get(nested.split(".")[0], 1), message))
+    return out
+
+
 def value_problems(item: Loaded) -> list[Problem]:
     """The problems `lesson.validate` finds in one loaded lesson, each on its key's line."""
+    from lessonbank.bank import lesson as lesson_mod
+
     lines = lesson_mod.key_lines(item.text)
-    problems = []
-    for key, message in lesson_mod.validate(item.lesson):
-        nested = f"triggers.{key}" if key in lesson_mod.TRIGGER_KEYS else key
-        line = lines.get(nested) or lines.get(key) or lines.get(nested.split(".")[0], 1)
-        problems.append(Problem(item.path, line, message))
+    return [Problem(item.path, line, message) for line, message in _value_lines(item.lesson, lines)]
+
+
+def lesson_problems(lesson: lesson_mod.Lesson, text: str, stem: str) -> list[tuple[int, str, bool]]:
+    """(line, message, is a bad value) of each problem of one parsed lesson file: bad values (a
+    lesson with one is left out of what `bank index` generates), an id that is not a ULID, a slug
+    that is not its file name (`stem`)."""
+    from lessonbank.bank import lesson as lesson_mod
+
+    lines = lesson_mod.key_lines(text)
+    problems = [(line, message, True) for line, message in _value_lines(lesson, lines)]
+    id_message = id_problem(lesson.id)
+    if id_message:
+        problems.append((lines.get("id", 1), id_message, False))
+    if lesson.slug != stem:
+        problems.append((lines.get("slug", 1), f"slug {lesson.slug!r} differs from the file name {stem!r}", False))
     return problems
 
 
-def check_bank(bank: Bank) -> tuple[list[Problem], int]:
-    """All problems (parse errors, bad values, duplicate ids or slugs), sorted; and the file count."""
-    problems: list[Problem] = []
+def duplicates(files: list[tuple[Path, str, str]]) -> list[Problem]:
+    """A problem on each file whose id or slug another file has too; `files` holds (path, id, slug)."""
+    problems = []
     by_id: dict[str, list[Path]] = defaultdict(list)
     by_slug: dict[str, list[Path]] = defaultdict(list)
-    paths = bank.lesson_paths()
-    for path in paths:
-        try:
-            item = bank.read(path)
-        except LessonFormatError as exc:
-            problems.append(Problem(path, exc.line, str(exc)))
-            continue
-        lesson = item.lesson
-        lines = lesson_mod.key_lines(item.text)
-        problems += value_problems(item)
-        id_message = id_problem(lesson.id)
-        if id_message:
-            problems.append(Problem(path, lines.get("id", 1), id_message))
-        if lesson.slug != path.stem:
-            problems.append(
-                Problem(
-                    path,
-                    lines.get("slug", 1),
-                    f"slug {lesson.slug!r} differs from the file name {path.stem!r}",
-                )
-            )
-        by_id[lesson.id.upper()].append(path)  # ULIDs ignore case: 01ab… and 01AB… are one id
-        by_slug[lesson.slug].append(path)
+    for path, lesson_id, slug in files:
+        by_id[lesson_id.upper()].append(path)  # ULIDs ignore case: 01ab… and 01AB… are one id
+        by_slug[slug].append(path)
     for kind, groups in (("id", by_id), ("slug", by_slug)):
         for value, where in groups.items():
             if len(where) > 1:
                 for path in where:
                     others = ", ".join(p.name for p in where if p != path)
                     problems.append(Problem(path, 2, f"duplicate {kind} {value!r} (also in {others})"))
-    problems.sort(key=lambda p: (str(p.path), p.line, p.message))
-    return problems, len(paths)
+    return problems

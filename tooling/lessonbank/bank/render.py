@@ -2,34 +2,59 @@
 
 INDEX.md and BANK.md are rendered through sandboxed Jinja templates (the bank's templates/ first,
 then the packaged ones) with StrictUndefined; the compiled index (`.lessonbank/index.bin`, local
-state, never committed) is built from INDEX.md as written, which is what the hooks read.
+state, never committed; bank.compiled) is built from INDEX.md as written, which is what the hooks read.
 Deterministic: sorted, no timestamps, byte-identical on rerun.
+
+Incremental: what one lesson gives (its INDEX.md row, its BANK.md section from
+`BANK-lesson.md.j2`, its compiled-index piece) is kept in the derived cache (bank.derived) with
+the lesson file's content hash, so `bank index` and a capture work out only the changed lessons'
+parts, then join every part in order; the result is byte-identical to a build from nothing. A
+bank with its own INDEX.md.j2 or BANK.md.j2 gets every lesson object too (its templates may use
+them), which parses every lesson. Jinja is imported only when something is rendered.
 """
 
 from __future__ import annotations
 
 import contextlib
-import marshal
+import gc
+import hashlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
-from jinja2.sandbox import SandboxedEnvironment
-
+from lessonbank.bank import compiled
+from lessonbank.bank import derived as derived_mod
+from lessonbank.bank.compiled import compiled_path
 from lessonbank.bank.inert import code_span, inert_lesson
 from lessonbank.bank.lesson import STATUSES, Lesson
-from lessonbank.bank.store import Bank, write_atomic
+from lessonbank.bank.store import Bank, Problem, write_atomic
 from lessonbank.errors import BankError
-from lessonbank.kernel import compiled_build, compiled_read, statedir
+from lessonbank.kernel import compiled_read, statedir
 from lessonbank.kernel import index_md as index_mod
+
+if TYPE_CHECKING:
+    from jinja2.sandbox import SandboxedEnvironment
 
 PACKAGE_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 GENERATED = ("INDEX.md", "BANK.md")
+SECTION_TEMPLATE = "BANK-lesson.md.j2"
 
 
-def environment(bank_templates: Path | None = None) -> SandboxedEnvironment:
-    """A sandboxed Jinja environment: the bank's templates/ first, then the packaged defaults."""
+def environment(bank_templates: Path | None = None, compiled_dir: Path | None = None) -> SandboxedEnvironment:
+    """A sandboxed Jinja environment: the bank's templates/ first, then the packaged defaults.
+
+    With `compiled_dir`, templates compiled to Python are kept there (Jinja's bytecode cache,
+    keyed by each template's source): a `bank index` process then compiles none (about 30 ms).
+    """
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
+
     search = [str(p) for p in (bank_templates, PACKAGE_TEMPLATES) if p is not None and p.is_dir()]
+    cache = None
+    if compiled_dir is not None:
+        with contextlib.suppress(OSError):  # a read-only state folder only costs speed
+            compiled_dir.mkdir(parents=True, exist_ok=True)
+            cache = jinja2.FileSystemBytecodeCache(str(compiled_dir))
     env = SandboxedEnvironment(
         loader=jinja2.FileSystemLoader(search),
         undefined=jinja2.StrictUndefined,
@@ -37,6 +62,7 @@ def environment(bank_templates: Path | None = None) -> SandboxedEnvironment:
         autoescape=False,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=cache,
     )
     env.filters["cell"] = index_mod.escape
     env.filters["cells"] = index_mod.cell_list
@@ -46,27 +72,13 @@ def environment(bank_templates: Path | None = None) -> SandboxedEnvironment:
 
 def render_template(env: SandboxedEnvironment, name: str, context: dict[str, Any]) -> str:
     """Render one template, turning Jinja's errors into a BankError that names the template."""
+    import jinja2
+
     try:
         return env.get_template(name).render(**context)
     except jinja2.TemplateError as exc:
         where = f"{exc.filename}:{exc.lineno}" if isinstance(exc, jinja2.TemplateSyntaxError) else name
         raise BankError(f"template {where}: {exc}") from None
-
-
-def context(lessons: list[Lesson]) -> dict[str, Any]:
-    """What the INDEX and BANK templates see."""
-    ordered = sorted(lessons, key=lambda x: x.slug)
-    rows = [index_mod.row_line(row_cells(x)) for x in index_lessons(ordered)]
-    shown = [inert_lesson(x) for x in ordered]  # BANK.md prose: no @imports, no raw HTML
-    return {
-        "columns": index_mod.COLUMNS,
-        "header": index_mod.row_line(list(index_mod.COLUMNS)),
-        "rule": index_mod.row_line(["---"] * len(index_mod.COLUMNS)),
-        "rows": rows,
-        "groups": [(s, [x for x in shown if x.status == s]) for s in STATUSES],
-        "lessons": shown,
-        "count": len(ordered),
-    }
 
 
 def _number(value: float) -> str:
@@ -91,52 +103,195 @@ def row_cells(lesson: Lesson) -> list[str]:
     ]
 
 
+def index_row(lesson: Lesson) -> str | None:
+    """A lesson's INDEX.md row, or None for one INDEX.md leaves out (not active). The one place
+    where a lesson becomes a row."""
+    return index_mod.row_line(row_cells(lesson)) if lesson.status == "active" else None
+
+
 def index_lessons(lessons: list[Lesson]) -> list[Lesson]:
-    """The lessons INDEX.md lists: active ones, sorted by slug."""
-    return sorted((x for x in lessons if x.status == "active"), key=lambda x: x.slug)
+    """The lessons INDEX.md lists, sorted by slug."""
+    return sorted((x for x in lessons if index_row(x) is not None), key=lambda x: x.slug)
+
+
+def section(env: SandboxedEnvironment, lesson: Lesson) -> str:
+    """A lesson's section of BANK.md, its prose made inert (no @imports, no raw HTML)."""
+    return render_template(env, SECTION_TEMPLATE, {"lesson": inert_lesson(lesson)})
+
+
+def custom(bank: Bank) -> bool:
+    """Whether the bank has its own INDEX.md.j2 or BANK.md.j2 (which may use the lesson objects);
+    the packaged ones seen through the bank's templates/ (this project's own bank) are not."""
+    if bank.templates_dir.resolve() == PACKAGE_TEMPLATES.resolve():
+        return False
+    return any((bank.templates_dir / (name + ".j2")).is_file() for name in GENERATED)
+
+
+def fingerprint(bank: Bank) -> str:
+    """What the cached rows, sections and pieces, and the files written from them, were worked out
+    with: the three templates (the bank's or the packaged ones), the compiled format and the
+    cache's version."""
+    digest = hashlib.blake2b(digest_size=16)
+    for name in (SECTION_TEMPLATE, *(n + ".j2" for n in GENERATED)):
+        for folder in (bank.templates_dir, PACKAGE_TEMPLATES):
+            with contextlib.suppress(OSError):
+                digest.update((folder / name).read_bytes())
+                break
+    digest.update(f"{compiled_read.FORMAT}/{derived_mod.VERSION}".encode())
+    return digest.hexdigest()
+
+
+def _hash(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, str]],
+           lessons: list[Lesson] | None) -> dict[str, str]:  # fmt: skip
+    """INDEX.md and BANK.md from each lesson's (slug, status, row, section), sorted by slug here;
+    `lessons` (a custom template's) sorted alike."""
+    items = sorted(items, key=lambda x: x[0])
+    ctx: dict[str, Any] = {
+        "columns": index_mod.COLUMNS,
+        "header": index_mod.row_line(list(index_mod.COLUMNS)),
+        "rule": index_mod.row_line(["---"] * len(index_mod.COLUMNS)),
+        "rows": [x[2] for x in items if x[2] is not None],
+        "sections": [(s, [x[3] for x in items if x[1] == s]) for s in STATUSES],
+        "count": len(items),
+    }
+    if lessons is not None:
+        shown = [inert_lesson(x) for x in sorted(lessons, key=lambda x: x.slug)]  # BANK.md prose: no @imports, no raw HTML
+        ctx["lessons"] = shown
+        ctx["groups"] = [(s, [x for x in shown if x.status == s]) for s in STATUSES]
+    return {name: render_template(env, name + ".j2", ctx).rstrip("\n") + "\n" for name in GENERATED}
 
 
 def render(bank: Bank, lessons: list[Lesson]) -> dict[str, str]:
-    """The text of each generated file."""
+    """The text of each generated file for these lessons (no cache: groom renders lessons it has
+    not written yet)."""
     env = environment(bank.templates_dir)
-    ctx = context(lessons)
-    out = {}
-    for name in GENERATED:
-        text = render_template(env, name + ".j2", ctx)
-        out[name] = text.rstrip("\n") + "\n"
-    return out
+    items = [(x.slug, x.status, index_row(x), section(env, x)) for x in lessons]
+    return _frame(env, items, lessons if custom(bank) else None)
 
 
 def valid_lessons(bank: Bank) -> list[Lesson]:
-    """The lessons to render: a lesson with an invalid value (a regex that does not compile or
-    could backtrack, a bad glob, a value out of range) is left out of INDEX.md, BANK.md and the
-    compiled index, and its problems join `bank.load_problems`, which commands print as warnings."""
+    """Every lesson without a bad value (a regex that does not compile or could backtrack, a bad
+    glob, a value out of range), parsed: what a bank's own templates are given."""
     from lessonbank.bank.lint import value_problems
 
-    out = []
-    for item in bank.load():
-        problems = value_problems(item)
-        bank.load_problems += problems
-        if not problems:
-            out.append(item.lesson)
-    return out
+    return [item.lesson for item in bank.load() if not value_problems(item)]
+
+
+def _open(bank: Bank) -> derived_mod.Derived:
+    """The derived cache, up to date; each lesson parsed in the process gets its row and section
+    at once (Jinja is imported only then)."""
+    envs: list[SandboxedEnvironment] = []
+
+    def work_out(derived: derived_mod.Derived, name: str, lesson: Lesson) -> None:
+        if not envs:
+            envs.append(environment(bank.templates_dir, bank.state_dir / statedir.TEMPLATE_CACHE))
+        part = derived.part(name)
+        part[derived_mod.ROW] = index_row(lesson)
+        part[derived_mod.SECTION] = section(envs[0], lesson)
+
+    derived = derived_mod.Derived.open(bank, fingerprint(bank), on_parse=work_out)
+    # A lesson with a bad value is left out of everything generated; say so on every run.
+    bank.load_problems = derived.problems() + [
+        Problem(bank.lessons_dir / name, line, message)
+        for name, rec in sorted(derived.small.items())
+        if rec[derived_mod.SLUG] is not None
+        for line, message in derived_mod.bad_values(rec)
+    ]
+    return derived
+
+
+def _untouched(bank: Bank, derived: derived_mod.Derived) -> bool:
+    """Whether INDEX.md and BANK.md are, byte for byte, what the last run wrote from these very
+    lessons and templates: then nothing is rendered (nor the generated parts even read)."""
+    outputs = derived.meta.get("outputs")
+    if not outputs or custom(bank) or derived.meta.get("fingerprint") != derived.fingerprint:
+        return False
+    if derived.meta.get("sources") != derived.sources():
+        return False
+    for name in GENERATED:
+        try:
+            if _hash((bank.root / name).read_bytes()) != outputs.get(name):
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _texts(bank: Bank, derived: derived_mod.Derived) -> dict[str, str]:
+    """The text of each generated file from lessons/, through the derived cache (which then holds
+    every part worked out, not saved yet)."""
+    items = []
+    for name in derived.names():
+        rec = derived.small[name]
+        if rec[derived_mod.SLUG] is None or derived_mod.bad_values(rec):
+            continue
+        part = derived.part(name)
+        if part[derived_mod.SECTION] is None and derived.on_parse is not None:  # parsed before, part dropped since
+            derived.on_parse(derived, name, derived.lesson(name))
+        items.append((rec[derived_mod.SLUG], rec[derived_mod.SUMMARY][4], part[derived_mod.ROW], part[derived_mod.SECTION]))
+    lessons = valid_lessons(bank) if custom(bank) else None
+    texts = _frame(environment(bank.templates_dir, bank.state_dir / statedir.TEMPLATE_CACHE), items, lessons)
+    derived.meta.update(
+        fingerprint=derived.fingerprint,
+        sources=derived.sources(),
+        outputs={n: _hash(t.encode()) for n, t in texts.items()},
+    )
+    derived.changed = True
+    return texts
+
+
+@contextlib.contextmanager
+def _no_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused: reading the cache and joining the parts make a
+    hundred thousand tuples that hold no cycle, and its passes over them would triple the time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def regenerate(bank: Bank, dry_run: bool = False) -> list[tuple[str, str]]:
     """Write INDEX.md, BANK.md and the compiled index; return (name, action) for each."""
-    lessons = valid_lessons(bank)
-    results = []
-    for name, text in render(bank, lessons).items():
-        results.append((name, write_atomic(bank.root / name, text, dry_run=dry_run)))
-    results.append(("compiled index", write_compiled(bank, lessons, dry_run=dry_run)))
+    with _no_collection():
+        derived = _open(bank)
+        try:
+            if _untouched(bank, derived):
+                results = [(name, "unchanged") for name in GENERATED]
+                index_text = None
+            else:
+                texts = _texts(bank, derived)
+                results = [(name, write_atomic(bank.root / name, text, dry_run=dry_run)) for name, text in texts.items()]
+                index_text = texts["INDEX.md"]
+                del texts  # the compiled index is built next: its memory, not theirs
+            results.append(("compiled index", compiled.write(bank, custom(bank), derived, index_text, dry_run)))
+            derived.save()
+        finally:
+            derived.close()
     return results
 
 
 def stale(bank: Bank) -> list[str]:
     """The generated files (by name) whose bytes differ from a fresh rendering."""
-    lessons = valid_lessons(bank)
+    with _no_collection():
+        derived = _open(bank)
+        try:
+            if _untouched(bank, derived):
+                derived.save()
+                return []
+            texts = _texts(bank, derived)
+            derived.meta.pop("outputs", None)  # nothing was written: the files on disk are not these texts
+            derived.save()
+        finally:
+            derived.close()
     names = []
-    for name, text in render(bank, lessons).items():
+    for name, text in texts.items():
         try:
             current = (bank.root / name).read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -146,54 +301,12 @@ def stale(bank: Bank) -> list[str]:
     return names
 
 
-def compiled_path(bank: Bank) -> Path:
-    """Where the compiled index lives."""
-    return bank.state_dir / compiled_read.NAME
-
-
-def render_compiled(bank: Bank, lessons: list[Lesson], dry_run: bool = False) -> bytes:
-    """The compiled bytes: from INDEX.md on disk, or (dry run) from the INDEX.md the lessons give."""
-    index_text, toml_text, key = compiled_read.read_sources(str(bank.root))
-    if dry_run:
-        expected = render(bank, lessons)["INDEX.md"]
-        if expected != index_text:
-            key = None
-        index_text = expected
-    cache_path = bank.state_dir / statedir.TRIGGER_CACHE
-    compiled = _read_triggers(cache_path)
-    before = len(compiled)
-    try:
-        data = compiled_build.from_texts(index_text, toml_text, compiled)
-    except index_mod.IndexFormatError as exc:
-        raise BankError(f"INDEX.md: {exc}") from None
-    if len(compiled) != before and not dry_run:
-        used = {entry[6] for group in data["groups"] for entry in group if entry[5] == "c"}
-        _write_triggers(cache_path, {p: v for p, v in compiled.items() if p in used})
-    return compiled_build.serialize(data, key if key is not None else ("pending",))
-
-
-def _read_triggers(path: Path) -> dict:
-    """The compiled command regexes `bank index` kept (pattern -> compiled_build.command_trigger);
-    {} when missing or written by another format."""
-    try:
-        data = marshal.loads(path.read_bytes())
-    except Exception:
-        return {}
-    if not isinstance(data, dict) or data.get("format") != compiled_read.FORMAT:
-        return {}
-    triggers: dict = data["triggers"]
-    return triggers
-
-
-def _write_triggers(path: Path, triggers: dict) -> None:
-    with contextlib.suppress(OSError, ValueError):  # only speed is lost
-        statedir.write_atomic(str(path), marshal.dumps({"format": compiled_read.FORMAT, "triggers": triggers}))
-
-
 def write_compiled(bank: Bank, lessons: list[Lesson], dry_run: bool = False) -> str:
     """Write the compiled index when its bytes change; return create, update or unchanged.
 
     It is built from INDEX.md as it is on disk (the hooks' source of truth), so call this
     after writing INDEX.md; `lessons` only matter for a dry run, which cannot rely on INDEX.md.
     """
-    return write_atomic(compiled_path(bank), render_compiled(bank, lessons, dry_run), dry_run=dry_run)
+    index_text = render(bank, lessons)["INDEX.md"] if dry_run else None
+    parts = compiled.build(bank, custom(bank), dry_run, None, index_text)
+    return compiled.write_parts(compiled_path(bank), parts, dry_run)

@@ -14,15 +14,18 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lessonbank import config as config_mod
-from lessonbank.bank import lesson as lesson_mod
 from lessonbank.errors import BankError, LessonFormatError, NoBankError, NotFoundError
 from lessonbank.kernel import statedir
 
+if TYPE_CHECKING:  # the YAML parser is imported only when a lesson is parsed
+    from lessonbank.bank import lesson as lesson_mod
+
 MARKER = statedir.MARKER  # bank.toml: the file that makes a folder a bank
 CACHE_MAGIC = b"LBLESS\x00\x00"
-CACHE_VERSION = 2  # of .lessonbank/lessons.cache; another version is ignored and rewritten
+CACHE_VERSION = 3  # of .lessonbank/lessons.cache; another version is ignored and rewritten
 RACY_NS = 2_000_000_000
 # write_atomic's temporary files: `.NAME.XXXXXXXX.tmp` beside the file they replace (mkstemp names
 # them); groom deletes the ones killed writers left and does not count them as changes.
@@ -36,17 +39,6 @@ class Loaded:
     path: Path
     text: str
     lesson: lesson_mod.Lesson
-
-
-def _summary(lesson: lesson_mod.Lesson) -> tuple:
-    return (lesson.slug, lesson.type, lesson.seen, lesson.priority, lesson.status, lesson.source,
-            lesson.title, tuple(lesson.tags))  # fmt: skip
-
-
-def _summary_of(attributes: dict) -> tuple:
-    """`_summary` of a lesson kept in the cache as its attributes."""
-    a = attributes
-    return (a["slug"], a["type"], a["seen"], a["priority"], a["status"], a["source"], a["title"], tuple(a["tags"]))
 
 
 @dataclass
@@ -150,10 +142,12 @@ class Bank:
 
     def lesson_paths(self) -> list[Path]:
         """Every lessons/*.md file, sorted by name."""
-        return [self.lessons_dir / name for name, _ in self._lesson_stats()]
+        return [self.lessons_dir / name for name, _ in self.lesson_keys()]
 
-    def _lesson_stats(self) -> list[tuple[str, os.stat_result]]:
-        """(name, stat) of every lessons/*.md file (not hidden, links followed), sorted by name."""
+    def lesson_keys(self) -> list[tuple[str, tuple[int, int, int, int]]]:
+        """(name, stat key) of every lessons/*.md file (not hidden, links followed), sorted by
+        name; the key is (size, mtime_ns, ctime_ns, inode), what the caches compare (a stat
+        result each would be 40 MB at 50,000 lessons)."""
         out = []
         try:
             with os.scandir(self.lessons_dir) as entries:
@@ -164,13 +158,15 @@ class Bank:
                         except OSError:
                             continue
                         if stat.S_ISREG(st.st_mode):
-                            out.append((entry.name, st))
+                            out.append((entry.name, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)))
         except (FileNotFoundError, NotADirectoryError):
             return []
         return sorted(out, key=lambda pair: pair[0])
 
     def read(self, path: Path) -> Loaded:
         """Read and parse one lesson file; LessonFormatError (with a line) when it is malformed."""
+        from lessonbank.bank import lesson as lesson_mod
+
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
@@ -185,14 +181,15 @@ class Bank:
         Parsed lessons are kept in `.lessonbank/lessons.cache` by file name with the file's
         (size, mtime, ctime, inode): only files that changed since are read and parsed again.
         """
+        from lessonbank.bank import lesson as lesson_mod
+
         self.load_problems = []
         cache = self._read_cache()
         kept: dict[str, tuple] = {}
         loaded = []
         now = time.time_ns()
-        for name, st in self._lesson_stats():
+        for name, key in self.lesson_keys():
             path = self.lessons_dir / name
-            key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
             hit = cache.get(name)
             if hit is not None and hit[0] == key:
                 lesson = lesson_mod.Lesson.__new__(lesson_mod.Lesson)
@@ -208,7 +205,7 @@ class Bank:
             loaded.append(item)
             # A file changed within the last seconds may change again within the same clock tick
             # without its key changing (git's "racy" case): it is parsed again next time.
-            if now - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_NS:
+            if now - max(key[1], key[2]) > RACY_NS:
                 entry = (key, item.text, copy.deepcopy(item.lesson.__dict__))
                 try:
                     marshal.dumps(entry)
@@ -219,43 +216,21 @@ class Bank:
             self._write_cache(kept)
         return loaded
 
-    def summaries(self) -> list[tuple]:
-        """(slug, type, seen, priority, status, source, title, tags) of every well-formed lesson,
-        sorted by file name: from the cache's small summary part when no lesson file changed since
-        it was written (no lesson is parsed or even read), else through `load`."""
-        summary = self._read_cache(summary_only=True)
-        stats = self._lesson_stats()
-        if len(summary) == len(stats):
-            rows = []
-            for name, st in stats:
-                hit = summary.get(name)
-                if hit is None or hit[0] != (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino):
-                    break
-                rows.append(hit[1])
-            else:
-                self.load_problems = []
-                return rows
-        return [_summary(item.lesson) for item in self.load()]
-
-    def _read_cache(self, summary_only: bool = False) -> dict[str, tuple]:
-        """The lesson cache: name -> (stat key, text, lesson attributes); with `summary_only`,
-        name -> (stat key, summary) from its first, small part. {} when missing or not ours."""
+    def _read_cache(self) -> dict[str, tuple]:
+        """The lesson cache: name -> (stat key, text, lesson attributes); {} when missing or not ours."""
         try:
             with open(self.state_dir / statedir.LESSON_CACHE, "rb") as handle:
-                head = handle.read(20)
-                if head[:12] != CACHE_MAGIC + CACHE_VERSION.to_bytes(4, "little"):
+                if handle.read(12) != CACHE_MAGIC + CACHE_VERSION.to_bytes(4, "little"):
                     return {}
-                size = int.from_bytes(head[12:20], "little")
-                data = marshal.loads(handle.read(size) if summary_only else handle.read()[size:])
+                data = marshal.loads(handle.read())
         except Exception:  # missing, unreadable or from another version: parse everything
             return {}
         return data if isinstance(data, dict) else {}
 
     def _write_cache(self, lessons: dict[str, tuple]) -> None:
-        summary = marshal.dumps({name: (entry[0], _summary_of(entry[2])) for name, entry in lessons.items()})
-        data = CACHE_MAGIC + CACHE_VERSION.to_bytes(4, "little") + len(summary).to_bytes(8, "little")
+        head = CACHE_MAGIC + CACHE_VERSION.to_bytes(4, "little")
         with contextlib.suppress(OSError):  # a read-only state folder only costs speed
-            statedir.write_atomic(str(self.state_dir / statedir.LESSON_CACHE), data + summary + marshal.dumps(lessons))
+            statedir.write_atomic(str(self.state_dir / statedir.LESSON_CACHE), head + marshal.dumps(lessons))
 
     def find_lesson(self, key: str) -> Loaded:
         """The lesson whose slug or id is `key` (an id prefix of 6+ characters also works)."""

@@ -6,6 +6,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from lessonbank.bank import derived
 from lessonbank.bank.lesson import DESTINATION_FORMS, Destination, parse_destination
 from lessonbank.capture.redaction import Redaction, redact
 from lessonbank.capture.secrets import MARKER, redact_secrets
@@ -13,7 +14,6 @@ from lessonbank.errors import GateRefusal
 from lessonbank.kernel import words
 
 if TYPE_CHECKING:
-    from lessonbank.bank.lesson import Lesson
     from lessonbank.capture.draft import Draft
 
 PREFERENCE_FILE = "your own memory file (~/.claude/CLAUDE.md, or CLAUDE.local.md for this project)"
@@ -40,9 +40,7 @@ def destination(value: str) -> Destination:
         raise GateRefusal("destination", f"refused: {exc}") from None
 
 
-def lesson_terms(when: str, do: str) -> set[str]:
-    """The words that say what a lesson says, for similarity."""
-    return words.terms(f"{when} {do}")
+lesson_terms = derived.terms  # the words that say what a lesson says, for similarity
 
 
 def similarity(a_when: str, a_do: str, b_when: str, b_do: str) -> float:
@@ -50,17 +48,18 @@ def similarity(a_when: str, a_do: str, b_when: str, b_do: str) -> float:
     return words.dice(lesson_terms(a_when, a_do), lesson_terms(b_when, b_do))
 
 
-def find_duplicate(draft: Draft, lessons: list[Lesson], threshold: float) -> Lesson | None:
-    """Gate 2a: the most similar banked lesson at or above `threshold`, or None."""
+def find_duplicate(draft: Draft, banked: list[tuple[str, str]], threshold: float) -> str | None:
+    """Gate 2a: the slug of the most similar banked lesson at or above `threshold`, or None.
+
+    `banked` holds (slug, terms) as the derived cache keeps them: `lesson_terms` sorted and
+    space-separated, so no banked lesson is parsed or stemmed again."""
     mine = lesson_terms(draft.when, draft.do)
     best: tuple[float, str] | None = None
-    found = None
-    for lesson in lessons:
-        score = words.dice(mine, lesson_terms(lesson.when, lesson.do))
-        if score >= threshold and (best is None or (score, lesson.slug) > best):
-            best = (score, lesson.slug)
-            found = lesson
-    return found
+    for slug, terms in banked:
+        score = words.dice(mine, set(terms.split()))
+        if score >= threshold and (best is None or (score, slug) > best):
+            best = (score, slug)
+    return None if best is None else best[1]
 
 
 def sections(markdown: str) -> list[str]:

@@ -10,7 +10,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from lessonbank.bank import frontmatter_edit
+from lessonbank.bank import derived, frontmatter_edit
 from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.capture import gates
@@ -50,12 +50,14 @@ def capture(bank: Bank, draft: Draft, dry_run: bool = False) -> Outcome:
     dest = gates.destination(draft.promote_to)
     # A dry run writes nothing, so it needs no lock (and works on a read-only checkout).
     with contextlib.nullcontext() if dry_run else bank.lock():
-        loaded = bank.load()
-        dup = gates.find_duplicate(
-            draft, [x.lesson for x in loaded], bank.config.get("gates.duplicate_threshold")
-        )
+        # Each banked lesson's slug and words come from the derived cache: only files changed
+        # since it was written are parsed, and only the repeated lesson's file is read in full.
+        records = derived.records(bank)
+        banked = [(rec[derived.SLUG], rec[derived.TERMS]) for _, rec in records]
+        dup = gates.find_duplicate(draft, banked, bank.config.get("gates.duplicate_threshold"))
         if dup is not None:
-            return _bump(bank, next(x for x in loaded if x.lesson is dup), draft.session, dry_run)
+            name = next(name for name, rec in records if rec[derived.SLUG] == dup)
+            return _bump(bank, bank.read(bank.lessons_dir / name), draft.session, dry_run)
         dest_path = bank.destination_path(dest)
         if dest_path.is_file():
             written = dest_path.read_text(encoding="utf-8", errors="replace")
@@ -64,7 +66,7 @@ def capture(bank: Bank, draft: Draft, dry_run: bool = False) -> Outcome:
                     "duplicate", f"refused: this lesson is already written in {bank.relative(dest_path)}"
                 )
         gates.preference(draft)
-        taken = {x.lesson.slug for x in loaded}
+        taken = {slug for slug, _ in banked}
         lesson = to_lesson(draft, taken, _today(), bank.config.get("capture.default_priority"))
         problems = lesson_mod.validate(lesson)
         if problems:

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank import fields
 from lessonbank.bank.store import Bank
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json, keep_row, table, warn_problems
 from lessonbank.errors import BankError, GateRefusal
 
 if TYPE_CHECKING:
+    from lessonbank.bank import lesson as lesson_mod
     from lessonbank.capture import draft as draft_mod
     from lessonbank.capture import pipeline as capture_mod
 
@@ -125,7 +126,7 @@ def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool, pendi
 @click.option("--do", "do", help="What to do in it.")
 @click.option("--promote-to", default="", help="rule:<name>, skill:<name> or doc:<path>.")
 @click.option("--title", default="", help="One line naming the lesson (default: from --when).")
-@click.option("--type", "type_", type=click.Choice(lesson_mod.TYPES), default="gotcha", show_default=True)
+@click.option("--type", "type_", type=click.Choice(fields.TYPES), default="gotcha", show_default=True)
 @click.option("--tags", default="", help="Comma-separated category:value tags.")
 @click.option("--keywords", default="", help="Comma-separated words for prompt recall.")
 @click.option("--trigger-tool", "tools", multiple=True, help="A tool name (Bash, Edit, …); repeatable.")
@@ -135,7 +136,7 @@ def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool, pendi
 @click.option("--session", help="The session this was learned in (a repeat counts once per session).")
 @click.option("--priority", type=click.IntRange(1, 10))
 @click.option("--confidence", type=click.FloatRange(0, 1))
-@click.option("--source", type=click.Choice(lesson_mod.SOURCES), default="typed", show_default=True)
+@click.option("--source", type=click.Choice(fields.SOURCES), default="typed", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Read one lesson as a JSON object on stdin.")
 @click.option("--blocks", is_flag=True, help="Read `#lesson … #/lesson` blocks on stdin.")
 @click.option("--pending", is_flag=True, help="Save the blocks the Stop hook could not save.")
@@ -200,8 +201,8 @@ def capture(
 
 @main.command("list")
 @click.option("--tag", help="Only lessons with this tag (category:value, or a bare value).")
-@click.option("--status", type=click.Choice(lesson_mod.STATUSES))
-@click.option("--source", type=click.Choice(lesson_mod.SOURCES))
+@click.option("--status", type=click.Choice(fields.STATUSES))
+@click.option("--source", type=click.Choice(fields.SOURCES))
 @click.option("--all", "all_layers", is_flag=True, help="Also the personal and team banks' lessons, with a layer column.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
@@ -218,8 +219,10 @@ def list_(
     if as_json:
         items = [x.lesson for x in bank.load()]
         rows_of = [(x.slug, x.type, x.seen, x.priority, x.status, x.source, x.title, x.tags) for x in items]
-    else:  # the table needs only the lessons' summaries, which the cache holds apart
-        rows_of = bank.summaries()
+    else:  # the table needs only the lessons' summaries, which the derived cache holds apart
+        from lessonbank.bank import derived
+
+        rows_of = derived.summaries(bank)
     keep = [i for i, row in enumerate(rows_of) if keep_row(row, tag, status, source)]
     warn_problems(bank)
     if as_json:
@@ -286,10 +289,10 @@ def forget(ctx: click.Context, key: str, dry_run: bool) -> None:
 @click.pass_context
 def check(ctx: click.Context, fmt: str) -> None:
     """Validate every lesson; print each problem as path:line: message and exit 1 if any."""
-    from lessonbank.bank.lint import check_bank
+    from lessonbank.bank import derived
 
     bank = get_bank(ctx)
-    problems, count = check_bank(bank)
+    problems, count = derived.check(bank)
     for problem in problems:
         where = bank.relative(problem.path)
         if fmt == "github":
@@ -307,8 +310,10 @@ def check(ctx: click.Context, fmt: str) -> None:
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Counts by status, source, type and tag, and how many lessons groom would consider."""
+    from lessonbank.bank import derived
+
     bank = get_bank(ctx)
-    items = bank.summaries()  # (slug, type, seen, priority, status, source, title, tags)
+    items = derived.summaries(bank)  # (slug, type, seen, priority, status, source, title, tags)
     min_seen = bank.config.get("groom.min_seen")
     data: dict[str, Any] = {
         "lessons": len(items),

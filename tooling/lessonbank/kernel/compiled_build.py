@@ -30,6 +30,7 @@ Tables:
 import array
 import marshal
 import sys
+from collections import Counter, defaultdict
 
 from lessonbank.kernel import compiled_read, globs, regex_hazard, words
 from lessonbank.kernel import regex_compiler as rxbuild
@@ -50,6 +51,7 @@ from lessonbank.kernel.compiled_read import (
     fold,
     read_sources,
 )
+from lessonbank.kernel.index_md import IndexRow
 
 # marshal from version 3 on marks strings interned and objects shared by their refcount, which
 # depends on what else the process holds: the same tables could give different bytes, and
@@ -66,12 +68,24 @@ def settings_from_toml(text: str | None) -> dict:
     return {key: config.get("recall." + key) for key in config_mod.DEFAULTS["recall"]}
 
 
-def from_texts(index_text: str | None, toml_text: str | None, compiled: "dict | None" = None) -> dict:
-    """The tables for INDEX.md's and bank.toml's texts (IndexFormatError for a broken INDEX.md)."""
+def from_texts(
+    index_text: str | None, toml_text: str | None, compiled: "dict | None" = None, known: "dict | None" = None
+) -> dict:
+    """The tables for INDEX.md's and bank.toml's texts (IndexFormatError for a broken INDEX.md).
+
+    `known` (an INDEX.md row line -> its `piece`, or the piece marshalled) holds rows worked out before: only the other
+    lines are parsed and worked out, so `bank index` after a small change does little work.
+    """
     from lessonbank.kernel import index_md as index_mod
 
-    rows = index_mod.parse(index_text) if index_text is not None else []
-    return tables(rows, settings_from_toml(toml_text), compiled)
+    cache = {} if compiled is None else compiled
+    pieces = []
+    for number, line in index_mod.table_lines(index_text) if index_text is not None else ():
+        found = known.get(line) if known else None
+        if type(found) is bytes:
+            found = marshal.loads(found)
+        pieces.append(found if found is not None else piece(index_mod.parse_row(line, number), cache))
+    return assemble(pieces, settings_from_toml(toml_text))
 
 
 def command_trigger(pattern: str) -> "tuple | None":
@@ -95,55 +109,74 @@ def tables(rows: list, settings: dict, compiled: "dict | None" = None) -> dict:
     not compiled again, and the new ones are added to it (a cache kept by `bank index`).
     """
     known = {} if compiled is None else compiled
-    lessons = []
+    return assemble([piece(row, known) for row in rows], settings)
+
+
+def piece(r: IndexRow, compiled: dict) -> tuple:
+    """What one row contributes, whatever the other rows are: ((slug, priority, confidence), the
+    marshalled lesson record, tools, triggers, keyword terms, all terms), the terms space-separated;
+    a trigger is (kind, source, marshalled program or None, literals, grams by run, fallback key,
+    bounded literals, choices). `bank index` keeps these by row line: records and programs stay
+    marshalled and terms joined because that is what reads back fastest."""
+    tools = tuple(r.tools)
+    triggers: list[tuple] = []
+    for pattern in r.commands:
+        if pattern not in compiled:
+            compiled[pattern] = command_trigger(pattern)
+        trigger = compiled[pattern]
+        if trigger is None:
+            continue
+        program, runs, marked, choices = trigger
+        code = marshal.dumps(program, MARSHAL_VERSION)
+        triggers.append(("c", pattern, code, _literals(runs), _grams(runs), ALWAYS_COMMAND, marked, choices))
+    for glob in r.paths:
+        if globs.hazard(glob):
+            continue
+        name_only, alternatives = globs.compile_glob(glob)
+        for tokens in alternatives:
+            runs = globs.literals(tokens)
+            code = marshal.dumps((name_only, (tokens,)), MARSHAL_VERSION)
+            triggers.append(("p", glob, code, _literals(runs), _grams(runs), ALWAYS_PATH, (), ()))
+    if tools and not (r.commands or r.paths or r.keywords):
+        for tool in tools:
+            triggers.append(("t", tool, None, (), None, TOOL + tool, (), ()))
+    key_terms = words.terms(" ".join(r.keywords)) | words.terms(" ".join(tag.partition(":")[2] or tag for tag in r.tags))
+    all_terms = key_terms | words.terms(f"{r.title} {r.when} {r.do}")
+    head = (r.slug, int(r.priority), float(r.confidence))
+    record = marshal.dumps(head + (r.full, r.summary), MARSHAL_VERSION)
+    return head, record, tools, tuple(triggers), " ".join(sorted(key_terms)), " ".join(sorted(all_terms))
+
+
+def assemble(pieces: list, settings: dict) -> dict:
+    """The lookup tables for rows' pieces, in INDEX.md order: numbers, ranks and keys depend on all
+    rows. Lesson records and programs stay marshalled (`serialize` writes them as they are)."""
+    heads = [p[0] for p in pieces]
     programs: list = []
     pending: list[tuple[tuple, list[list[str]] | None, str]] = []  # (entry, grams by run, fallback key)
-    recall: dict[str, list[int]] = {}
-    order = sorted(range(len(rows)), key=lambda n: (-int(rows[n].priority), -float(rows[n].confidence), rows[n].slug))
-    rank = [0] * len(rows)
+    recall: defaultdict[str, list[int]] = defaultdict(list)  # no list made per posting, as setdefault would
+    order = sorted(range(len(heads)), key=lambda n: (-heads[n][1], -heads[n][2], heads[n][0]))
+    rank = [0] * len(heads)
     for position, number in enumerate(order):
         rank[number] = position
-    for number, row in enumerate(rows):
-        lessons.append((row.slug, int(row.priority), float(row.confidence), row.full, row.summary))
-        tools = tuple(row.tools)
-        base = (number, row.slug, int(row.priority), float(row.confidence), tools)
-        for pattern in row.commands:
-            if pattern not in known:
-                known[pattern] = command_trigger(pattern)
-            trigger = known[pattern]
-            if trigger is None:
+    for number, (head, _, tools, triggers, key_terms, all_terms) in enumerate(pieces):
+        base = (number, *head, tools)
+        for kind, source, program, literals, by_run, fallback, marked, choices in triggers:
+            if kind == "t":
+                pending.append((base + (kind, source, -1, (), rank[number], (), ()), None, fallback))
                 continue
-            program, runs, marked, choices = trigger
-            entry = base + ("c", pattern, len(programs), _literals(runs), rank[number], marked, choices)
+            pending.append((base + (kind, source, len(programs), literals, rank[number], marked, choices), by_run, fallback))
             programs.append(program)
-            pending.append((entry, _grams(runs), ALWAYS_COMMAND))
-        for glob in row.paths:
-            if globs.hazard(glob):
-                continue
-            name_only, alternatives = globs.compile_glob(glob)
-            for tokens in alternatives:
-                runs = globs.literals(tokens)
-                entry = base + ("p", glob, len(programs), _literals(runs), rank[number], (), ())
-                programs.append((name_only, (tokens,)))
-                pending.append((entry, _grams(runs), ALWAYS_PATH))
-        if tools and not (row.commands or row.paths or row.keywords):
-            for tool in tools:
-                pending.append((base + ("t", tool, -1, (), rank[number], (), ()), None, TOOL + tool))
-        key_terms = words.terms(" ".join(row.keywords)) | words.terms(
-            " ".join(tag.partition(":")[2] or tag for tag in row.tags)
-        )
-        all_terms = key_terms | words.terms(f"{row.title} {row.when} {row.do}")
-        for term in key_terms:
-            recall.setdefault("k:" + term, []).append(number)
-        for term in all_terms:
-            recall.setdefault("a:" + term, []).append(number)
-    frequency: dict[str, int] = {}
+        for term in key_terms.split():
+            recall["k:" + term].append(number)
+        for term in all_terms.split():
+            recall["a:" + term].append(number)
+    frequency: Counter[str] = Counter()
     for _, by_run, _ in pending:
-        for gram in {g for run in by_run or () for g in run}:
-            frequency[gram] = frequency.get(gram, 0) + 1
-
-    def rarity(gram: str) -> tuple:
-        return (frequency[gram], -len(gram), gram)
+        if by_run:
+            frequency.update({g for run in by_run for g in run})
+    # A gram's rarity: fewer triggers first, then longer, then by text (a dict, so `min` runs no
+    # Python function per gram: this loop is most of `bank index` after a small change).
+    rarity = {gram: (count, -len(gram), gram) for gram, count in frequency.items()}.__getitem__
 
     pre: dict[str, dict[str, list[tuple]]] = {}
     for entry, by_run, fallback in pending:
@@ -163,7 +196,7 @@ def tables(rows: list, settings: dict, compiled: "dict | None" = None) -> dict:
     lengths = {len(k) for k in pre if not k.startswith("\x00")} | {len(g) for k in pre for g in pre[k] if g}
     return {
         "settings": dict(settings),
-        "lessons": lessons,
+        "lessons": [p[1] for p in pieces],
         "programs": programs,
         "pre": table,
         "groups": groups,
@@ -197,42 +230,51 @@ def _literals(runs: list[str]) -> tuple[str, ...]:
 
 def serialize(data: dict, key: tuple) -> bytes:
     """The compiled file: header, meta, then hashed buckets of marshalled dicts and a lesson array."""
+    return b"".join(serialize_parts(data, key))
+
+
+def serialize_parts(data: dict, key: tuple) -> list[bytes]:
+    """`serialize`'s bytes as a list of parts, never joined (a 50,000-lesson file is 47 MB)."""
     sections: dict[str, tuple[int, int]] = {}
     blobs: list[bytes] = []
     offset = 0
 
-    def add(name: str, blob: bytes) -> None:
+    def add(name: str, parts: list[bytes]) -> None:
         nonlocal offset
-        sections[name] = (offset, len(blob))
-        blobs.append(blob)
-        offset += len(blob)
+        size = sum(len(part) for part in parts)
+        sections[name] = (offset, size)
+        blobs.extend(parts)
+        offset += size
 
     for name in ("pre", "recall"):
         table, payload = _hashed(data[name])
-        add(name + ".filter", _filter(data[name]))
-        add(name + ".table", table)
+        add(name + ".filter", [_filter(data[name])])
+        add(name + ".table", [table])
         add(name + ".data", payload)
     for name in ("lessons", "programs", "groups"):
-        table, payload = _array([marshal.dumps(record, MARSHAL_VERSION) for record in data[name]])
-        add(name + ".table", table)
+        records = data[name]
+        table, payload = _array([r if type(r) is bytes else marshal.dumps(r, MARSHAL_VERSION) for r in records])
+        add(name + ".table", [table])
         add(name + ".data", payload)
-    meta = marshal.dumps(
-        {
-            "key": key,
-            "byteorder": sys.byteorder,
-            "settings": data["settings"],
-            "gram_lengths": data["gram_lengths"],
-            "sections": sections,
-            "count": len(data["lessons"]),
-        },
-        MARSHAL_VERSION,
-    )
-    head = MAGIC + FORMAT.to_bytes(4, "little") + len(meta).to_bytes(4, "little")
-    body = b"".join(blobs)
-    return head + meta + body
+    meta = {
+        "key": key,
+        "byteorder": sys.byteorder,
+        "settings": data["settings"],
+        "gram_lengths": data["gram_lengths"],
+        "sections": sections,
+        "count": len(data["lessons"]),
+    }
+    return [serialize_meta(meta), *blobs]
 
 
-def _hashed(mapping: dict) -> tuple[bytes, bytes]:
+def serialize_meta(meta: dict) -> bytes:
+    """The file's head: MAGIC, the format, the meta's size, the meta (`bank index` rewrites only
+    this when nothing but the staleness key changes)."""
+    blob = marshal.dumps(meta, MARSHAL_VERSION)
+    return MAGIC + FORMAT.to_bytes(4, "little") + len(blob).to_bytes(4, "little") + blob
+
+
+def _hashed(mapping: dict) -> tuple[bytes, list[bytes]]:
     size = _prime_at_least(max(7, len(mapping)))
     buckets: list[dict] = [{} for _ in range(size)]
     for key in sorted(mapping):
@@ -251,11 +293,11 @@ def _filter(mapping: dict) -> bytes:
     return bytes(bits)
 
 
-def _array(blobs: list[bytes]) -> tuple[bytes, bytes]:
+def _array(blobs: list[bytes]) -> tuple[bytes, list[bytes]]:
     offsets = array.array("I", [0])
     for blob in blobs:
         offsets.append(offsets[-1] + len(blob))
-    return offsets.tobytes(), b"".join(blobs)
+    return offsets.tobytes(), blobs
 
 
 def _prime_at_least(n: int) -> int:

@@ -135,6 +135,10 @@ class DiskIndex:
         self.count = meta["count"]
         self._filters: dict[str, bytes] = {}
 
+    def close(self) -> None:
+        """Close the file (the hooks' process ends instead)."""
+        posix.close(self.fd)
+
     def _read(self, name: str, start: int = 0, length: int | None = None) -> bytes:
         offset, size = self.sections[name]
         if length is None:
@@ -193,6 +197,9 @@ class MemIndex:
     """The same interface over tables built in memory (the fallback)."""
 
     def __init__(self, data: dict) -> None:
+        # Records and programs come marshalled from compiled_build (as the file holds them).
+        for name in ("lessons", "programs"):
+            data[name] = [marshal.loads(r) if type(r) is bytes else r for r in data[name]]
         self.data = data
         self.settings = data["settings"]
         self.gram_lengths = data["gram_lengths"]

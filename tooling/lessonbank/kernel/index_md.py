@@ -135,9 +135,9 @@ class IndexFormatError(ValueError):
     """INDEX.md does not hold the table this version writes."""
 
 
-def parse(text: str) -> list[IndexRow]:
-    """Read INDEX.md's lesson table back into rows. Raises IndexFormatError on a broken table."""
-    rows: list[IndexRow] = []
+def table_lines(text: str):  # -> Iterator[tuple[int, str]], unannotated: `typing` costs the hooks' fallback
+    """(line number, stripped line) of each row of INDEX.md's lesson table, header and rule left
+    out, one at a time (50,000 rows are 24 MB). Raises IndexFormatError when there is no table."""
     in_table = False
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
@@ -149,33 +149,38 @@ def parse(text: str) -> list[IndexRow]:
             break
         if stripped.startswith("|---") or stripped.startswith("| ---"):
             continue
-        cells = split_row(stripped)
-        if len(cells) != len(COLUMNS):
-            raise IndexFormatError(f"INDEX.md:{number}: {len(cells)} cells, expected {len(COLUMNS)}")
-        link = cells[0]
-        if not (link.startswith("[") and "](" in link):
-            raise IndexFormatError(f"INDEX.md:{number}: first cell is not a [slug](path) link")
-        try:
-            rows.append(
-                IndexRow(
-                    slug=link[1 : link.index("](")],
-                    title=unescape(cells[1]),
-                    when=unescape(cells[2]),
-                    do=unescape(cells[3]),
-                    tools=unescape_list(cells[4]),
-                    commands=unescape_list(cells[5]),
-                    paths=unescape_list(cells[6]),
-                    keywords=unescape_list(cells[7]),
-                    tags=unescape_list(cells[8]),
-                    seen=int(cells[9]),
-                    priority=int(cells[10]),
-                    confidence=float(cells[11]),
-                )
-            )
-        except ValueError:
-            raise IndexFormatError(
-                f"INDEX.md:{number}: seen, priority or confidence is not a number"
-            ) from None
+        yield number, stripped
     if not in_table:
         raise IndexFormatError("INDEX.md has no lesson table: run `bank index`")
-    return rows
+
+
+def parse_row(line: str, number: int) -> IndexRow:
+    """One table row (a stripped line, `number` for messages). Raises IndexFormatError."""
+    cells = split_row(line)
+    if len(cells) != len(COLUMNS):
+        raise IndexFormatError(f"INDEX.md:{number}: {len(cells)} cells, expected {len(COLUMNS)}")
+    link = cells[0]
+    if not (link.startswith("[") and "](" in link):
+        raise IndexFormatError(f"INDEX.md:{number}: first cell is not a [slug](path) link")
+    try:
+        return IndexRow(
+            slug=link[1 : link.index("](")],
+            title=unescape(cells[1]),
+            when=unescape(cells[2]),
+            do=unescape(cells[3]),
+            tools=unescape_list(cells[4]),
+            commands=unescape_list(cells[5]),
+            paths=unescape_list(cells[6]),
+            keywords=unescape_list(cells[7]),
+            tags=unescape_list(cells[8]),
+            seen=int(cells[9]),
+            priority=int(cells[10]),
+            confidence=float(cells[11]),
+        )
+    except ValueError:
+        raise IndexFormatError(f"INDEX.md:{number}: seen, priority or confidence is not a number") from None
+
+
+def parse(text: str) -> list[IndexRow]:
+    """Read INDEX.md's lesson table back into rows. Raises IndexFormatError on a broken table."""
+    return [parse_row(line, number) for number, line in table_lines(text)]

@@ -1,0 +1,207 @@
+"""bank.derived: incremental `bank index` gives the bytes of a build from nothing, on random edit sequences."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import random
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lessonbank.bank import compiled, derived, render, store
+from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank.store import Bank
+from lessonbank.kernel import compiled_read, statedir
+from tests.hook_support import lesson, make_bank
+
+TOOLS = ("cargo", "npm", "pytest", "docker", "git")
+
+
+def _random_lesson(rng: random.Random, slug: str) -> lesson_mod.Lesson:
+    tool = rng.choice(TOOLS)
+    shape = rng.random()
+    return lesson(
+        slug,
+        when=f"running {tool} {rng.choice(['build', 'test', 'push'])} in {rng.choice(['ci', 'docker', 'a venv'])}",
+        do=f"pass --{rng.choice(['locked', 'frozen', 'no-cache'])} to {tool}",
+        commands=[rf"\b{tool}\s+(?:build|test)\b(?!.*--locked)"] if shape < 0.5 else [],
+        paths=[f"src/**/*.{rng.choice(['py', 'rs', 'ts'])}"] if shape > 0.3 else [],
+        keywords=[tool, rng.choice(["cache", "lock", "tty"])],
+        tags=[f"tool:{tool}"],
+        priority=rng.randint(1, 10),
+        confidence=round(rng.random(), 2),
+        status=rng.choice(["active", "active", "active", "needs-review", "disabled"]),
+        body="\n".join(f"- line {i}" for i in range(rng.choice([0, 2, 12]))),
+    )
+
+
+def _edit(rng: random.Random, bank: Bank, step: int) -> None:
+    """One random change to lessons/: a new, edited, deleted, broken or touched file."""
+    paths = bank.lesson_paths()
+    kind = rng.choice(["new", "edit", "edit", "seen", "delete", "broken", "touch", "bad value"]) if paths else "new"
+    if kind == "new":
+        new = _random_lesson(rng, f"new-{step}")
+        (bank.lessons_dir / f"{new.slug}.md").write_text(lesson_mod.render(new), encoding="utf-8")
+        return
+    path = rng.choice(paths)
+    text = path.read_text(encoding="utf-8")
+    if kind == "delete":
+        path.unlink()
+    elif kind == "broken":
+        path.write_text("---\nslug: [unclosed\n---\n", encoding="utf-8")
+    elif kind == "touch":
+        os.utime(path)
+    elif kind == "bad value":  # parses, but is left out of everything generated
+        path.write_text(re.sub(r"(?m)^priority: \d+$", "priority: 99", text), encoding="utf-8")
+    elif kind == "seen":
+        path.write_text(text.replace("seen: 1\n", "seen: 2\n", 1), encoding="utf-8")
+    else:
+        try:
+            old = lesson_mod.parse(text)
+        except Exception:
+            old = lesson("fixed")
+        replaced = _random_lesson(rng, path.stem)
+        replaced.id = old.id if old.id.startswith("01") else replaced.id
+        path.write_text(lesson_mod.render(replaced), encoding="utf-8")
+
+
+def _without_key(blob: bytes) -> bytes:
+    """The compiled file with its staleness key (stat of INDEX.md) left out of the meta."""
+    size = int.from_bytes(blob[12:16], "little")
+    meta = marshal.loads(blob[16 : 16 + size])
+    meta.pop("key")
+    return marshal.dumps(meta) + blob[16 + size :]
+
+
+def _outputs(root: Path) -> tuple[str, str, bytes]:
+    compiled = (root / statedir.STATE / compiled_read.NAME).read_bytes()
+    return (
+        (root / "INDEX.md").read_text(encoding="utf-8"),
+        (root / "BANK.md").read_text(encoding="utf-8"),
+        _without_key(compiled),
+    )
+
+
+def _full_build(bank: Bank, where: Path) -> tuple[str, str, bytes]:
+    """The same lessons built from nothing in another folder: no cache, no generated file."""
+    shutil.rmtree(where, ignore_errors=True)
+    where.mkdir()
+    shutil.copy(bank.root / "bank.toml", where / "bank.toml")
+    shutil.copytree(bank.lessons_dir, where / "lessons")
+    render.regenerate(Bank.open(where))
+    return _outputs(where)
+
+
+@pytest.mark.parametrize(("seed", "settled"), [(1, False), (2, True), (3, True)])
+def test_incremental_index_equals_a_full_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, settled: bool
+) -> None:
+    """`settled`: every file counts as old enough for its stat key to be trusted (mtimes moved on
+    by hand, so two writes within one clock tick cannot hide a change); else each run hashes."""
+    if settled:
+        monkeypatch.setattr(store, "RACY_NS", -(10**18))
+    rng = random.Random(seed)
+    bank = make_bank(tmp_path / "b", [_random_lesson(rng, f"l-{i}") for i in range(12)])
+    clock = 1_600_000_000
+    for step in range(25):
+        for _ in range(rng.randint(1, 3)):
+            _edit(rng, bank, step)
+        if settled:
+            clock += 10
+            for path in bank.lesson_paths():
+                if path.stat().st_mtime > clock - 5:
+                    os.utime(path, (clock, clock))
+        if rng.random() < 0.3:  # another command sees the change first (its cache save must not hide it)
+            derived.summaries(Bank.open(bank.root))
+        render.regenerate(Bank.open(bank.root))
+        assert _outputs(bank.root) == _full_build(bank, tmp_path / "full"), f"step {step}"
+        problems, count = derived.check(Bank.open(bank.root))
+        assert count == len(bank.lesson_paths())
+
+
+def test_nothing_is_parsed_or_written_when_nothing_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store, "RACY_NS", -(10**18))
+    bank = make_bank(tmp_path / "b", [lesson(f"q-{i}", commands=[rf"\bq{i}\b"]) for i in range(4)])
+    render.regenerate(Bank.open(bank.root))
+    stamps = {p: p.stat().st_mtime_ns for p in [bank.root / "INDEX.md", bank.root / "BANK.md", *bank.state_dir.iterdir()]}
+    monkeypatch.setattr(lesson_mod, "parse", lambda text: pytest.fail("nothing should be parsed"))
+    assert [action for _, action in render.regenerate(Bank.open(bank.root))] == ["unchanged"] * 3
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+
+
+def test_a_changed_file_is_parsed_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store, "RACY_NS", -(10**18))
+    bank = make_bank(tmp_path / "b", [lesson(f"p-{i}") for i in range(5)])
+    render.regenerate(Bank.open(bank.root))
+    path = bank.lessons_dir / "p-2.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("remember p-2", "remember two"), encoding="utf-8")
+    parsed: list[str] = []
+    real = lesson_mod.parse
+    monkeypatch.setattr(lesson_mod, "parse", lambda text: parsed.append(text) or real(text))
+    assert dict(render.regenerate(Bank.open(bank.root)))["INDEX.md"] == "update"
+    assert len(parsed) == 1 and "remember two" in parsed[0]
+    assert "remember two" in (bank.root / "INDEX.md").read_text(encoding="utf-8")
+
+
+def test_a_touched_file_is_hashed_not_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store, "RACY_NS", -(10**18))
+    bank = make_bank(tmp_path / "b", [lesson("t-1")])
+    render.regenerate(Bank.open(bank.root))
+    os.utime(bank.lessons_dir / "t-1.md", (1_700_000_000, 1_700_000_000))
+    monkeypatch.setattr(lesson_mod, "parse", lambda text: pytest.fail("same bytes: not parsed"))
+    assert derived.summaries(Bank.open(bank.root))[0][0] == "t-1"
+
+
+def test_check_reports_each_file_and_duplicates_from_the_cache(tmp_path: Path) -> None:
+    one, two = "01JBQX0000000000000000000A", "01JBQX0000000000000000000B"
+    bank = make_bank(tmp_path / "b", [lesson("ok-one", id=one), lesson("ok-two", id=two)])
+    text = (bank.lessons_dir / "ok-one.md").read_text(encoding="utf-8")
+    (bank.lessons_dir / "copy.md").write_text(text, encoding="utf-8")
+    (bank.lessons_dir / "bad.md").write_bytes(b"\xff\xfe")
+    problems, count = derived.check(Bank.open(bank.root))
+    assert count == 4
+    same = one
+    assert [(p.path.name, p.line, p.message) for p in problems] == [
+        ("bad.md", 1, "not UTF-8 text"),
+        ("copy.md", 2, f"duplicate id {same!r} (also in ok-one.md)"),
+        ("copy.md", 2, "duplicate slug 'ok-one' (also in ok-one.md)"),
+        ("copy.md", 3, "slug 'ok-one' differs from the file name 'copy'"),
+        ("ok-one.md", 2, f"duplicate id {same!r} (also in copy.md)"),
+        ("ok-one.md", 2, "duplicate slug 'ok-one' (also in copy.md)"),
+    ]
+
+
+def test_a_change_seen_first_by_another_command_still_reaches_index_md(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bank list` brings the cache up to date with an edit; `bank index` after it must still
+    rewrite INDEX.md (the cache remembers which lessons the generated files were written from)."""
+    monkeypatch.setattr(store, "RACY_NS", -(10**18))
+    bank = make_bank(tmp_path / "b", [lesson("e-1"), lesson("e-2")])
+    render.regenerate(Bank.open(bank.root))
+    path = bank.lessons_dir / "e-2.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("remember e-2", "remember the edit"), encoding="utf-8")
+    assert [row[0] for row in derived.summaries(Bank.open(bank.root))] == ["e-1", "e-2"]
+    assert dict(render.regenerate(Bank.open(bank.root)))["INDEX.md"] == "update"
+    assert "remember the edit" in (bank.root / "INDEX.md").read_text(encoding="utf-8")
+
+
+def test_a_seen_bump_rewrites_only_the_compiled_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`seen` is in INDEX.md but not in the compiled tables: the compiled file gets its new
+    staleness key and keeps its tables, which are what a build from nothing gives."""
+    bank = make_bank(tmp_path / "b", [lesson(f"s-{i}", commands=[rf"\bs{i}\b"], priority=i + 1) for i in range(4)])
+    render.regenerate(Bank.open(bank.root))
+    path = bank.lessons_dir / "s-2.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("seen: 1\n", "seen: 5\n"), encoding="utf-8")
+    monkeypatch.setattr(compiled, "build", lambda *a, **k: pytest.fail("no build for a seen bump"))
+    assert dict(render.regenerate(Bank.open(bank.root))) == {"INDEX.md": "update", "BANK.md": "update", "compiled index": "update"}
+    assert compiled_read.current(str(bank.root), str(bank.state_dir)) is not None
+    path.write_text(path.read_text(encoding="utf-8").replace("seen: 5\n", "seen: 6\n"), encoding="utf-8")
+    assert dict(render.regenerate(Bank.open(bank.root)))["compiled index"] == "update"  # and again
+    monkeypatch.undo()
+    assert _outputs(bank.root) == _full_build(bank, tmp_path / "full")
+    path.write_text(path.read_text(encoding="utf-8").replace("priority: 3\n", "priority: 9\n"), encoding="utf-8")
+    monkeypatch.setattr(compiled, "build", lambda *a, **k: pytest.fail("built"))
+    with pytest.raises(pytest.fail.Exception, match="built"):  # a priority change is a real change
+        render.regenerate(Bank.open(bank.root))

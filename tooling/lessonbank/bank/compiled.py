@@ -1,0 +1,187 @@
+"""The compiled index (`.lessonbank/index.bin`) of a bank, written after INDEX.md by bank.render.
+
+It is built from INDEX.md as written (what the hooks read) through kernel.compiled_build, with
+each row's piece taken from the derived cache (bank.derived) when it was worked out before, and
+the command regexes compiled before from `.lessonbank/triggers.cache`. Nothing is built when the
+file already describes INDEX.md and bank.toml; when only `seen` counts changed, only its
+staleness key is rewritten. The file is compared and written in parts, never joined.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+import tempfile
+from pathlib import Path
+
+from lessonbank.bank import derived as derived_mod
+from lessonbank.bank.store import Bank
+from lessonbank.errors import BankError
+from lessonbank.kernel import compiled_build, compiled_read, statedir
+from lessonbank.kernel import index_md as index_mod
+
+
+def compiled_path(bank: Bank) -> Path:
+    """Where the compiled index lives."""
+    return bank.state_dir / compiled_read.NAME
+
+
+def build(
+    bank: Bank, custom: bool, dry_run: bool, derived: derived_mod.Derived | None, index_text: str | None
+) -> list[bytes]:
+    """The compiled file's bytes, in parts: from INDEX.md on disk, or (dry run) from `index_text`,
+    the INDEX.md the lessons give. With `derived`, the rows' pieces worked out before are reused
+    and the new ones kept there; `custom`: the bank has its own templates (its rows may be any)."""
+    disk_text, toml_text, key = compiled_read.read_sources(str(bank.root))
+    if dry_run:
+        expected = index_text
+        if expected != disk_text:
+            key = None
+        disk_text = expected
+    cache_path = bank.state_dir / statedir.TRIGGER_CACHE
+    known = derived.pieces() if derived is not None else {}
+    rows = derived.generated.values() if derived is not None else ()
+    wanted = derived is None or custom or any(p[derived_mod.ROW] not in known for p in rows if p[derived_mod.ROW])
+    compiled = _read_triggers(cache_path) if wanted else {}  # no regex to compile: not read
+    before = len(compiled)
+    try:
+        if derived is not None:
+            _add_pieces(derived, compiled)
+        data = compiled_build.from_texts(disk_text, toml_text, compiled, known)
+    except index_mod.IndexFormatError as exc:
+        raise BankError(f"INDEX.md: {exc}") from None
+    if len(compiled) != before and not dry_run:
+        used = {entry[6] for group in data["groups"] for entry in group if entry[5] == "c"}
+        _write_triggers(cache_path, {p: v for p, v in compiled.items() if p in used})
+    return compiled_build.serialize_parts(data, key if key is not None else ("pending",))
+
+
+def _add_pieces(derived: derived_mod.Derived, compiled: dict) -> None:
+    """Work out the pieces of the rows the derived cache has none for."""
+    known = derived.pieces()
+    for part in derived.generated.values():
+        row = part[derived_mod.ROW]
+        if row is not None and row not in known:
+            known[row] = marshal.dumps(compiled_build.piece(index_mod.parse_row(row, 0), compiled))
+            derived.changed = True
+
+
+def write(bank: Bank, custom: bool, derived: derived_mod.Derived, index_text: str | None, dry_run: bool) -> str:
+    """Write the compiled index after INDEX.md; nothing is built when the file on disk already
+    describes INDEX.md and bank.toml as they are (it was built from those very bytes), and only
+    its staleness key is rewritten when what changed in INDEX.md is nothing but `seen` counts."""
+    found = compiled_read.current(str(bank.root), str(bank.state_dir))
+    if found is not None:
+        found.close()
+        if not dry_run or index_text is None:
+            return "unchanged"
+    path = compiled_path(bank)
+    shape = None if index_text is None else _shape(index_text, bank)
+    action = None
+    if not dry_run and shape is not None:
+        action = _rekey(bank, derived.meta.get("compiled"), shape)
+    if action is None:
+        action = write_parts(path, build(bank, custom, dry_run, derived, index_text), dry_run)
+    if not dry_run and shape is not None:
+        derived.meta["compiled"] = (shape, _stat_key(path))
+        derived.changed = True
+    return action
+
+
+def _shape(index_text: str, bank: Bank) -> bytes | None:
+    """A hash of what the compiled index is built from, less the `seen` counts it never reads:
+    INDEX.md's table rows with their seen cell left out, and bank.toml."""
+    try:
+        lines = index_mod.table_lines(index_text)
+        toml = (bank.root / "bank.toml").read_bytes()
+    except (index_mod.IndexFormatError, OSError):
+        return None
+    digest = hashlib.blake2b(toml, digest_size=16)
+    for _, line in lines:
+        head, _, tail = line.rpartition(" | ")  # ... | seen | priority | confidence |
+        head, _, priority = head.rpartition(" | ")
+        head, _, _seen = head.rpartition(" | ")
+        digest.update(f"{head}\x00{priority}\x00{tail}\n".encode())
+    return digest.digest()
+
+
+def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def _rekey(bank: Bank, stored: object, shape: bytes) -> str | None:
+    """When the compiled file on disk was built (by this cache, untouched since) from the same
+    shape, rewrite only its staleness key: the tables are byte for byte what a build would give.
+    None when it cannot."""
+    path = compiled_path(bank)
+    if not isinstance(stored, tuple) or stored != (shape, _stat_key(path)):
+        return None
+    key = compiled_read.source_key(str(bank.root))
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(16)
+            meta = marshal.loads(handle.read(int.from_bytes(head[12:16], "little")))
+            body = handle.read()
+    except (OSError, ValueError, EOFError):
+        return None
+    meta["key"] = key
+    fresh = compiled_build.serialize_meta(meta)
+    return write_parts(path, [fresh, body], dry_run=False)
+
+
+def write_parts(path: Path, parts: list[bytes], dry_run: bool) -> str:
+    """write_atomic for bytes in parts, compared with the file on disk piece by piece (neither the
+    new file nor the old is ever held whole)."""
+    try:
+        with open(path, "rb") as old:
+            same = all(old.read(len(part)) == part for part in parts) and not old.read(1)
+        if same:
+            return "unchanged"
+        action = "update"
+    except FileNotFoundError:
+        action = "create"
+    except OSError as exc:
+        raise BankError(f"cannot read {path}: {exc.strerror}") from None
+    if dry_run:
+        return action
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Named as store.write_atomic names its temporaries (store.TEMP_RE), so groom's recovery
+        # knows one a killed `bank index` left.
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.writelines(parts)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise BankError(f"cannot write {path}: {exc.strerror}") from None
+    return action
+
+
+def _read_triggers(path: Path) -> dict:
+    """The compiled command regexes `bank index` kept (pattern -> compiled_build.command_trigger);
+    {} when missing or written by another format."""
+    try:
+        data = marshal.loads(path.read_bytes())
+    except Exception:
+        return {}
+    if not isinstance(data, dict) or data.get("format") != compiled_read.FORMAT:
+        return {}
+    triggers: dict = data["triggers"]
+    return triggers
+
+
+def _write_triggers(path: Path, triggers: dict) -> None:
+    with contextlib.suppress(OSError, ValueError):  # only speed is lost
+        statedir.write_atomic(str(path), marshal.dumps({"format": compiled_read.FORMAT, "triggers": triggers}))

@@ -1,0 +1,367 @@
+"""What each lesson file gives the whole-bank commands, kept by file so that only changed files are parsed.
+
+`.lessonbank/derived.cache` holds, by lesson file name, the file's stat key and content hash and
+what is worked out from its text alone, in three parts, each read only when used:
+
+- the small part, all that `bank list`, `stats`, `check` and capture's duplicate gate read: the
+  lesson's summary, slug and id, its problems with their lines (a parse error, or `lint`'s), the
+  words of its *when* and *do*;
+- the generated part (bank.render): its INDEX.md row and its BANK.md section;
+- the pieces (bank.compiled): the compiled-index piece of each INDEX.md row.
+
+A file whose stat key (size, mtime, ctime, inode) is unchanged is not even read; one whose key
+changed is read and hashed, and parsed only when its bytes changed. A file changed in the last
+seconds keeps no stat key (git's "racy" case: it could change again within one clock tick), so it
+is hashed on every run until it settles. The cache is written only when something in it changed,
+a part not read in the run copied as it was; a broken or foreign cache is ignored and rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+from lessonbank.bank import store
+from lessonbank.bank.store import Bank, Problem
+from lessonbank.errors import LessonFormatError
+from lessonbank.kernel import statedir, words
+
+if TYPE_CHECKING:  # the YAML parser and the checks are imported only when a file is parsed
+    from lessonbank.bank import lesson as lesson_mod
+
+MAGIC = b"LBDERIV\x00"
+# Bump when what a record holds, or how a row, section or piece is worked out, changes.
+VERSION = 3
+# The small part of a record: (stat key or None, content hash, slug, id, summary, terms, problems);
+# slug, id, summary and terms are None for a file that does not parse; each problem is (line,
+# message, whether it is a bad value: a lesson with one is left out of what `bank index` writes).
+KEY, DIGEST, SLUG, ID, SUMMARY, TERMS, PROBLEMS = range(7)
+# The generated part: [content hash, row or None (not in INDEX.md), section or None (not worked
+# out yet)].
+ROW, SECTION = 1, 2
+
+
+def summary(lesson: lesson_mod.Lesson) -> tuple:
+    """What `bank list` and `bank stats` show of a lesson: (slug, type, seen, priority, status,
+    source, title, tags)."""
+    # type, status and source take a few values: interned, 50,000 records hold one copy of each
+    return (lesson.slug, sys.intern(lesson.type), lesson.seen, lesson.priority, sys.intern(lesson.status),
+            sys.intern(lesson.source), lesson.title, tuple(lesson.tags))  # fmt: skip
+
+
+def terms(when: str, do: str) -> set[str]:
+    """The words that say what a lesson says (its when and do, stemmed), for capture's duplicate
+    gate; records keep them sorted and space-separated."""
+    return words.terms(f"{when} {do}")
+
+
+@dataclass
+class Derived:
+    """The cache of one bank, brought up to date with its lesson files by `refresh`.
+
+    The file holds three marshalled parts, each read only when asked for: the small part
+    ((meta, records by file name)), the generated part (file name -> [content hash, row, section])
+    and the pieces (INDEX.md row line -> marshalled compiled piece). `meta` holds the fingerprint
+    the generated parts were worked out with and the hashes of the INDEX.md and BANK.md last
+    written from them, so a run where nothing changed reads neither the generated part nor the
+    pieces.
+    """
+
+    bank: Bank
+    fingerprint: str = ""
+    small: dict[str, tuple] = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+    # Called with (this cache, file name, lesson) for each file parsed in this run (bank.render
+    # works out its generated part at once, so no lesson is kept: 50,000 would not fit in memory).
+    on_parse: Callable[[Derived, str, lesson_mod.Lesson], None] | None = None
+    changed: bool = False  # something to save
+    # Where the generated part and the pieces sit in the file as read: (offset, size) each, read
+    # only when used (at 50,000 lessons they are 60 and 80 MB).
+    _spans: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0), (0, 0)])
+    _handle: BinaryIO | None = None
+    _generated: dict[str, list] | None = None
+    _pieces: dict[str, bytes] | None = None
+
+    @property
+    def path(self) -> Path:
+        return self.bank.state_dir / statedir.DERIVED_CACHE
+
+    @classmethod
+    def open(
+        cls,
+        bank: Bank,
+        fingerprint: str = "",
+        on_parse: Callable[[Derived, str, lesson_mod.Lesson], None] | None = None,
+    ) -> Derived:
+        """The cache as it is on disk, up to date with lessons/ (only changed files parsed).
+
+        `fingerprint` names what the generated parts are worked out with (templates, formats):
+        parts stored under another one are dropped.
+        """
+        self = cls(bank, fingerprint, on_parse=on_parse)
+        self._read()
+        self.refresh()
+        return self
+
+    def names(self) -> list[str]:
+        """The lesson file names, sorted."""
+        return sorted(self.small)
+
+    def problems(self) -> list[Problem]:
+        """The files that do not parse (what `Bank.load` skips), sorted by name."""
+        return [
+            Problem(self.bank.lessons_dir / name, rec[PROBLEMS][0][0], rec[PROBLEMS][0][1])
+            for name, rec in sorted(self.small.items())
+            if rec[SLUG] is None
+        ]
+
+    def sources(self) -> bytes:
+        """A hash of every lesson file's name and content hash: what generated files depend on."""
+        digest = hashlib.blake2b(digest_size=16)
+        for name in sorted(self.small):
+            digest.update(name.encode() + b"\x00" + self.small[name][DIGEST])
+        return digest.digest()
+
+    def lesson(self, name: str) -> lesson_mod.Lesson:
+        """The parsed lesson of a well-formed file (read and parsed again)."""
+        return self.bank.read(self.bank.lessons_dir / name).lesson
+
+    def refresh(self) -> None:
+        """Bring the records in line with lessons/: new, changed and deleted files."""
+        now = time.time_ns()
+        seen = set()
+        for name, key in self.bank.lesson_keys():
+            seen.add(name)
+            old = self.small.get(name)
+            if old is not None and old[KEY] == key:
+                continue
+            settled = key if now - max(key[1], key[2]) > store.RACY_NS else None
+            path = self.bank.lessons_dir / name
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            digest = hashlib.blake2b(data, digest_size=16).digest()
+            if old is not None and old[DIGEST] == digest:
+                if old[KEY] != settled:
+                    self.small[name] = (settled, *old[1:])
+                    self.changed = True
+                continue
+            record, lesson = self._record(path, data, settled, digest)
+            self.small[name] = record
+            self.changed = True
+            if lesson is not None and self.on_parse is not None:
+                self.on_parse(self, name, lesson)
+        for name in [n for n in self.small if n not in seen]:
+            del self.small[name]
+            self.changed = True
+
+    def _record(self, path: Path, data: bytes, key: tuple | None, digest: bytes) -> tuple[tuple, lesson_mod.Lesson | None]:
+        """A file's small record, and its lesson when it parses."""
+        from lessonbank.bank import lesson as lesson_mod
+        from lessonbank.bank import lint
+
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return (key, digest, None, None, None, None, ((1, "not UTF-8 text", False),)), None
+        try:
+            lesson = lesson_mod.parse(text)
+        except LessonFormatError as exc:
+            return (key, digest, None, None, None, None, ((exc.line, str(exc), False),)), None
+        problems = tuple(lint.lesson_problems(lesson, text, path.stem))
+        terms_text = " ".join(sorted(terms(lesson.when, lesson.do)))
+        return (key, digest, lesson.slug, lesson.id, summary(lesson), terms_text, problems), lesson
+
+    @property
+    def generated(self) -> dict[str, list]:
+        """File name -> [content hash, row, section] (read on first use; stale ones dropped)."""
+        if self._generated is None:
+            self._generated = {}
+            try:
+                fingerprint, generated = marshal.loads(self._read_span(0))
+            except Exception:
+                fingerprint, generated = None, {}
+            if fingerprint == self.fingerprint and isinstance(generated, dict):
+                self._generated = generated
+        return self._generated
+
+    def pieces(self) -> dict[str, bytes]:
+        """INDEX.md row line -> its marshalled compiled piece (read on first use); bank.render adds
+        the new ones."""
+        if self._pieces is None:
+            try:
+                fingerprint, pieces = marshal.loads(self._read_span(1))
+            except Exception:
+                fingerprint, pieces = None, {}
+            self._pieces = pieces if fingerprint == self.fingerprint and isinstance(pieces, dict) else {}
+        return self._pieces
+
+    def part(self, name: str) -> list:
+        """The generated part of a well-formed file, [content hash, row, section] (section None
+        until worked out; row None for a lesson INDEX.md leaves out); filled in by bank.render."""
+        digest = self.small[name][DIGEST]
+        found = self.generated.get(name)
+        if found is None or found[0] != digest:
+            found = self.generated[name] = [digest, None, None]
+            self.changed = True
+        return found
+
+    def _read(self) -> None:
+        try:
+            handle = open(self.path, "rb")  # noqa: SIM115 -- kept open: the parts are read (or copied) from this very file, closed by `close`
+        except OSError:
+            return
+        try:
+            head = handle.read(28)
+            if head[:8] != MAGIC or int.from_bytes(head[8:12], "little") != VERSION:
+                raise ValueError("another version")
+            size = int.from_bytes(head[12:20], "little")
+            meta, small = marshal.loads(handle.read(size))
+            generated = int.from_bytes(head[20:28], "little")
+            total = os.fstat(handle.fileno()).st_size
+        except Exception:  # unreadable or from another version: parse everything
+            handle.close()
+            return
+        if isinstance(small, dict) and isinstance(meta, dict):
+            self.small, self.meta = small, meta
+            self._spans = [(28 + size, generated), (28 + size + generated, total - 28 - size - generated)]
+            self._handle = handle
+        else:
+            handle.close()
+
+    def _read_span(self, number: int) -> bytes:
+        """Part `number` (0 the generated part, 1 the pieces) as the file held it when opened."""
+        offset, size = self._spans[number]
+        if not size or self._handle is None:
+            return b""
+        self._handle.seek(offset)
+        data = self._handle.read(size)
+        if len(data) != size:
+            raise ValueError("the cache changed meanwhile")
+        return data
+
+    def save(self) -> None:
+        """Write the cache when anything in it changed (a read-only state folder only costs speed).
+
+        A generated part is kept with the content hash it was worked out from, so one stored
+        before its file changed is never taken for current; a part not read in this run is
+        copied from the old file as it was. The parts are marshalled and written one at a time
+        (at 50,000 lessons they are 20, 60 and 80 MB).
+        """
+        if not self.changed:
+            self.close()
+            return
+
+        def small() -> bytes:
+            return marshal.dumps((self.meta, self.small))
+
+        def generated() -> bytes | int:
+            if self._generated is None:
+                return 0
+            rows = {n: g for n, g in self._generated.items() if n in self.small and g[0] == self.small[n][DIGEST]}
+            return marshal.dumps((self.fingerprint, rows))
+
+        def pieces() -> bytes | int:
+            if self._pieces is None:
+                return 1
+            wanted = {g[ROW] for g in self.generated.values() if g[ROW] is not None}
+            return marshal.dumps((self.fingerprint, {r: p for r, p in self._pieces.items() if r in wanted}))
+
+        with contextlib.suppress(OSError, ValueError):
+            self.bank.state_dir.mkdir(parents=True, exist_ok=True)
+            self._write([small, generated, pieces])
+        self.changed = False
+        self.close()
+
+    def _write(self, parts: list[Callable[[], bytes | int]]) -> None:
+        """Write the header and the parts, each made only when its turn comes (bytes, or the number
+        of a part to copy in chunks from the file as read), through a temporary file and a
+        rename; the header's sizes are filled in at the end."""
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "wb") as out:
+                out.write(bytes(28))
+                sizes = [self._write_part(out, make()) for make in parts]
+                out.seek(0)
+                out.write(MAGIC + VERSION.to_bytes(4, "little") + sizes[0].to_bytes(8, "little") + sizes[1].to_bytes(8, "little"))
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def _write_part(self, out: BinaryIO, part: bytes | int) -> int:
+        if isinstance(part, bytes):
+            out.write(part)
+            return len(part)
+        offset, size = self._spans[part]
+        if size and self._handle is None:
+            raise ValueError("no cache to copy from")
+        left = size
+        if self._handle is not None:
+            self._handle.seek(offset)
+        while left:
+            chunk = self._handle.read(min(left, 1 << 20)) if self._handle is not None else b""
+            if not chunk:
+                raise ValueError("the cache changed meanwhile")
+            out.write(chunk)
+            left -= len(chunk)
+        return size
+
+    def close(self) -> None:
+        """Let go of the file as read (save does; the parts not read by then are gone)."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+            self._spans = [(0, 0), (0, 0)]
+
+
+def bad_values(rec: tuple) -> list[tuple[int, str]]:
+    """(line, message) of a record's bad values (see lint.lesson_problems)."""
+    return [(line, message) for line, message, bad in rec[PROBLEMS] if bad]
+
+
+def open_bank(bank: Bank) -> Derived:
+    """The small part, up to date and saved; `bank.load_problems` set as `Bank.load` sets it."""
+    derived = Derived.open(bank)
+    derived.save()
+    bank.load_problems = derived.problems()
+    return derived
+
+
+def records(bank: Bank) -> list[tuple[str, tuple]]:
+    """(file name, small record) of the well-formed lessons, sorted by file name."""
+    derived = open_bank(bank)
+    return [(name, rec) for name, rec in sorted(derived.small.items()) if rec[SLUG] is not None]
+
+
+def summaries(bank: Bank) -> list[tuple]:
+    """`summary` of every well-formed lesson, sorted by file name (only changed files parsed)."""
+    return [rec[SUMMARY] for _, rec in records(bank)]
+
+
+def check(bank: Bank) -> tuple[list[Problem], int]:
+    """What `bank check` reports: every problem (parse errors, bad values, duplicate ids or
+    slugs), sorted; and the file count. A file's own problems come from its record."""
+    derived = open_bank(bank)
+    problems: list[Problem] = []
+    files = []
+    for name, rec in sorted(derived.small.items()):
+        path = bank.lessons_dir / name
+        problems.extend(Problem(path, line, message) for line, message, _ in rec[PROBLEMS])
+        if rec[SLUG] is not None:
+            files.append((path, rec[ID], rec[SLUG]))
+    from lessonbank.bank import lint
+
+    problems.extend(lint.duplicates(files))
+    problems.sort(key=lambda p: (str(p.path), p.line, p.message))
+    return problems, len(derived.small)
