@@ -26,3 +26,18 @@ def test_pull_names_a_stale_index_of_the_team_bank(tmp_path: Path) -> None:
         "repository and merge that"
     )
     assert git(remotes.clone_path("acme"), "status", "--porcelain") == ""  # reported, not rewritten
+
+
+def test_a_bare_repository_whose_head_names_an_unpushed_branch_is_answered_with_the_branch_to_give(
+    tmp_path: Path,
+) -> None:
+    bare, _ = team_remote(tmp_path, "acme", [lesson("first-one")])
+    git(bare, "symbolic-ref", "HEAD", "refs/heads/master")  # `git init --bare` without -b; pushes went to main
+    result = cli("remote", "add", "acme", str(bare))
+    assert result.exit_code == 1
+    assert result.output == (
+        f"Error: {bare}: its default branch has no commits, so nothing was checked out; it has main: "
+        "give one with --branch main\n"
+    )
+    assert not remotes.clone_path("acme").exists() and remotes.registry() == {}
+    assert cli("remote", "add", "acme", str(bare), "--branch", "main").exit_code == 0

@@ -95,7 +95,7 @@ def add(name: str, url: str, branch: str | None = None, dry_run: bool = False) -
             finally:
                 repo.close()
             if not (path / MARKER).is_file():
-                raise BankError(f"{url} holds no bank ({MARKER} at its top): run `bank init` in that repository and push it")
+                raise BankError(_no_bank(url, path, branch))
             teams[name] = {"url": url, "branch": tracked}
             _write_registry(teams, dry_run=False)
         except BaseException:
@@ -259,6 +259,26 @@ def on_branch(name: str, write: Callable[[Bank], tuple[list[str], str]]) -> tupl
             repo.close()
     rebuild(path)
     return new, path
+
+
+def _no_bank(url: str, path: Path, branch: str | None) -> str:
+    """Why a fresh clone shows no bank.toml, and what to do: a bare repository whose HEAD names a
+    branch nobody pushed (`git init --bare` says master, the pushes went to main) checks out nothing."""
+    others: list[str] = []
+    if branch is None:
+        repo = GitRepo(path)
+        try:
+            if repo.run("rev-parse", "--verify", "-q", "HEAD", check=False)[0] != 0:
+                listed = repo.run("branch", "-r", "--format=%(refname:lstrip=3)", check=False)[1]
+                others = sorted(b for b in listed.split() if b and b != "HEAD")
+        finally:
+            repo.close()
+    if others:
+        return (
+            f"{url}: its default branch has no commits, so nothing was checked out; it has "
+            f"{', '.join(others)}: give one with --branch {others[0]}"
+        )
+    return f"{url} holds no bank ({MARKER} at its top): run `bank init` in that repository and push it"
 
 
 def _current_branch(repo: GitRepo) -> str | None:
