@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from lessonbank.scan import shellfail
@@ -33,3 +35,13 @@ def test_the_prefilter_drops_no_match(output: str, command: str, expected: tuple
     for kind in shellfail.KINDS:
         if kind.error.search(output):
             assert any(needle in output for needle in kind.needles), kind.name
+
+
+@pytest.mark.parametrize(
+    ("command", "fires"),
+    [("git push origin main", True), ("git push --force origin main", True),
+     ("git push --force-with-lease", True), ("git pull --rebase", False)],
+)  # fmt: skip
+def test_the_push_behind_lesson_fires_on_every_push_forced_ones_most_of_all(command: str, fires: bool) -> None:
+    *_, trigger = shellfail.lesson("push-behind", "", "git push", "git pull --rebase && git push", [])
+    assert bool(re.search(trigger, command)) is fires

@@ -188,7 +188,8 @@ def lesson(kind: str, named: str, failing: str, passing: str, between: list[str]
             "Pull with rebase before pushing when the remote moved",
             "running `git push` when the remote branch has commits you do not have (`[rejected] … (fetch first)`)",
             "Run `git pull --rebase` and then `git push`; never force-push over the remote's commits.",
-            r"\bgit\b.*\bpush\b(?!.*--force)",
+            # Every push, forced ones too: "never force-push" matters most when the agent is about to.
+            r"\bgit\b.*\bpush\b",
         )
     between = [re.sub(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*", "", c) for c in between]
     if kind == "windows-switch":
