@@ -131,6 +131,7 @@ def test_pull_fast_forwards_and_the_new_lesson_reaches_the_hook(team: tuple[Path
     text = context(hook(bash(bank, "npm install", session_id="p2")))
     assert slugs(text) == ["npm-ci-not-install"]
     assert "- [npm-ci-not-install] (team:acme) npm ci not install." in text
+    assert text.startswith("lessonbank: lessons learned in this project and in the banks it shares (each names its bank)")
     assert "  npm-ci-not-install (team:acme): 1 / 0 / " in run(bank, "ledger").output
     assert cli("pull").output == f"team:acme: up to date (main at {head(work)[:7]})\n"
 

@@ -10,6 +10,13 @@ def line(slug: str, text: str, layer: str = "project") -> str:
     return f"- [{slug}] {text}" if layer == "project" else f"- [{slug}] ({layer}) {text}"
 
 
+def source(chosen: "list[tuple[str, int, str, str]]") -> str:
+    """Whose lessons these are, for the heading: the project's alone, or also a personal or team bank's."""
+    if all(item[3] == "project" for item in chosen):
+        return "lessons this project learned"
+    return "lessons learned in this project and in the banks it shares (each names its bank)"
+
+
 def select(ranked, index, max_lessons: int, max_bytes: int) -> "list[tuple[str, int, str, str]]":  # noqa: ANN001
     """(slug, priority, line, layer) for the lessons that fit, best first.
 

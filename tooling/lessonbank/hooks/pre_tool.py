@@ -226,7 +226,7 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     settings = index.settings
     chosen = inject.select(_then(first, ranked), index, settings["max_lessons"], settings["max_bytes"])
     heading = (
-        f"lessonbank: lessons this project learned that may bear on this {tool} call. "
+        f"lessonbank: {inject.source(chosen)} that may bear on this {tool} call. "
         "Use one only where it fits what you are doing; ignore the rest."
     )
     turn = session.turn(payload.get("prompt_id"))

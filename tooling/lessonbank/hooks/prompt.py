@@ -62,7 +62,7 @@ def user_prompt_submit(payload: dict, root: str, state_dir: str, mode: str) -> s
     if not chosen:
         return ""
     heading = (
-        "lessonbank: lessons this project learned that share words with this request. "
+        f"lessonbank: {inject.source(chosen)} that share words with this request. "
         "Use one only where it fits; ignore the rest."
     )
     turn = session.turn(payload.get("prompt_id"))
