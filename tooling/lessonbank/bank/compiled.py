@@ -22,6 +22,9 @@ from lessonbank.errors import BankError
 from lessonbank.kernel import compiled_build, compiled_read, statedir
 from lessonbank.kernel import index_md as index_mod
 
+# Up to this many new rows, their regexes are compiled rather than looked up in triggers.cache.
+FEW_NEW_ROWS = 20
+
 
 def compiled_path(bank: Bank) -> Path:
     """Where the compiled index lives."""
@@ -43,8 +46,11 @@ def build(
     cache_path = bank.state_dir / statedir.TRIGGER_CACHE
     known = derived.pieces() if derived is not None else {}
     rows = derived.generated.values() if derived is not None else ()
-    wanted = derived is None or custom or any(p[derived_mod.ROW] not in known for p in rows if p[derived_mod.ROW])
-    compiled = _read_triggers(cache_path) if wanted else {}  # no regex to compile: not read
+    new_rows = sum(1 for p in rows if p[derived_mod.ROW] and p[derived_mod.ROW] not in known)
+    # The compiled regexes kept are read only when many rows are new: a few rows' regexes compile
+    # faster than the 2 MB file (at 10,000 lessons) reads, and a run that did not read it keeps it.
+    wanted = derived is None or custom or new_rows > FEW_NEW_ROWS
+    compiled = _read_triggers(cache_path) if wanted else {}
     before = len(compiled)
     try:
         if derived is not None:
@@ -52,7 +58,7 @@ def build(
         data = compiled_build.from_texts(disk_text, toml_text, compiled, known)
     except index_mod.IndexFormatError as exc:
         raise BankError(f"INDEX.md: {exc}") from None
-    if len(compiled) != before and not dry_run:
+    if wanted and len(compiled) != before and not dry_run:
         used = {entry[6] for group in data["groups"] for entry in group if entry[5] == "c"}
         _write_triggers(cache_path, {p: v for p, v in compiled.items() if p in used})
     return compiled_build.serialize_parts(data, key if key is not None else ("pending",))
