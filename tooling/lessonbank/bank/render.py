@@ -285,12 +285,16 @@ def regenerate(
             if _untouched(bank, derived):
                 results = [(name, "unchanged") for name in GENERATED]
                 index_text = None
+                old_index = None
             else:
                 texts = _texts(bank, derived)
+                # what the compiled index may have been built from: it may be patched from there
+                old_index = None if dry_run else statedir.read_text(str(bank.root / "INDEX.md"))
                 results = [(name, write_atomic(bank.root / name, text, dry_run=dry_run)) for name, text in texts.items()]
                 index_text = texts["INDEX.md"]
                 del texts  # the compiled index is built next: its memory, not theirs
-            results.append(("compiled index", compiled.write(bank, custom(bank), derived, index_text, dry_run)))
+            action = compiled.write(bank, custom(bank), derived, index_text, dry_run, old_index)
+            results.append(("compiled index", action))
             derived.save()
         finally:
             derived.close()

@@ -236,34 +236,40 @@ def serialize(data: dict, key: tuple) -> bytes:
 
 def serialize_parts(data: dict, key: tuple) -> list[bytes]:
     """`serialize`'s bytes as a list of parts, never joined (a 50,000-lesson file is 47 MB)."""
-    sections: dict[str, tuple[int, int]] = {}
-    blobs: list[bytes] = []
-    offset = 0
-
-    def add(name: str, parts: list[bytes]) -> None:
-        nonlocal offset
-        size = sum(len(part) for part in parts)
-        sections[name] = (offset, size)
-        blobs.extend(parts)
-        offset += size
-
+    sections: list[tuple[str, list[bytes]]] = []
     for name in ("pre", "recall"):
-        table, payload = _hashed(data[name])
-        add(name + ".filter", [_filter(data[name])])
-        add(name + ".table", [table])
-        add(name + ".data", payload)
+        sections.extend(hashed_sections(name, data[name]))
     for name in ("lessons", "programs", "groups"):
         records = data[name]
         table, payload = _array([r if type(r) is bytes else marshal.dumps(r, MARSHAL_VERSION) for r in records])
-        add(name + ".table", [table])
-        add(name + ".data", payload)
+        sections += [(name + ".table", [table]), (name + ".data", payload)]
+    return layout(sections, key, data["settings"], data["gram_lengths"], len(data["lessons"]))
+
+
+def hashed_sections(name: str, mapping: dict) -> list[tuple[str, list[bytes]]]:
+    """The filter, table and data sections of a hashed table (`pre` or `recall`)."""
+    table, payload = _hashed(mapping)
+    return [(name + ".filter", [_filter(mapping)]), (name + ".table", [table]), (name + ".data", payload)]
+
+
+def layout(sections: list[tuple[str, list[bytes]]], key: tuple, settings: dict, gram_lengths: tuple, count: int) -> list[bytes]:
+    """The file's parts: its head (meta with each section's offset and size), then the sections
+    (each given as its parts) in the order given; `compiled_patch` lays out a patched file here too."""
+    spans: dict[str, tuple[int, int]] = {}
+    blobs: list[bytes] = []
+    offset = 0
+    for name, parts in sections:
+        size = sum(len(part) for part in parts)
+        spans[name] = (offset, size)
+        blobs.extend(parts)
+        offset += size
     meta = {
         "key": key,
         "byteorder": sys.byteorder,
-        "settings": data["settings"],
-        "gram_lengths": data["gram_lengths"],
-        "sections": sections,
-        "count": len(data["lessons"]),
+        "settings": settings,
+        "gram_lengths": gram_lengths,
+        "sections": spans,
+        "count": count,
     }
     return [serialize_meta(meta), *blobs]
 
