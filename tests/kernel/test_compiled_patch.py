@@ -33,12 +33,25 @@ def _lines(lessons: list[lesson_mod.Lesson]) -> list[str]:
     return [row for row in rows if row is not None]
 
 
-def _piece(line: str) -> tuple:
-    return compiled_build.piece(index_mod.parse_row(line, 0), {})
+def _text(lines: list[str]) -> str:
+    head = [index_mod.row_line(list(index_mod.COLUMNS)), index_mod.row_line(["---"] * len(index_mod.COLUMNS))]
+    return "\n".join(["# Lessons", "", *head, *lines, "", "(generated)"]) + "\n"
+
+
+def _changes(old: list[str], new: list[str]) -> list[tuple[int, str, str]] | None:
+    return compiled_patch.changed_rows(_text(old), _text(new))
+
+
+def _piece(line: str) -> tuple | None:
+    """A row's piece, as the derived cache knows it; None for a line that is no row."""
+    try:
+        return compiled_build.piece(index_mod.parse_row(line, 0), {})
+    except index_mod.IndexFormatError:
+        return None
 
 
 def _file(lines: list[str], settings: dict = SETTINGS) -> bytes:
-    return compiled_build.serialize(compiled_build.assemble([_piece(x) for x in lines], settings), KEY)
+    return compiled_build.serialize(compiled_build.tables([index_mod.parse_row(x, 0) for x in lines], settings), KEY)
 
 
 def _swap(slug: str, **fields: object) -> Change:
@@ -61,7 +74,9 @@ def test_a_reworded_row_patches_to_the_bytes_of_a_build(change: Change, same_key
     assert old != new
     if same_keys:  # only the buckets of the moved postings are re-marshalled
         monkeypatch.setattr(compiled_patch, "_recall", lambda *a: pytest.fail("the whole recall table was rebuilt"))
-    parts = compiled_patch.patch(_file(old), old, new, _piece, SETTINGS, KEY)
+    changes = _changes(old, new)
+    assert changes == [(n, a, b) for n, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
+    parts = compiled_patch.patch(_file(old), changes, _piece, SETTINGS, KEY)
     assert parts is not None
     assert b"".join(parts) == _file(new)
 
@@ -80,16 +95,38 @@ def test_a_reworded_row_patches_to_the_bytes_of_a_build(change: Change, same_key
 )
 def test_a_change_a_patch_cannot_make_is_declined(change: Change) -> None:
     old, new = _lines(_bank()), _lines(change(_bank()))
-    assert compiled_patch.patch(_file(old), old, new, _piece, SETTINGS, KEY) is None
+    changes = _changes(old, new)
+    if len(old) != len(new) or old == new:  # not even a set of changed rows
+        assert changes is None
+    else:
+        assert changes is not None
+        assert compiled_patch.patch(_file(old), changes, _piece, SETTINGS, KEY) is None
 
 
 def test_a_patch_is_declined_for_other_settings_too_many_rows_or_another_file(monkeypatch: pytest.MonkeyPatch) -> None:
     old = _lines(_bank())
     new = _lines(_swap("git-push", do="run the tests")(_swap("npm-ci", do="run the tests in ci")(_bank())))
+    changes = _changes(old, new)
+    assert changes is not None and len(changes) == 2
     other = compiled_build.settings_from_toml("[recall]\nmax_lessons = 1\n")
     assert other != SETTINGS
-    assert compiled_patch.patch(_file(old, other), old, new, _piece, SETTINGS, KEY) is None
-    assert compiled_patch.patch(b"not a compiled file", old, new, _piece, SETTINGS, KEY) is None
-    assert compiled_patch.patch(_file(old), old, new, lambda line: None, SETTINGS, KEY) is None  # pieces unknown
+    assert compiled_patch.patch(_file(old, other), changes, _piece, SETTINGS, KEY) is None
+    assert compiled_patch.patch(b"not a compiled file", changes, _piece, SETTINGS, KEY) is None
+    assert compiled_patch.patch(_file(old), changes, lambda line: None, SETTINGS, KEY) is None  # pieces unknown
+    assert compiled_patch.patch(_file(old[:1]), changes, _piece, SETTINGS, KEY) is None  # rows past its count
     monkeypatch.setattr(compiled_patch, "MOST_ROWS", 1)
-    assert compiled_patch.patch(_file(old), old, new, _piece, SETTINGS, KEY) is None
+    assert compiled_patch.patch(_file(old), changes, _piece, SETTINGS, KEY) is None
+    assert _changes(old, new) is None
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text.replace("# Lessons", "# Our lessons"),  # a line before the table
+        lambda text: text.replace("(generated)", "(by hand)"),  # after it: no row, no piece
+    ],
+)
+def test_lines_outside_the_rows_are_not_patched(edit: Callable[[str], str]) -> None:
+    old = _lines(_bank())
+    changes = compiled_patch.changed_rows(_text(old), edit(_text(old)))
+    assert changes is None or compiled_patch.patch(_file(old), changes, _piece, SETTINGS, KEY) is None

@@ -126,15 +126,16 @@ def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str) -> tuple[st
     disk_text, toml_text, key = compiled_read.read_sources(str(bank.root))
     if disk_text is None or key is None:
         return None
+    changes = compiled_patch.changed_rows(old_index, disk_text)
+    if changes is None:
+        return None
     known = derived.pieces()
     if sum(1 for p in derived.generated.values() if p[derived_mod.ROW] and p[derived_mod.ROW] not in known) > FEW_NEW_ROWS:
         return None
     _add_pieces(derived, {})
     try:
-        old_lines = [line for _, line in index_mod.table_lines(old_index)]
-        new_lines = [line for _, line in index_mod.table_lines(disk_text)]
         old_file = path.read_bytes()
-    except (index_mod.IndexFormatError, OSError):
+    except OSError:
         return None
 
     def piece(line: str) -> tuple | None:
@@ -142,7 +143,7 @@ def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str) -> tuple[st
         return None if blob is None else marshal.loads(blob)
 
     settings = compiled_build.settings_from_toml(toml_text)
-    parts = compiled_patch.patch(old_file, old_lines, new_lines, piece, settings, key)
+    parts = compiled_patch.patch(old_file, changes, piece, settings, key)
     if parts is None:
         return None
     return write_parts(path, parts, dry_run=False), disk_text

@@ -14,7 +14,7 @@ import marshal
 import sys
 from collections.abc import Callable
 
-from lessonbank.kernel import compiled_build
+from lessonbank.kernel import compiled_build, index_md
 from lessonbank.kernel.compiled_read import FORMAT, MAGIC, bucket
 
 # More changed rows than this and the join from all pieces is used (a patch is for small edits).
@@ -23,39 +23,57 @@ MOST_ROWS = 50
 
 def patch(
     old_file: bytes,
-    old_lines: list[str],
-    new_lines: list[str],
+    changes: "list[tuple[int, str, str]]",
     piece: "Callable[[str], tuple | None]",
     settings: dict,
     key: tuple,
 ) -> "list[bytes] | None":
-    """The compiled file for INDEX.md rows `new_lines`, as parts, from `old_file` (built from
-    `old_lines` with these settings); `piece` gives a row line's `compiled_build.piece` (None when
-    unknown). None when the change is not one a patch can make."""
-    if len(old_lines) != len(new_lines):
-        return None
-    changed = [n for n, (a, b) in enumerate(zip(old_lines, new_lines, strict=True)) if a != b]
-    if not changed or len(changed) > MOST_ROWS:
+    """The compiled file, as parts, for the INDEX.md rows `old_file` was built from (with these
+    settings) with `changes` made: (row number, old line, new line) each, the same rows in the
+    same order; `piece` gives a row line's `compiled_build.piece` (None when unknown). None when
+    the change is not one a patch can make."""
+    if not changes or len(changes) > MOST_ROWS:
         return None
     swaps: dict[int, tuple[tuple, tuple]] = {}
-    for n in changed:
-        before, after = piece(old_lines[n]), piece(new_lines[n])
+    for n, old_line, new_line in changes:
+        before, after = piece(old_line), piece(new_line)
         # head (slug, priority, confidence: numbers and ranks), tools and triggers the same
-        if before is None or after is None or before[0] != after[0] or before[2:4] != after[2:4]:
+        if n in swaps or before is None or after is None or before[0] != after[0] or before[2:4] != after[2:4]:
             return None
         swaps[n] = (before, after)
     try:
-        return _patched(old_file, swaps, len(new_lines), settings, key)
+        return _patched(old_file, swaps, settings, key)
     except (ValueError, EOFError, TypeError, KeyError, IndexError):  # not the file it should be
         return None
 
 
-def _patched(old_file: bytes, swaps: dict, count: int, settings: dict, key: tuple) -> "list[bytes] | None":
+def changed_rows(old_text: str, new_text: str) -> "list[tuple[int, str, str]] | None":
+    """(row number, old line, new line) of the INDEX.md table rows that differ between two texts
+    whose other lines are the same (None otherwise, or when they differ in more than MOST_ROWS
+    lines): the lines are compared as they are, the table is not parsed."""
+    old_lines, new_lines = old_text.splitlines(), new_text.splitlines()
+    if len(old_lines) != len(new_lines):
+        return None
+    differ = [i for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=True)) if a != b]
+    if not differ or len(differ) > MOST_ROWS:
+        return None
+    try:
+        first = next(index_md.table_lines(new_text))[0] - 1  # the rows follow one another from there
+    except (StopIteration, index_md.IndexFormatError):
+        return None
+    if differ[0] < first:
+        return None
+    # a line past the rows has no piece, so `patch` declines it
+    return [(i - first, old_lines[i].strip(), new_lines[i].strip()) for i in differ]
+
+
+def _patched(old_file: bytes, swaps: dict, settings: dict, key: tuple) -> "list[bytes] | None":
     if old_file[:8] != MAGIC or int.from_bytes(old_file[8:12], "little") != FORMAT:
         return None
     size = int.from_bytes(old_file[12:16], "little")
     meta = marshal.loads(old_file[16 : 16 + size])
-    if meta["settings"] != settings or meta["count"] != count or meta["byteorder"] != sys.byteorder:
+    count = meta["count"]
+    if meta["settings"] != settings or max(swaps) >= count or meta["byteorder"] != sys.byteorder:
         return None
     base = 16 + size
 
