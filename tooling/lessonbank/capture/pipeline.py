@@ -66,6 +66,7 @@ def capture(bank: Bank, draft: Draft, dry_run: bool = False) -> Outcome:
 def _gate_and_write(
     bank: Bank, draft: Draft, dest: Destination, redactions: list[Redaction], cache: derived.Derived, dry_run: bool
 ) -> Outcome:
+    """The gates that read the bank, then the lesson written (or the one it repeats bumped)."""
     records = [(name, rec) for name, rec in sorted(cache.small.items()) if rec[derived.SLUG] is not None]
     banked = [(rec[derived.SLUG], rec[derived.TERMS]) for _, rec in records]
     dup = gates.find_duplicate(draft, banked, bank.config.get("gates.duplicate_threshold"))
