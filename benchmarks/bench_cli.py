@@ -15,7 +15,10 @@ memory (max RSS) is each command's own, from `/usr/bin/time`. The first `bank in
 nothing, no cache) is timed once. With `--memory-size 50000` a second bank of that size is built
 and its `bank index` from nothing, with nothing changed and after one change reports peak memory.
 
-Usage: python benchmarks/bench_cli.py [--size 10000] [--runs 15] [--memory-size 50000]
+`--tooling DIR` times another checkout's code (its `tooling` folder, e.g. main's in a second
+worktree) with this script's cases, for a before/after in the same machine state.
+
+Usage: python benchmarks/bench_cli.py [--size 10000] [--runs 15] [--memory-size 50000] [--tooling DIR]
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ from lessonbank.bank import lesson as lesson_mod  # noqa: E402
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO / "tooling")}
 ENV.pop("BANK_ROOT", None)
+# Modules are run from bytecode, as an installed package's are (pip compiles them): a shell with
+# PYTHONDONTWRITEBYTECODE set would otherwise time compiling lessonbank's modules from source on
+# every run (25-35 ms). `--no-bytecode` keeps the environment's setting.
 BANK = [sys.executable, "-m", "lessonbank"]
 
 
@@ -112,8 +118,14 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--memory-size", type=int, default=0, help="also measure `bank index` memory at this size")
+    parser.add_argument("--tooling", type=Path, default=REPO / "tooling", help="the lessonbank code to time")
+    parser.add_argument("--no-bytecode", dest="bytecode", action="store_false", help="keep PYTHONDONTWRITEBYTECODE if set")
     args = parser.parse_args()
+    ENV["PYTHONPATH"] = str(args.tooling.resolve())
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
+        if args.bytecode:  # kept in the temporary folder: nothing written beside the code
+            ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+            ENV["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         root = Path(tmp) / "bank"
         write_bank(root, args.size)
         first, first_rss = spawn([*BANK, "index"], root)
@@ -142,7 +154,8 @@ def main() -> None:
                 times[name].append(elapsed)
                 peaks[name] = max(peaks[name], rss)
         bare = percentile(times["python -c pass"], 0.5)
-        print(f"python {sys.version.split()[0]}, {args.size:,} lessons, {args.runs} runs per case (interleaved)")
+        print(f"python {sys.version.split()[0]}, {args.size:,} lessons, {args.runs} runs per case (interleaved), code from {ENV['PYTHONPATH']}, "
+              f"{'bytecode' if 'PYTHONPYCACHEPREFIX' in ENV else 'environment bytecode setting'}")  # fmt: skip
         print(f"first `bank index` (no cache): {first:.2f} s, peak {first_rss / 1024:.0f} MiB")
         print(f"{'command':<30} {'p50 ms':>8} {'max ms':>8} {'x pass':>7} {'peak MiB':>9}")
         for name in cases:

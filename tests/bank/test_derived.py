@@ -38,14 +38,15 @@ def _random_lesson(rng: random.Random, slug: str) -> lesson_mod.Lesson:
     )
 
 
-def _edit(rng: random.Random, bank: Bank, step: int) -> None:
-    """One random change to lessons/: a new, edited, deleted, broken or touched file."""
+def _edit(rng: random.Random, bank: Bank, step: int) -> str:
+    """One random change to lessons/: a new, edited, deleted, broken or touched file (its name)."""
     paths = bank.lesson_paths()
-    kind = rng.choice(["new", "edit", "edit", "seen", "delete", "broken", "touch", "bad value"]) if paths else "new"
+    kinds = ["new", "edit", "edit", "seen", "delete", "broken", "touch", "bad value", "reword", "reword"]
+    kind = rng.choice(kinds) if paths else "new"
     if kind == "new":
         new = _random_lesson(rng, f"new-{step}")
         (bank.lessons_dir / f"{new.slug}.md").write_text(lesson_mod.render(new), encoding="utf-8")
-        return
+        return f"{new.slug}.md"
     path = rng.choice(paths)
     text = path.read_text(encoding="utf-8")
     if kind == "delete":
@@ -56,6 +57,9 @@ def _edit(rng: random.Random, bank: Bank, step: int) -> None:
         os.utime(path)
     elif kind == "bad value":  # parses, but is left out of everything generated
         path.write_text(re.sub(r"(?m)^priority: \d+$", "priority: 99", text), encoding="utf-8")
+    elif kind == "reword":  # only its wording: the compiled index is patched, not joined anew
+        words = " ".join(rng.sample(["tests", "cache", "locked", "quartz", f"word{step}", "docker"], 2))
+        path.write_text(text.replace("\ndo: ", f"\ndo: {words} ", 1), encoding="utf-8")
     elif kind == "seen":
         path.write_text(text.replace("seen: 1\n", "seen: 2\n", 1), encoding="utf-8")
     else:
@@ -66,6 +70,7 @@ def _edit(rng: random.Random, bank: Bank, step: int) -> None:
         replaced = _random_lesson(rng, path.stem)
         replaced.id = old.id if old.id.startswith("01") else replaced.id
         path.write_text(lesson_mod.render(replaced), encoding="utf-8")
+    return path.name
 
 
 def _without_key(blob: bytes) -> bytes:
@@ -109,6 +114,10 @@ def test_incremental_index_equals_a_full_rebuild(
     for step in range(25):
         for _ in range(rng.randint(1, 3)):
             _edit(rng, bank, step)
+        cache = None
+        if rng.random() < 0.3:  # as capture does: the cache read, one file written, then regenerate
+            cache = render.open_cache(Bank.open(bank.root))
+            written = _edit(rng, bank, 100 + step)
         if settled:
             clock += 10
             for path in bank.lesson_paths():
@@ -116,7 +125,10 @@ def test_incremental_index_equals_a_full_rebuild(
                     os.utime(path, (clock, clock))
         if rng.random() < 0.3:  # another command sees the change first (its cache save must not hide it)
             derived.summaries(Bank.open(bank.root))
-        render.regenerate(Bank.open(bank.root))
+        if cache is not None:
+            render.regenerate(cache.bank, cache=cache, written=[written])
+        else:
+            render.regenerate(Bank.open(bank.root))
         assert _outputs(bank.root) == _full_build(bank, tmp_path / "full"), f"step {step}"
         problems, count = derived.check(Bank.open(bank.root))
         assert count == len(bank.lesson_paths())
@@ -187,6 +199,27 @@ def test_a_change_seen_first_by_another_command_still_reaches_index_md(tmp_path:
     assert "remember the edit" in (bank.root / "INDEX.md").read_text(encoding="utf-8")
 
 
+def test_a_reworded_lesson_patches_the_compiled_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lesson whose wording alone changed: the compiled file is patched from the one on disk
+    (no join of all pieces), to the bytes of a build from nothing; a later run sees it current."""
+    bank = make_bank(tmp_path / "b", [lesson(f"s-{i}", commands=[rf"\bs{i}\b"], priority=i + 1) for i in range(4)])
+    render.regenerate(Bank.open(bank.root))
+    for n, words in enumerate(["use a fresh quartz cache", "remember s-1"]):  # a new word, then back
+        path = bank.lessons_dir / "s-1.md"
+        text = path.read_text(encoding="utf-8")
+        path.write_text(re.sub(r"(?m)^do: .*$", f"do: {words}", text, count=1), encoding="utf-8")
+        monkeypatch.setattr(compiled, "_build", lambda *a, **k: pytest.fail("joined from all pieces"))
+        assert dict(render.regenerate(Bank.open(bank.root)))["compiled index"] == "update", n
+        assert dict(render.regenerate(Bank.open(bank.root)))["compiled index"] == "unchanged"
+        monkeypatch.undo()
+        assert _outputs(bank.root) == _full_build(bank, tmp_path / "full")
+    (bank.root / "INDEX.md").write_text((bank.root / "INDEX.md").read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    path.write_text(path.read_text(encoding="utf-8").replace("do: ", "do: again ", 1), encoding="utf-8")
+    monkeypatch.setattr(compiled, "_build", lambda *a, **k: pytest.fail("built"))
+    with pytest.raises(pytest.fail.Exception, match="built"):  # INDEX.md is not what the file was built from
+        render.regenerate(Bank.open(bank.root))
+
+
 def test_a_seen_bump_rewrites_only_the_compiled_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`seen` is in INDEX.md but not in the compiled tables: the compiled file gets its new
     staleness key and keeps its tables, which are what a build from nothing gives."""
@@ -194,7 +227,7 @@ def test_a_seen_bump_rewrites_only_the_compiled_key(tmp_path: Path, monkeypatch:
     render.regenerate(Bank.open(bank.root))
     path = bank.lessons_dir / "s-2.md"
     path.write_text(path.read_text(encoding="utf-8").replace("seen: 1\n", "seen: 5\n"), encoding="utf-8")
-    monkeypatch.setattr(compiled, "build", lambda *a, **k: pytest.fail("no build for a seen bump"))
+    monkeypatch.setattr(compiled, "_build", lambda *a, **k: pytest.fail("no build for a seen bump"))
     assert dict(render.regenerate(Bank.open(bank.root))) == {"INDEX.md": "update", "BANK.md": "update", "compiled index": "update"}
     assert compiled_read.current(str(bank.root), str(bank.state_dir)) is not None
     path.write_text(path.read_text(encoding="utf-8").replace("seen: 5\n", "seen: 6\n"), encoding="utf-8")
@@ -202,6 +235,6 @@ def test_a_seen_bump_rewrites_only_the_compiled_key(tmp_path: Path, monkeypatch:
     monkeypatch.undo()
     assert _outputs(bank.root) == _full_build(bank, tmp_path / "full")
     path.write_text(path.read_text(encoding="utf-8").replace("priority: 3\n", "priority: 9\n"), encoding="utf-8")
-    monkeypatch.setattr(compiled, "build", lambda *a, **k: pytest.fail("built"))
+    monkeypatch.setattr(compiled, "_build", lambda *a, **k: pytest.fail("built"))
     with pytest.raises(pytest.fail.Exception, match="built"):  # a priority change is a real change
         render.regenerate(Bank.open(bank.root))

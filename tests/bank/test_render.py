@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import render
 from lessonbank.bank.store import Bank
 from lessonbank.kernel import compiled_build, compiled_read
@@ -98,8 +99,10 @@ def test_lessons_come_from_the_cache_until_their_file_changes(tmp_path: Path, mo
 
 
 def test_bank_index_compiles_only_new_regexes_and_writes_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lessonbank.bank import compiled as compiled_mod
     from lessonbank.kernel import compiled_build, statedir
 
+    monkeypatch.setattr(compiled_mod, "FEW_NEW_ROWS", 0)  # the kept regexes are read for any new row
     bank = make_bank(tmp_path / "b", [lesson(f"t-{i}", commands=[rf"\bgo{i}\s+test\b"]) for i in range(4)])
     assert (bank.state_dir / statedir.TRIGGER_CACHE).is_file()
     full = render.compiled_path(bank).read_bytes()
@@ -119,6 +122,31 @@ def test_bank_index_compiles_only_new_regexes_and_writes_the_same_bytes(tmp_path
     render.regenerate(bank)
     assert len(compiled) == 4
     assert render.compiled_path(bank).read_bytes() == full
+
+
+def test_a_few_new_rows_compile_their_regexes_without_reading_the_kept_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lessonbank.bank import compiled as compiled_mod
+    from lessonbank.kernel import compiled_build, statedir
+
+    monkeypatch.setattr(compiled_mod, "FEW_NEW_ROWS", 2)
+    bank = make_bank(tmp_path / "b", [lesson(f"t-{i}", commands=[rf"\bgo{i}\s+test\b"]) for i in range(4)])
+    kept = (bank.state_dir / statedir.TRIGGER_CACHE).read_bytes()  # 4 new rows: read and written
+    compiled: list[str] = []
+    real = compiled_build.command_trigger
+    monkeypatch.setattr(compiled_build, "command_trigger", lambda p: compiled.append(p) or real(p))
+    monkeypatch.setattr(compiled_mod, "_read_triggers", lambda path: pytest.fail("the kept regexes were read"))
+    for i in (4, 5):
+        item = lesson(f"t-{i}", commands=[rf"\bgo{i}\s+test\b"])
+        (bank.lessons_dir / f"{item.slug}.md").write_text(lesson_mod.render(item), encoding="utf-8")
+    render.regenerate(bank)
+    assert compiled == [r"\bgo4\s+test\b", r"\bgo5\s+test\b"]
+    assert (bank.state_dir / statedir.TRIGGER_CACHE).read_bytes() == kept  # not rewritten without them
+    incremental = render.compiled_path(bank).read_bytes()
+    (bank.state_dir / statedir.DERIVED_CACHE).unlink()
+    render.compiled_path(bank).unlink()
+    monkeypatch.undo()
+    render.regenerate(bank)
+    assert render.compiled_path(bank).read_bytes() == incremental
 
 
 def test_bank_md_copies_short_bodies_and_links_long_ones(tmp_path: Path) -> None:

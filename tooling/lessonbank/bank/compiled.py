@@ -4,7 +4,8 @@ It is built from INDEX.md as written (what the hooks read) through kernel.compil
 each row's piece taken from the derived cache (bank.derived) when it was worked out before, and
 the command regexes compiled before from `.lessonbank/triggers.cache`. Nothing is built when the
 file already describes INDEX.md and bank.toml; when only `seen` counts changed, only its
-staleness key is rewritten. The file is compared and written in parts, never joined.
+staleness key is rewritten; when only some rows' wording changed, it is patched from the file on
+disk (kernel.compiled_patch). The file is compared and written in parts, never joined.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from pathlib import Path
 from lessonbank.bank import derived as derived_mod
 from lessonbank.bank.store import Bank
 from lessonbank.errors import BankError
-from lessonbank.kernel import compiled_build, compiled_read, statedir
+from lessonbank.kernel import compiled_build, compiled_patch, compiled_read, statedir
 from lessonbank.kernel import index_md as index_mod
+
+# Up to this many new rows, their regexes are compiled rather than looked up in triggers.cache.
+FEW_NEW_ROWS = 20
 
 
 def compiled_path(bank: Bank) -> Path:
@@ -34,6 +38,13 @@ def build(
     """The compiled file's bytes, in parts: from INDEX.md on disk, or (dry run) from `index_text`,
     the INDEX.md the lessons give. With `derived`, the rows' pieces worked out before are reused
     and the new ones kept there; `custom`: the bank has its own templates (its rows may be any)."""
+    return _build(bank, custom, dry_run, derived, index_text)[0]
+
+
+def _build(
+    bank: Bank, custom: bool, dry_run: bool, derived: derived_mod.Derived | None, index_text: str | None
+) -> tuple[list[bytes], str | None]:
+    """`build`'s parts and the INDEX.md text they were built from."""
     disk_text, toml_text, key = compiled_read.read_sources(str(bank.root))
     if dry_run:
         expected = index_text
@@ -43,8 +54,11 @@ def build(
     cache_path = bank.state_dir / statedir.TRIGGER_CACHE
     known = derived.pieces() if derived is not None else {}
     rows = derived.generated.values() if derived is not None else ()
-    wanted = derived is None or custom or any(p[derived_mod.ROW] not in known for p in rows if p[derived_mod.ROW])
-    compiled = _read_triggers(cache_path) if wanted else {}  # no regex to compile: not read
+    new_rows = sum(1 for p in rows if p[derived_mod.ROW] and p[derived_mod.ROW] not in known)
+    # The compiled regexes kept are read only when many rows are new: a few rows' regexes compile
+    # faster than the 2 MB file (at 10,000 lessons) reads, and a run that did not read it keeps it.
+    wanted = derived is None or custom or new_rows > FEW_NEW_ROWS
+    compiled = _read_triggers(cache_path) if wanted else {}
     before = len(compiled)
     try:
         if derived is not None:
@@ -52,10 +66,10 @@ def build(
         data = compiled_build.from_texts(disk_text, toml_text, compiled, known)
     except index_mod.IndexFormatError as exc:
         raise BankError(f"INDEX.md: {exc}") from None
-    if len(compiled) != before and not dry_run:
+    if wanted and len(compiled) != before and not dry_run:
         used = {entry[6] for group in data["groups"] for entry in group if entry[5] == "c"}
         _write_triggers(cache_path, {p: v for p, v in compiled.items() if p in used})
-    return compiled_build.serialize_parts(data, key if key is not None else ("pending",))
+    return compiled_build.serialize_parts(data, key if key is not None else ("pending",)), disk_text
 
 
 def _add_pieces(derived: derived_mod.Derived, compiled: dict) -> None:
@@ -68,10 +82,14 @@ def _add_pieces(derived: derived_mod.Derived, compiled: dict) -> None:
             derived.changed = True
 
 
-def write(bank: Bank, custom: bool, derived: derived_mod.Derived, index_text: str | None, dry_run: bool) -> str:
+def write(
+    bank: Bank, custom: bool, derived: derived_mod.Derived, index_text: str | None, dry_run: bool, old_index: str | None = None
+) -> str:
     """Write the compiled index after INDEX.md; nothing is built when the file on disk already
-    describes INDEX.md and bank.toml as they are (it was built from those very bytes), and only
-    its staleness key is rewritten when what changed in INDEX.md is nothing but `seen` counts."""
+    describes INDEX.md and bank.toml as they are (it was built from those very bytes), only its
+    staleness key is rewritten when what changed in INDEX.md is nothing but `seen` counts, and it
+    is patched (kernel.compiled_patch) when only some rows' wording changed since `old_index`,
+    the INDEX.md it was built from."""
     found = compiled_read.current(str(bank.root), str(bank.state_dir))
     if found is not None:
         found.close()
@@ -79,15 +97,56 @@ def write(bank: Bank, custom: bool, derived: derived_mod.Derived, index_text: st
             return "unchanged"
     path = compiled_path(bank)
     shape = None if index_text is None else _shape(index_text, bank)
-    action = None
+    action, source = None, index_text
     if not dry_run and shape is not None:
         action = _rekey(bank, derived.meta.get("compiled"), shape)
+    if action is None and not dry_run and not custom and old_index is not None:
+        action, source = _patch(bank, derived, old_index) or (None, None)
     if action is None:
-        action = write_parts(path, build(bank, custom, dry_run, derived, index_text), dry_run)
+        parts, source = _build(bank, custom, dry_run, derived, index_text)
+        action = write_parts(path, parts, dry_run)
     if not dry_run and shape is not None:
-        derived.meta["compiled"] = (shape, _stat_key(path))
+        # what the file on disk was built from: its stat key and INDEX.md's hash (a patch's start)
+        derived.meta["compiled"] = (shape, _stat_key(path), None if source is None else _digest(source))
         derived.changed = True
     return action
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
+def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str) -> tuple[str, str] | None:
+    """(action, INDEX.md text) when the file on disk, built from `old_index`, could be patched
+    into the one INDEX.md on disk gives; None when a build is needed."""
+    path = compiled_path(bank)
+    stored = derived.meta.get("compiled")
+    if not isinstance(stored, tuple) or len(stored) != 3 or stored[1] != _stat_key(path) or stored[2] != _digest(old_index):
+        return None
+    disk_text, toml_text, key = compiled_read.read_sources(str(bank.root))
+    if disk_text is None or key is None:
+        return None
+    changes = compiled_patch.changed_rows(old_index, disk_text)
+    if changes is None:
+        return None
+    known = derived.pieces()
+    if sum(1 for p in derived.generated.values() if p[derived_mod.ROW] and p[derived_mod.ROW] not in known) > FEW_NEW_ROWS:
+        return None
+    _add_pieces(derived, {})
+    try:
+        old_file = path.read_bytes()
+    except OSError:
+        return None
+
+    def piece(line: str) -> tuple | None:
+        blob = known.get(line)
+        return None if blob is None else marshal.loads(blob)
+
+    settings = compiled_build.settings_from_toml(toml_text)
+    parts = compiled_patch.patch(old_file, changes, piece, settings, key)
+    if parts is None:
+        return None
+    return write_parts(path, parts, dry_run=False), disk_text
 
 
 def _shape(index_text: str, bank: Bank) -> bytes | None:
@@ -120,7 +179,7 @@ def _rekey(bank: Bank, stored: object, shape: bytes) -> str | None:
     shape, rewrite only its staleness key: the tables are byte for byte what a build would give.
     None when it cannot."""
     path = compiled_path(bank)
-    if not isinstance(stored, tuple) or stored != (shape, _stat_key(path)):
+    if not isinstance(stored, tuple) or stored[:2] != (shape, _stat_key(path)):
         return None
     key = compiled_read.source_key(str(bank.root))
     try:

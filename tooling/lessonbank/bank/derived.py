@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import marshal
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -39,7 +40,7 @@ if TYPE_CHECKING:  # the YAML parser and the checks are imported only when a fil
 
 MAGIC = b"LBDERIV\x00"
 # Bump when what a record holds, or how a row, section or piece is worked out, changes.
-VERSION = 3
+VERSION = 4
 # The small part of a record: (stat key or None, content hash, slug, id, summary, terms, problems);
 # slug, id, summary and terms are None for a file that does not parse; each problem is (line,
 # message, whether it is a bad value: a lesson with one is left out of what `bank index` writes).
@@ -89,6 +90,7 @@ class Derived:
     _handle: BinaryIO | None = None
     _generated: dict[str, list] | None = None
     _pieces: dict[str, bytes] | None = None
+    _closed: bool = False  # saved or let go: a later `save` does nothing (parts not read are gone)
 
     @property
     def path(self) -> Path:
@@ -134,35 +136,52 @@ class Derived:
         """The parsed lesson of a well-formed file (read and parsed again)."""
         return self.bank.read(self.bank.lessons_dir / name).lesson
 
-    def refresh(self) -> None:
-        """Bring the records in line with lessons/: new, changed and deleted files."""
+    def refresh(self, only: list[str] | None = None) -> None:
+        """Bring the records in line with lessons/: new, changed and deleted files; with `only`,
+        just those file names (a caller that has just written them, the rest seen moments ago)."""
         now = time.time_ns()
+        if only is not None:
+            for name in only:
+                try:
+                    st = os.stat(self.bank.lessons_dir / name)
+                    if not stat.S_ISREG(st.st_mode):
+                        raise FileNotFoundError(name)
+                except OSError:
+                    if self.small.pop(name, None) is not None:
+                        self.changed = True
+                    continue
+                self._update(name, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino), now)
+            return
         seen = set()
         for name, key in self.bank.lesson_keys():
             seen.add(name)
-            old = self.small.get(name)
-            if old is not None and old[KEY] == key:
-                continue
-            settled = key if now - max(key[1], key[2]) > store.RACY_NS else None
-            path = self.bank.lessons_dir / name
-            try:
-                data = path.read_bytes()
-            except OSError:
-                continue
-            digest = hashlib.blake2b(data, digest_size=16).digest()
-            if old is not None and old[DIGEST] == digest:
-                if old[KEY] != settled:
-                    self.small[name] = (settled, *old[1:])
-                    self.changed = True
-                continue
-            record, lesson = self._record(path, data, settled, digest)
-            self.small[name] = record
-            self.changed = True
-            if lesson is not None and self.on_parse is not None:
-                self.on_parse(self, name, lesson)
+            self._update(name, key, now)
         for name in [n for n in self.small if n not in seen]:
             del self.small[name]
             self.changed = True
+
+    def _update(self, name: str, key: tuple, now: int) -> None:
+        """Bring one file's record in line with its stat key (read and hashed only when it moved)."""
+        old = self.small.get(name)
+        if old is not None and old[KEY] == key:
+            return
+        settled = key if now - max(key[1], key[2]) > store.RACY_NS else None
+        path = self.bank.lessons_dir / name
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return
+        digest = hashlib.blake2b(data, digest_size=16).digest()
+        if old is not None and old[DIGEST] == digest:
+            if old[KEY] != settled:
+                self.small[name] = (settled, *old[1:])
+                self.changed = True
+            return
+        record, lesson = self._record(path, data, settled, digest)
+        self.small[name] = record
+        self.changed = True
+        if lesson is not None and self.on_parse is not None:
+            self.on_parse(self, name, lesson)
 
     def _record(self, path: Path, data: bytes, key: tuple | None, digest: bytes) -> tuple[tuple, lesson_mod.Lesson | None]:
         """A file's small record, and its lesson when it parses."""
@@ -257,6 +276,8 @@ class Derived:
         copied from the old file as it was. The parts are marshalled and written one at a time
         (at 50,000 lessons they are 20, 60 and 80 MB).
         """
+        if self._closed:
+            return
         if not self.changed:
             self.close()
             return
@@ -319,6 +340,7 @@ class Derived:
 
     def close(self) -> None:
         """Let go of the file as read (save does; the parts not read by then are gone)."""
+        self._closed = True
         if self._handle is not None:
             self._handle.close()
             self._handle = None

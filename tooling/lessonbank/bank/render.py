@@ -194,6 +194,11 @@ def _open(bank: Bank) -> derived_mod.Derived:
         part[derived_mod.SECTION] = section(envs[0], lesson)
 
     derived = derived_mod.Derived.open(bank, fingerprint(bank), on_parse=work_out)
+    _note_problems(bank, derived)
+    return derived
+
+
+def _note_problems(bank: Bank, derived: derived_mod.Derived) -> None:
     # A lesson with a bad value is left out of everything generated; say so on every run.
     bank.load_problems = derived.problems() + [
         Problem(bank.lessons_dir / name, line, message)
@@ -201,7 +206,6 @@ def _open(bank: Bank) -> derived_mod.Derived:
         if rec[derived_mod.SLUG] is not None
         for line, message in derived_mod.bad_values(rec)
     ]
-    return derived
 
 
 def _untouched(bank: Bank, derived: derived_mod.Derived) -> bool:
@@ -257,20 +261,40 @@ def _no_collection() -> Iterator[None]:
             gc.enable()
 
 
-def regenerate(bank: Bank, dry_run: bool = False) -> list[tuple[str, str]]:
-    """Write INDEX.md, BANK.md and the compiled index; return (name, action) for each."""
+def open_cache(bank: Bank) -> derived_mod.Derived:
+    """The derived cache as `regenerate` uses it, up to date with lessons/: for a caller (capture)
+    that reads it, writes a lesson file, then hands it to `regenerate` (lessons/ is scanned once)."""
+    return _open(bank)
+
+
+def regenerate(
+    bank: Bank, dry_run: bool = False, cache: derived_mod.Derived | None = None, written: list[str] | None = None
+) -> list[tuple[str, str]]:
+    """Write INDEX.md, BANK.md and the compiled index; return (name, action) for each.
+
+    `cache`: the one `open_cache` gave, after which the caller wrote only the lesson files named
+    in `written` (only those are looked at again); it is saved and closed here."""
     with _no_collection():
-        derived = _open(bank)
+        if cache is None:
+            derived = _open(bank)
+        else:
+            derived = cache
+            derived.refresh(written)
+            _note_problems(bank, derived)
         try:
             if _untouched(bank, derived):
                 results = [(name, "unchanged") for name in GENERATED]
                 index_text = None
+                old_index = None
             else:
                 texts = _texts(bank, derived)
+                # what the compiled index may have been built from: it may be patched from there
+                old_index = None if dry_run else statedir.read_text(str(bank.root / "INDEX.md"))
                 results = [(name, write_atomic(bank.root / name, text, dry_run=dry_run)) for name, text in texts.items()]
                 index_text = texts["INDEX.md"]
                 del texts  # the compiled index is built next: its memory, not theirs
-            results.append(("compiled index", compiled.write(bank, custom(bank), derived, index_text, dry_run)))
+            action = compiled.write(bank, custom(bank), derived, index_text, dry_run, old_index)
+            results.append(("compiled index", action))
             derived.save()
         finally:
             derived.close()

@@ -12,6 +12,7 @@ from typing import Any
 
 from lessonbank.bank import derived, frontmatter_edit
 from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank.lesson import Destination
 from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.capture import gates
 from lessonbank.capture.draft import Draft, parse_lesson_blocks, to_lesson
@@ -52,36 +53,48 @@ def capture(bank: Bank, draft: Draft, dry_run: bool = False) -> Outcome:
     with contextlib.nullcontext() if dry_run else bank.lock():
         # Each banked lesson's slug and words come from the derived cache: only files changed
         # since it was written are parsed, and only the repeated lesson's file is read in full.
-        records = derived.records(bank)
-        banked = [(rec[derived.SLUG], rec[derived.TERMS]) for _, rec in records]
-        dup = gates.find_duplicate(draft, banked, bank.config.get("gates.duplicate_threshold"))
-        if dup is not None:
-            name = next(name for name, rec in records if rec[derived.SLUG] == dup)
-            return _bump(bank, bank.read(bank.lessons_dir / name), draft.session, dry_run)
-        dest_path = bank.destination_path(dest)
-        if dest_path.is_file():
-            written = dest_path.read_text(encoding="utf-8", errors="replace")
-            if gates.already_written(draft, written, bank.config.get("gates.destination_threshold")):
-                raise GateRefusal(
-                    "duplicate", f"refused: this lesson is already written in {bank.relative(dest_path)}"
-                )
-        gates.preference(draft)
-        taken = {slug for slug, _ in banked}
-        lesson = to_lesson(draft, taken, _today(), bank.config.get("capture.default_priority"))
-        problems = lesson_mod.validate(lesson)
-        if problems:
-            raise GateRefusal("format", f"refused: {problems[0][1]}")
-        path = bank.lessons_dir / f"{lesson.slug}.md"
-        action = write_atomic(path, lesson_mod.render(lesson), dry_run=dry_run)
-        if not dry_run:
-            from lessonbank.bank.render import regenerate
+        # The same cache then goes to `regenerate`, which looks again only at the file written.
+        from lessonbank.bank import render
 
-            regenerate(bank)
+        cache = render.open_cache(bank)
+        try:
+            return _gate_and_write(bank, draft, dest, redactions, cache, dry_run)
+        finally:
+            cache.save()  # a no-op once `regenerate` saved or let go of it
+
+
+def _gate_and_write(
+    bank: Bank, draft: Draft, dest: Destination, redactions: list[Redaction], cache: derived.Derived, dry_run: bool
+) -> Outcome:
+    """The gates that read the bank, then the lesson written (or the one it repeats bumped)."""
+    records = [(name, rec) for name, rec in sorted(cache.small.items()) if rec[derived.SLUG] is not None]
+    banked = [(rec[derived.SLUG], rec[derived.TERMS]) for _, rec in records]
+    dup = gates.find_duplicate(draft, banked, bank.config.get("gates.duplicate_threshold"))
+    if dup is not None:
+        name = next(name for name, rec in records if rec[derived.SLUG] == dup)
+        return _bump(bank, bank.read(bank.lessons_dir / name), draft.session, dry_run, cache)
+    dest_path = bank.destination_path(dest)
+    if dest_path.is_file():
+        written = dest_path.read_text(encoding="utf-8", errors="replace")
+        if gates.already_written(draft, written, bank.config.get("gates.destination_threshold")):
+            raise GateRefusal("duplicate", f"refused: this lesson is already written in {bank.relative(dest_path)}")
+    gates.preference(draft)
+    taken = {slug for slug, _ in banked}
+    lesson = to_lesson(draft, taken, _today(), bank.config.get("capture.default_priority"))
+    problems = lesson_mod.validate(lesson)
+    if problems:
+        raise GateRefusal("format", f"refused: {problems[0][1]}")
+    path = bank.lessons_dir / f"{lesson.slug}.md"
+    action = write_atomic(path, lesson_mod.render(lesson), dry_run=dry_run)
+    if not dry_run:
+        from lessonbank.bank.render import regenerate
+
+        regenerate(bank, cache=cache, written=[path.name])
     verb = "would create" if dry_run else "created"
     return Outcome(action, lesson.slug, path, f"{verb} {bank.relative(path)}", redactions)
 
 
-def _bump(bank: Bank, item: Any, session: str | None, dry_run: bool) -> Outcome:
+def _bump(bank: Bank, item: Any, session: str | None, dry_run: bool, cache: derived.Derived) -> Outcome:
     lesson = item.lesson
     text, counted = frontmatter_edit.bump_text(item.text, session, _today())
     rel = bank.relative(item.path)
@@ -95,7 +108,7 @@ def _bump(bank: Bank, item: Any, session: str | None, dry_run: bool) -> Outcome:
         write_atomic(item.path, text)
         from lessonbank.bank.render import regenerate
 
-        regenerate(bank)
+        regenerate(bank, cache=cache, written=[item.path.name])
     verb = "would bump" if dry_run else "bumped"
     return Outcome(
         "bump", lesson.slug, item.path,

@@ -3,7 +3,7 @@
 It owns what both the hook processes and the CLI must agree on: words and stemming, shell command
 splitting, path globs, the small regex engine and its compiler, the static check for regexes that
 can backtrack for exponential time (`regex_hazard`), the one check classifier, the
-INDEX.md cells and parser, the compiled-index format (build, write, read), the Copilot and Gemini
+INDEX.md cells and parser, the compiled-index format (build, patch, write, read), the Copilot and Gemini
 tool names and hook files (`agent_tools`), `.lessonbank/` (every path under it, atomic writes,
 appends, the records and the trial's arms), and the layers (`layers`: where the personal and team
 banks live, and every layer's index merged for a hook). It may import

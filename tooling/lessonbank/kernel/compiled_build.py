@@ -114,7 +114,7 @@ def tables(rows: list, settings: dict, compiled: "dict | None" = None) -> dict:
 
 def piece(r: IndexRow, compiled: dict) -> tuple:
     """What one row contributes, whatever the other rows are: ((slug, priority, confidence), the
-    marshalled lesson record, tools, triggers, keyword terms, all terms), the terms space-separated;
+    marshalled lesson record, tools, triggers, recall keys), the keys space-separated;
     a trigger is (kind, source, marshalled program or None, literals, grams by run, fallback key,
     bounded literals, choices). `bank index` keeps these by row line: records and programs stay
     marshalled and terms joined because that is what reads back fastest."""
@@ -144,7 +144,10 @@ def piece(r: IndexRow, compiled: dict) -> tuple:
     all_terms = key_terms | words.terms(f"{r.title} {r.when} {r.do}")
     head = (r.slug, int(r.priority), float(r.confidence))
     record = marshal.dumps(head + (r.full, r.summary), MARSHAL_VERSION)
-    return head, record, tools, tuple(triggers), " ".join(sorted(key_terms)), " ".join(sorted(all_terms))
+    # The terms come as the recall table's keys ("k:" / "a:" and the term): `assemble` runs one
+    # statement per posting, a quarter million at 10,000 lessons.
+    keys = " ".join(["k:" + t for t in sorted(key_terms)] + ["a:" + t for t in sorted(all_terms)])
+    return head, record, tools, tuple(triggers), keys
 
 
 def assemble(pieces: list, settings: dict) -> dict:
@@ -158,7 +161,7 @@ def assemble(pieces: list, settings: dict) -> dict:
     rank = [0] * len(heads)
     for position, number in enumerate(order):
         rank[number] = position
-    for number, (head, _, tools, triggers, key_terms, all_terms) in enumerate(pieces):
+    for number, (head, _, tools, triggers, keys) in enumerate(pieces):
         base = (number, *head, tools)
         for kind, source, program, literals, by_run, fallback, marked, choices in triggers:
             if kind == "t":
@@ -166,10 +169,8 @@ def assemble(pieces: list, settings: dict) -> dict:
                 continue
             pending.append((base + (kind, source, len(programs), literals, rank[number], marked, choices), by_run, fallback))
             programs.append(program)
-        for term in key_terms.split():
-            recall["k:" + term].append(number)
-        for term in all_terms.split():
-            recall["a:" + term].append(number)
+        for key in keys.split():
+            recall[key].append(number)
     frequency: Counter[str] = Counter()
     for _, by_run, _ in pending:
         if by_run:
@@ -235,34 +236,40 @@ def serialize(data: dict, key: tuple) -> bytes:
 
 def serialize_parts(data: dict, key: tuple) -> list[bytes]:
     """`serialize`'s bytes as a list of parts, never joined (a 50,000-lesson file is 47 MB)."""
-    sections: dict[str, tuple[int, int]] = {}
-    blobs: list[bytes] = []
-    offset = 0
-
-    def add(name: str, parts: list[bytes]) -> None:
-        nonlocal offset
-        size = sum(len(part) for part in parts)
-        sections[name] = (offset, size)
-        blobs.extend(parts)
-        offset += size
-
+    sections: list[tuple[str, list[bytes]]] = []
     for name in ("pre", "recall"):
-        table, payload = _hashed(data[name])
-        add(name + ".filter", [_filter(data[name])])
-        add(name + ".table", [table])
-        add(name + ".data", payload)
+        sections.extend(hashed_sections(name, data[name]))
     for name in ("lessons", "programs", "groups"):
         records = data[name]
         table, payload = _array([r if type(r) is bytes else marshal.dumps(r, MARSHAL_VERSION) for r in records])
-        add(name + ".table", [table])
-        add(name + ".data", payload)
+        sections += [(name + ".table", [table]), (name + ".data", payload)]
+    return layout(sections, key, data["settings"], data["gram_lengths"], len(data["lessons"]))
+
+
+def hashed_sections(name: str, mapping: dict) -> list[tuple[str, list[bytes]]]:
+    """The filter, table and data sections of a hashed table (`pre` or `recall`)."""
+    table, payload = _hashed(mapping)
+    return [(name + ".filter", [_filter(mapping)]), (name + ".table", [table]), (name + ".data", payload)]
+
+
+def layout(sections: list[tuple[str, list[bytes]]], key: tuple, settings: dict, gram_lengths: tuple, count: int) -> list[bytes]:
+    """The file's parts: its head (meta with each section's offset and size), then the sections
+    (each given as its parts) in the order given; `compiled_patch` lays out a patched file here too."""
+    spans: dict[str, tuple[int, int]] = {}
+    blobs: list[bytes] = []
+    offset = 0
+    for name, parts in sections:
+        size = sum(len(part) for part in parts)
+        spans[name] = (offset, size)
+        blobs.extend(parts)
+        offset += size
     meta = {
         "key": key,
         "byteorder": sys.byteorder,
-        "settings": data["settings"],
-        "gram_lengths": data["gram_lengths"],
-        "sections": sections,
-        "count": len(data["lessons"]),
+        "settings": settings,
+        "gram_lengths": gram_lengths,
+        "sections": spans,
+        "count": count,
     }
     return [serialize_meta(meta), *blobs]
 
