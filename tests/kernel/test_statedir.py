@@ -59,3 +59,21 @@ def test_a_failed_write_names_its_file_and_leaves_no_temporary(monkeypatch: pyte
     assert info.value.filename == str(tmp_path / "log")
     monkeypatch.undo()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["log"]
+
+
+def test_makedirs_survives_another_process_making_the_folder_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Parallel hook calls of a new session each make sessions/<id>/claims; the one that loses the
+    # race used to fail (FileExistsError), so its lesson was never handed over.
+    target = str(tmp_path / "sessions" / "s1" / "claims")
+    real_mkdir = statedir.posix.mkdir
+    calls: list[str] = []
+
+    def racing_mkdir(path: str, mode: int = 0o777) -> None:
+        calls.append(path)
+        if path == target and calls.count(target) == 2:  # the retry after the parents were made
+            real_mkdir(path, mode)  # …but the other process got there first
+        real_mkdir(path, mode)
+
+    monkeypatch.setattr(statedir.posix, "mkdir", racing_mkdir)
+    statedir.makedirs(target)
+    assert Path(target).is_dir() and calls.count(target) == 2

@@ -193,8 +193,12 @@ def makedirs(path: str) -> None:
         if not parent or parent == path:
             raise
         makedirs(parent)
-    if not posix.access(path, posix.F_OK):
+    # Another hook process of the same session may make it between the two calls. (Not
+    # contextlib.suppress: contextlib would cost the hook its import.)
+    try:  # noqa: SIM105
         posix.mkdir(path, 0o755)
+    except FileExistsError:
+        pass
 
 
 def session_dir(state_dir: str, session_id: str) -> str:
