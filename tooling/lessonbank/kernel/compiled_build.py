@@ -6,7 +6,8 @@ with the reader (`compiled_read`), which the hooks load on every call; this modu
 parser (through regex_compiler) and so runs only when something must be built.
 
 Tables:
-- `lessons`: one record per INDEX.md row: (slug, priority, confidence, full text, summary).
+- `lessons`: one record per INDEX.md row: (slug, priority, confidence, full text, summary, terms),
+  the terms (stemmed words of title, when and do, sorted) for the layers' same-meaning check.
 - `pre`: candidate key -> {second key: group number}, `groups`: group number -> trigger entries.
   The second key is the rarest literal of another required run of the entries ("" when they have
   none), so a call reads only the groups whose two keys it both holds. An entry is (lesson number, slug, priority,
@@ -143,7 +144,8 @@ def piece(r: IndexRow, compiled: dict) -> tuple:
     key_terms = words.terms(" ".join(r.keywords)) | words.terms(" ".join(tag.partition(":")[2] or tag for tag in r.tags))
     all_terms = key_terms | words.terms(f"{r.title} {r.when} {r.do}")
     head = (r.slug, int(r.priority), float(r.confidence))
-    record = marshal.dumps(head + (r.full, r.summary), MARSHAL_VERSION)
+    # The terms go in the record so the hooks weigh two layers' lessons without stemming them.
+    record = marshal.dumps(head + (r.full, r.summary, tuple(sorted(all_terms))), MARSHAL_VERSION)
     # The terms come as the recall table's keys ("k:" / "a:" and the term): `assemble` runs one
     # statement per posting, a quarter million at 10,000 lessons.
     keys = " ".join(["k:" + t for t in sorted(key_terms)] + ["a:" + t for t in sorted(all_terms)])

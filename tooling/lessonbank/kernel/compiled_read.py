@@ -19,8 +19,9 @@ from lessonbank.kernel import statedir
 MAGIC = b"LBANKIX\x00"
 # 3: longer keys, literal checks, ranks, programs apart, key filters; 4: hazardous regexes and
 # globs left out; 5: word-boundary literals and required alternations in each entry; 6: entries
-# in groups by a second key. A file of another format is stale, so it is rebuilt.
-FORMAT = 6
+# in groups by a second key; 7: each lesson record carries its terms. A file of another format is
+# stale, so it is rebuilt.
+FORMAT = 7
 NAME = statedir.COMPILED_INDEX
 ALWAYS_COMMAND = "\x00c"
 ALWAYS_PATH = "\x00p"
@@ -177,7 +178,7 @@ class DiskIndex:
         return found
 
     def lesson(self, number: int) -> tuple:
-        """(slug, priority, confidence, full text, summary) of lesson `number`."""
+        """(slug, priority, confidence, full text, summary, terms) of lesson `number`."""
         return self._record("lessons", number)  # type: ignore[return-value]
 
     def program(self, number: int) -> object:

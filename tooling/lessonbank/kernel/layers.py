@@ -31,8 +31,8 @@ REGISTRY = "remotes.json"
 PROJECT = "project"
 TEAM_PREFIX = "team:"
 # gates.duplicate_threshold's default (lessonbank.config): the same measure as capture's
-# duplicate gate, here over the lessons' full texts (tests/kernel/test_layers.py keeps them equal;
-# the hooks must not import config).
+# duplicate gate, here over the terms of each lesson's title, when and do, which its compiled
+# record carries (tests/kernel/test_layers.py keeps them equal; the hooks must not import config).
 SAME_MEANING = 0.6
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.")
 
@@ -154,12 +154,10 @@ class Layered:
             position = number[0]
             twins = []
             if len(self.layers) > 1:  # lessons of one layer are never weighed against each other
-                from lessonbank.kernel import words  # only with several layers: a bank alone skips it
-
-                terms = words.terms(self.lesson(number)[3])
+                terms = frozenset(self.lesson(number)[5])
                 twins = [
                     g for g in given
-                    if g[0] != position and (g[1] == slug or words.dice(g[2], terms) >= SAME_MEANING)
+                    if g[0] != position and (g[1] == slug or _dice(g[2], terms) >= SAME_MEANING)
                 ]  # fmt: skip
                 if any(g[0] < position for g in twins):
                     continue
@@ -178,3 +176,8 @@ class Layered:
                 keyed.append((tuple(-s for s in score), -priority, -confidence, position, number, slug, priority))
         keyed.sort(key=lambda item: item[:5])
         return [((item[3], item[4]), item[5], item[6]) for item in keyed]
+
+
+def _dice(a: frozenset, b: frozenset) -> float:
+    """Dice similarity of two term sets (words.dice, without importing words and its stemmer)."""
+    return 2.0 * len(a & b) / (len(a) + len(b)) if a or b else 0.0
