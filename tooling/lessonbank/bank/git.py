@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -323,7 +324,18 @@ class GitRepo:
     def worktree_remove(self, path: Path) -> None:
         """Remove a linked worktree (its folder and git's record of it); never raise."""
         self._run(["worktree", "remove", "--force", "--force", str(path)], check=False)
+        # A `worktree add` killed half-way leaves its record locked ("initializing") and its folder
+        # half made: remove refuses that, and prune skips locked records and those whose folder is
+        # still there. So unlock, delete the folder, then prune: the next add finds nothing.
+        self._run(["worktree", "unlock", str(path)], check=False)
+        shutil.rmtree(path, ignore_errors=True)
         self._run(["worktree", "prune"], check=False)
+        # Killed before its record was whole (no commondir, say), the record is one prune cannot
+        # read, and the next add stops on it. The folder it describes is gone (above) and the
+        # record is named after it, so it goes too.
+        record = self.git_path("worktrees") / path.name
+        if record.is_dir():
+            shutil.rmtree(record, ignore_errors=True)
 
     def _run(
         self,

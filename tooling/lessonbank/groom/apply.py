@@ -284,9 +284,8 @@ def branch_worktree(bank: Bank, repo: GitRepo) -> Iterator[tuple[Bank, GitRepo]]
         raise GitError("the repository has no commit yet; make one before grooming on a branch")
     folder = transaction.journal_dir(bank)
     where = repo.git_path("lessonbank-groom-worktree")  # inside .git: nothing walks or indexes it
-    if where.exists():  # left by a kill before its journal was written
-        repo.worktree_remove(where)
-        shutil.rmtree(where, ignore_errors=True)
+    # Left by a kill before its journal was written: the folder, or only git's record of it.
+    repo.worktree_remove(where)
     journal = {"version": 1, "mode": "branch", "files": [], "dirs": [], "worktree": str(where)}
     with bank.lock():
         transaction.clear(folder)
