@@ -31,3 +31,4 @@ def test_a_worktree_killed_while_git_made_it_is_removed_so_the_next_add_succeeds
     repo.worktree_remove(where)
     assert git(tmp_path, "worktree", "list", "--porcelain").count("worktree ") == 1
     repo.close()
+

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from lessonbank.bank.git import GitRepo
 from lessonbank.groom import transaction
 from lessonbank.kernel import statedir
 from tests.conftest import git, run
@@ -332,3 +333,20 @@ def test_the_rules_blocks_a_groom_commits_are_what_bank_rules_writes(scenario: P
     assert git(scenario, "status", "--porcelain") == ""
     again = run(scenario, "rules")
     assert again.exit_code == 0 and set(again.output.split()[::2]) == {"unchanged"}, again.output
+
+
+def test_groom_recovery_drops_only_the_ref_locks_its_killed_update_ref_left(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "commit", "-q", "--allow-empty", "-m", "one")
+    repo = GitRepo(tmp_path)
+    new = "1" * 40
+    journal = {"ref": "refs/heads/main", "new": new}
+    ref_lock, head_lock = tmp_path / ".git/refs/heads/main.lock", tmp_path / ".git/HEAD.lock"
+    ref_lock.write_text("2" * 40 + "\n")  # someone else's update in flight: untouched
+    head_lock.write_text("")
+    transaction._drop_ref_locks(repo, journal)
+    assert ref_lock.exists() and head_lock.exists()
+    ref_lock.write_text(new + "\n")  # ours: the groom's own new commit
+    transaction._drop_ref_locks(repo, journal)
+    assert not ref_lock.exists() and not head_lock.exists()
+    repo.close()

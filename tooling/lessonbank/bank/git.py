@@ -59,6 +59,11 @@ def clone(url: str, path: Path, branch: str | None = None) -> None:
         raise GitError(f"git clone {url} failed: {lines[-1] if lines else f'exit {done.returncode}'}")
 
 
+# Reading commands (status above all) take index.lock only to refresh stat data; killed while
+# holding it they would leave a lock that stops every later git command, the next groom's too.
+_NO_OPTIONAL_LOCKS = {"GIT_OPTIONAL_LOCKS": "0"}
+
+
 class GitRepo:
     """A git working tree, seen through the few operations groom needs."""
 
@@ -67,6 +72,7 @@ class GitRepo:
             self.repo = git.Repo(path, search_parent_directories=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             raise GitError(f"{path} is not inside a git repository; run `git init` there first") from None
+        self.repo.git.update_environment(**_NO_OPTIONAL_LOCKS)
         if self.repo.bare or self.repo.working_tree_dir is None:
             raise GitError(f"{path} is a bare git repository; groom needs a working tree")
         self.top = Path(self.repo.working_tree_dir).resolve()
@@ -348,7 +354,7 @@ class GitRepo:
         try:
             done = subprocess.run(
                 ["git", *args], cwd=self.top, input=data, capture_output=True,
-                env={**os.environ, **env} if env else None,
+                env={**os.environ, **_NO_OPTIONAL_LOCKS, **(env or {})},
             )  # fmt: skip
         except OSError as exc:
             raise GitError(f"cannot run git: {exc}") from None

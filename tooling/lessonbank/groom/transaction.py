@@ -157,6 +157,11 @@ def _install_index(repo: GitRepo, journal: dict[str, Any]) -> None:
     scratch = Path(journal["index_scratch"])
     if not _owned_lock(lock, journal["token"]):
         return  # installed already (the lock is gone), or never taken
+    # A scratch index and its lock left by a killed `git update-index` are ours (the name and
+    # the index.lock holding our token say so); git refuses to stage into a locked one.
+    for stale in (scratch, scratch.with_name(scratch.name + ".lock")):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
     if index.exists():
         shutil.copyfile(index, scratch)
     else:
@@ -204,6 +209,8 @@ def finish(
     `sweep` also deletes write_atomic temporaries of the journaled files (a kill's leftovers).
     """
     kept: list[str] = []
+    if journal["mode"] == "commit" and repo is not None:
+        _drop_ref_locks(repo, journal)
     if journal["mode"] in ("work", "commit"):
         if landed:
             if journal["mode"] == "commit" and repo is not None:
@@ -234,6 +241,31 @@ def finish(
         shutil.rmtree(worktree, ignore_errors=True)
     clear(folder)
     return kept
+
+
+def _drop_ref_locks(repo: GitRepo, journal: dict[str, Any]) -> None:
+    """Delete the ref locks a `git update-ref` killed with the groom left, and only those.
+
+    git writes the new sha into `<ref>.lock` right after making it, and takes an empty
+    `HEAD.lock` for HEAD's reflog; a kill between that and the rename leaves both, and every
+    later git command (the next groom's included) refuses. A ref lock holding nothing or this
+    journal's brand-new commit, which no other process can know, is ours.
+    """
+    ref_lock = repo.git_path(journal["ref"] + ".lock")
+    try:
+        content = ref_lock.read_text(encoding="ascii", errors="replace").strip()
+    except FileNotFoundError:
+        return
+    except OSError:
+        return
+    if content not in ("", journal["new"]):
+        return  # another process is moving the ref: not ours to touch
+    with contextlib.suppress(FileNotFoundError):
+        ref_lock.unlink()
+    head_lock = repo.git_path("HEAD.lock")
+    with contextlib.suppress(OSError):
+        if head_lock.stat().st_size == 0:
+            head_lock.unlink()
 
 
 def recover(bank: Bank, repo: GitRepo) -> list[str]:
