@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lessonbank.install import claude as install
-from tests.hook_support import bash, context, lesson, make_bank, payload, run
+from tests.hook_support import EVENTS, bash, context, lesson, make_bank, payload, run
 
 HEAVY = ("click", "yaml", "jinja2", "frontmatter", "markdown_it", "git")
 
@@ -77,14 +77,7 @@ def test_internal_errors_are_logged_not_shown(root: Path) -> None:
 def test_no_bank_no_output_no_files(tmp_path: Path) -> None:
     project = tmp_path / "plain"
     project.mkdir()
-    for name in (
-        "SessionStart",
-        "UserPromptSubmit",
-        "PreToolUse",
-        "PostToolUse",
-        "PostToolUseFailure",
-        "Stop",
-    ):
+    for name in EVENTS[:-1]:  # SessionEnd has no handler
         done = run(payload(name, project))
         assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert list(project.iterdir()) == []

@@ -10,20 +10,11 @@ import pytest
 from lessonbank.hooks import stop
 from lessonbank.kernel import records
 from lessonbank.kernel import statedir as state
-from tests.hook_support import lesson, make_bank, payload, run
+from tests.hook_support import CALC_LESSON, lesson, make_bank, payload, run
 
 SESSION = "1ebd0fc0-db0b-4702-adbd-8545317a8e7d"
 TURN = "f5e95267-ad9f-4ab1-bcf5-cf3bd372cef5"
-GOOD_BLOCK = """Fixed it.
-
-#lesson
-tool: Bash
-trigger: pytest
-mistake: calc.add subtracted its arguments so test_add failed under pytest
-fix: keep calc.add returning a + b and rerun pytest -q after editing calc.py
-tags: tool:pytest, area:calc
-promote-to: rule:testing
-#/lesson"""
+GOOD_BLOCK = "Fixed it.\n\n" + CALC_LESSON
 
 
 @pytest.fixture

@@ -62,7 +62,7 @@ def end_call() -> None:
 def search(program: tuple, pattern: str, subject: str) -> bool:
     """Does `pattern` match anywhere in `subject` (`re.search` semantics)? Raises Exhausted."""
     if program is not None and subject.isascii():
-        allowed = BUDGET_BASE + BUDGET_PER_CHAR * len(subject)
+        allowed = budget(subject)
         if _call[0] is not None:
             allowed = min(allowed, _call[0])
         if allowed <= 0:
