@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -145,17 +146,58 @@ def _hash(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, str]],
+# BANK.md groups each status's lessons by topic: the first tag of the first of these categories.
+TOPIC_CATEGORIES = ("tool", "area", "lang")
+OTHER_TOPIC = "other"
+
+
+def topic(tags: list[str] | tuple[str, ...]) -> str:
+    """The BANK.md group a lesson is listed under: its first `tool:` tag's value, else `area:`'s,
+    else `lang:`'s, else "other"; lower case, with only letters, digits and `.+#_-` kept."""
+    for category in TOPIC_CATEGORIES:
+        for tag in tags:
+            cat, _, value = tag.partition(":")
+            if cat.strip().lower() == category:
+                name = re.sub(r"[^a-z0-9.+#_-]+", "-", value.strip().lower()).strip("-")
+                if name:
+                    return name
+    return OTHER_TOPIC
+
+
+def anchor(heading: str) -> str:
+    """The link target GitHub gives a heading that is the first with its text (punctuation but `-`
+    and `_` dropped, spaces made `-`)."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def _topics(items: list[tuple[str, str, str | None, str, str]]) -> tuple[list, list]:
+    """BANK.md's contents (topic, anchor, count per status) and its sections (status, count,
+    [(topic, sections)]): topics sorted by name, "other" last; lessons by slug within each."""
+    by_status: dict[str, dict[str, list[str]]] = {s: {} for s in STATUSES}
+    for _slug, status, _row, text, name in items:
+        by_status[status].setdefault(name, []).append(text)
+    order = sorted({name for groups in by_status.values() for name in groups}, key=lambda n: (n == OTHER_TOPIC, n))
+    contents = [(n, anchor(n), [len(by_status[s].get(n, ())) for s in STATUSES]) for n in order]
+    sections = [(s, sum(len(v) for v in by_status[s].values()), [(n, by_status[s][n]) for n in order if n in by_status[s]])
+                for s in STATUSES]  # fmt: skip
+    return contents, sections
+
+
+def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, str, str]],
            lessons: list[Lesson] | None) -> dict[str, str]:  # fmt: skip
-    """INDEX.md and BANK.md from each lesson's (slug, status, row, section), sorted by slug here;
-    `lessons` (a custom template's) sorted alike."""
+    """INDEX.md and BANK.md from each lesson's (slug, status, row, section, topic), sorted by slug
+    here; `lessons` (a custom template's) sorted alike."""
     items = sorted(items, key=lambda x: x[0])
+    contents, grouped = _topics(items)
     ctx: dict[str, Any] = {
         "columns": index_mod.COLUMNS,
         "header": index_mod.row_line(list(index_mod.COLUMNS)),
         "rule": index_mod.row_line(["---"] * len(index_mod.COLUMNS)),
         "rows": [x[2] for x in items if x[2] is not None],
         "sections": [(s, [x[3] for x in items if x[1] == s]) for s in STATUSES],
+        "statuses": STATUSES,
+        "contents": contents,
+        "grouped": grouped,
         "count": len(items),
     }
     if lessons is not None:
@@ -169,7 +211,7 @@ def render(bank: Bank, lessons: list[Lesson]) -> dict[str, str]:
     """The text of each generated file for these lessons (no cache: groom renders lessons it has
     not written yet)."""
     env = environment(bank.templates_dir)
-    items = [(x.slug, x.status, index_row(x), section(env, x)) for x in lessons]
+    items = [(x.slug, x.status, index_row(x), section(env, x), topic(x.tags)) for x in lessons]
     return _frame(env, items, lessons if custom(bank) else None)
 
 
@@ -236,7 +278,8 @@ def _texts(bank: Bank, derived: derived_mod.Derived) -> dict[str, str]:
         part = derived.part(name)
         if part[derived_mod.SECTION] is None and derived.on_parse is not None:  # parsed before, part dropped since
             derived.on_parse(derived, name, derived.lesson(name))
-        items.append((rec[derived_mod.SLUG], rec[derived_mod.SUMMARY][4], part[derived_mod.ROW], part[derived_mod.SECTION]))
+        summary = rec[derived_mod.SUMMARY]
+        items.append((rec[derived_mod.SLUG], summary[4], part[derived_mod.ROW], part[derived_mod.SECTION], topic(summary[7])))
     lessons = valid_lessons(bank) if custom(bank) else None
     texts = _frame(environment(bank.templates_dir, bank.state_dir / statedir.TEMPLATE_CACHE), items, lessons)
     derived.meta.update(
