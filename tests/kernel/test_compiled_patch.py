@@ -39,7 +39,7 @@ def _text(lines: list[str]) -> str:
 
 
 def _changes(old: list[str], new: list[str]) -> list[tuple[int, str, str]] | None:
-    return compiled_patch.changed_rows(_text(old), _text(new))
+    return compiled_patch.changed_rows(_text(old).splitlines(), _text(new).splitlines())
 
 
 def _piece(line: str) -> tuple | None:
@@ -128,5 +128,5 @@ def test_a_patch_is_declined_for_other_settings_too_many_rows_or_another_file(mo
 )
 def test_lines_outside_the_rows_are_not_patched(edit: Callable[[str], str]) -> None:
     old = _lines(_bank())
-    changes = compiled_patch.changed_rows(_text(old), edit(_text(old)))
+    changes = compiled_patch.changed_rows(_text(old).splitlines(), edit(_text(old)).splitlines())
     assert changes is None or compiled_patch.patch(_file(old), changes, _piece, SETTINGS, KEY) is None

@@ -4,8 +4,9 @@ It is built from INDEX.md as written (what the hooks read) through kernel.compil
 each row's piece taken from the derived cache (bank.derived) when it was worked out before, and
 the command regexes compiled before from `.lessonbank/triggers.cache`. Nothing is built when the
 file already describes INDEX.md and bank.toml; when only `seen` counts changed, only its
-staleness key is rewritten; when only some rows' wording changed, it is patched from the file on
-disk (kernel.compiled_patch). The file is compared and written in parts, never joined.
+staleness key is rewritten; when only a few rows changed, came or went, it is patched from the file
+on disk (kernel.compiled_patch, kernel.compiled_rows). The file is compared and written in parts,
+never joined.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 from lessonbank.bank import derived as derived_mod
 from lessonbank.bank.store import Bank
 from lessonbank.errors import BankError
-from lessonbank.kernel import compiled_build, compiled_patch, compiled_read, statedir
+from lessonbank.kernel import compiled_build, compiled_patch, compiled_read, compiled_rows, statedir
 from lessonbank.kernel import index_md as index_mod
 
 # Up to this many new rows, their regexes are compiled rather than looked up in triggers.cache.
@@ -88,8 +89,8 @@ def write(
     """Write the compiled index after INDEX.md; nothing is built when the file on disk already
     describes INDEX.md and bank.toml as they are (it was built from those very bytes), only its
     staleness key is rewritten when what changed in INDEX.md is nothing but `seen` counts, and it
-    is patched (kernel.compiled_patch) when only some rows' wording changed since `old_index`,
-    the INDEX.md it was built from."""
+    is patched (kernel.compiled_patch or compiled_rows) when only a few rows changed, came or went since
+    `old_index`, the INDEX.md it was built from."""
     found = compiled_read.current(str(bank.root), str(bank.state_dir))
     if found is not None:
         found.close()
@@ -126,9 +127,8 @@ def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str) -> tuple[st
     disk_text, toml_text, key = compiled_read.read_sources(str(bank.root))
     if disk_text is None or key is None:
         return None
-    changes = compiled_patch.changed_rows(old_index, disk_text)
-    if changes is None:
-        return None
+    old_lines, new_lines = old_index.splitlines(), disk_text.splitlines()
+    changes = compiled_patch.changed_rows(old_lines, new_lines)
     known = derived.pieces()
     if sum(1 for p in derived.generated.values() if p[derived_mod.ROW] and p[derived_mod.ROW] not in known) > FEW_NEW_ROWS:
         return None
@@ -143,7 +143,9 @@ def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str) -> tuple[st
         return None if blob is None else marshal.loads(blob)
 
     settings = compiled_build.settings_from_toml(toml_text)
-    parts = compiled_patch.patch(old_file, changes, piece, settings, key)
+    parts = None if changes is None else compiled_patch.patch(old_file, changes, piece, settings, key)
+    if parts is None:  # rows added or removed, or a change of rank or triggers
+        parts = compiled_rows.patch_rows(old_file, old_lines, new_lines, piece, settings, key)
     if parts is None:
         return None
     return write_parts(path, parts, dry_run=False), disk_text

@@ -18,12 +18,16 @@ A value that only names where a secret is kept stays: `$VAR`, `${VAR}`, `$(cmd)`
 from __future__ import annotations
 
 import contextlib
+import marshal
+import os
 import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
+
+from lessonbank.kernel import statedir
 
 MARKER = "[REDACTED:{kind}]"
 
@@ -182,26 +186,68 @@ _LEFT_OUT = {"Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetecto
 WINDOW, OVERLAP = 512, 192
 
 
-@cache
-def _library() -> list[tuple[str, re.Pattern[str], str]]:
-    """detect-secrets' provider regexes as (kind, pattern, hint).
+# `_library`'s table, kept in the user's cache folder: importing the plugins (their modules compile
+# every regex) and finding each regex's literal take 30-80 ms, most of the secrets gate of a capture.
+# It is keyed by the plugin folder (path, mtime) and this module's choices, so a new detect-secrets
+# or a change here works it out again.
+LIBRARY_CACHE = "detect-secrets-regexes.marshal"
+_LIBRARY_FORMAT = 1
 
-    Imported on first use, so that commands which never redact do not pay for it. The hint is the
-    longest literal every match of the pattern must contain, lower-cased ("" when there is none):
-    a text without it cannot match, so the pattern is not run on it (the scan redacts thousands of
-    short texts, and most hold no secret at all).
+
+@cache
+def _library() -> list[tuple[str, str, int, str]]:
+    """detect-secrets' provider regexes as (kind, pattern, flags, hint): compiled (and cached by
+    `re`) only when a text holds the hint.
+
+    Imported on first use, so that commands which never redact do not pay for it; read from the
+    user's cache when it was worked out before. The hint is the longest literal every match of
+    the pattern must contain, lower-cased ("" when there is none): a text without it cannot match,
+    so the pattern is not run on it (the scan redacts thousands of short texts, and most hold no
+    secret at all).
     """
+    key = _library_key()
+    path = statedir.user_cache(LIBRARY_CACHE)
+    if key is not None:
+        try:
+            with open(path, "rb") as handle:
+                stored = marshal.load(handle)
+            if isinstance(stored, tuple) and len(stored) == 2 and stored[0] == key:
+                return list(stored[1])
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
     with _requests_deferred():  # the plugin modules are imported by the call, not the import
         from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
         classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
-    regexes: list[tuple[str, re.Pattern[str], str]] = []
+    regexes: list[tuple[str, str, int, str]] = []
     for cls in sorted(classes, key=lambda c: c.__name__):
         if cls.__name__ in _LEFT_OUT:
             continue
         kind = _KINDS.get(cls.__name__, str(cls.secret_type).lower())
-        regexes.extend((kind, rx, _required_literal(rx)) for rx in getattr(cls, "denylist", ()))
+        regexes.extend((kind, rx.pattern, rx.flags, _required_literal(rx)) for rx in getattr(cls, "denylist", ()))
+    if key is not None:
+        with contextlib.suppress(OSError, ValueError):  # only speed is lost
+            statedir.write_atomic(path, marshal.dumps((key, tuple(regexes))))
     return regexes
+
+
+def _library_key() -> tuple | None:
+    """What `_library`'s table depends on: the plugin folder (its path and mtime: a new version
+    replaces its files) and this module's choices; None when detect-secrets is not found."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("detect_secrets")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = list(spec.submodule_search_locations)[0] + "/plugins"
+    try:
+        mtime = os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
+    return (_LIBRARY_FORMAT, folder, mtime, tuple(sorted(_LEFT_OUT)), tuple(sorted(_KINDS.items())))
 
 
 @contextlib.contextmanager
@@ -328,10 +374,10 @@ def find(text: str) -> list[Found]:
     regexes = _library()
     for offset, piece in _windows(text):
         low = piece.lower()
-        for kind, rx, hint in regexes:
+        for kind, pattern, flags, hint in regexes:
             if hint and hint not in low:
                 continue
-            for m in rx.finditer(piece):
+            for m in re.compile(pattern, flags).finditer(piece):
                 start, end = _span(m)
                 # Library matches stop at white space (npm's pattern runs to the end of the line).
                 cut = re.search(r"[\s\"'`]", piece[start:end])

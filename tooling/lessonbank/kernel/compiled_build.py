@@ -26,12 +26,15 @@ Tables:
   tool-only ones under TOOL + name.
 - `recall`: "k:<term>" (keywords and tag values) and "a:<term>" (all meaningful words of the
   title, when and do, plus those) -> lesson numbers, for prompt recall.
+- `grams`: gram -> how many triggers hold it (their rarity), sorted; no hook reads it: it lets
+  `compiled_patch` file an added row's entries without the other rows' pieces.
 """
 
 import array
 import marshal
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Callable
 
 from lessonbank.kernel import compiled_read, globs, regex_hazard, words
 from lessonbank.kernel import regex_compiler as rxbuild
@@ -163,15 +166,12 @@ def assemble(pieces: list, settings: dict) -> dict:
     rank = [0] * len(heads)
     for position, number in enumerate(order):
         rank[number] = position
-    for number, (head, _, tools, triggers, keys) in enumerate(pieces):
-        base = (number, *head, tools)
-        for kind, source, program, literals, by_run, fallback, marked, choices in triggers:
-            if kind == "t":
-                pending.append((base + (kind, source, -1, (), rank[number], (), ()), None, fallback))
-                continue
-            pending.append((base + (kind, source, len(programs), literals, rank[number], marked, choices), by_run, fallback))
-            programs.append(program)
-        for key in keys.split():
+    for number, piece_ in enumerate(pieces):
+        for item in row_entries(number, piece_, rank[number], len(programs)):
+            pending.append(item[:3])
+            if item[3] is not None:
+                programs.append(item[3])
+        for key in piece_[4].split():
             recall[key].append(number)
     frequency: Counter[str] = Counter()
     for _, by_run, _ in pending:
@@ -183,20 +183,9 @@ def assemble(pieces: list, settings: dict) -> dict:
 
     pre: dict[str, dict[str, list[tuple]]] = {}
     for entry, by_run, fallback in pending:
-        key, second = fallback, ""
-        if by_run:
-            key = min((g for run in by_run for g in run), key=rarity)
-            others = [g for run in by_run if key not in run for g in run]
-            second = min(others, key=rarity) if others else ""
+        key, second = file_under(by_run, fallback, rarity)
         pre.setdefault(key, {}).setdefault(second, []).append(entry)
-    groups: list[tuple] = []
-    table: dict[str, dict[str, int]] = {}
-    for key in sorted(pre):
-        table[key] = {}
-        for second in sorted(pre[key]):
-            table[key][second] = len(groups)
-            groups.append(tuple(pre[key][second]))
-    lengths = {len(k) for k in pre if not k.startswith("\x00")} | {len(g) for k in pre for g in pre[k] if g}
+    groups, table = number_groups(pre)
     return {
         "settings": dict(settings),
         "lessons": [p[1] for p in pieces],
@@ -204,8 +193,53 @@ def assemble(pieces: list, settings: dict) -> dict:
         "pre": table,
         "groups": groups,
         "recall": {k: tuple(recall[k]) for k in sorted(recall)},
-        "gram_lengths": tuple(sorted(lengths, reverse=True)),
+        "gram_lengths": gram_lengths(pre),
+        "grams": dict(sorted(frequency.items())),
     }
+
+
+def row_entries(number: int, piece: tuple, rank: int, program: int) -> "list[tuple]":
+    """The trigger entries of row `number` (its `piece`, its `rank`, its first program's number):
+    (entry, grams by run, fallback key, marshalled program or None) each, in the order a build
+    files them (`compiled_patch` makes a new row's entries here too)."""
+    head, _, tools, triggers, _ = piece
+    base = (number, *head, tools)
+    out = []
+    for kind, source, code, literals, by_run, fallback, marked, choices in triggers:
+        if kind == "t":
+            out.append((base + (kind, source, -1, (), rank, (), ()), None, fallback, None))
+        else:
+            out.append((base + (kind, source, program, literals, rank, marked, choices), by_run, fallback, code))
+            program += 1
+    return out
+
+
+def file_under(by_run: "list[list[str]] | None", fallback: str, rarity: "Callable[[str], tuple]") -> "tuple[str, str]":
+    """(key, second key) an entry is filed under: its rarest gram, and the rarest of the runs that
+    do not hold that one ("" when none); the fallback key and "" for an entry without grams."""
+    if not by_run:
+        return fallback, ""
+    key = min((g for run in by_run for g in run), key=rarity)
+    others = [g for run in by_run if key not in run for g in run]
+    return key, (min(others, key=rarity) if others else "")
+
+
+def number_groups(pre: dict) -> "tuple[list[tuple], dict[str, dict[str, int]]]":
+    """The groups (key, then second key, in sorted order) and the key table naming them by number."""
+    groups: list[tuple] = []
+    table: dict[str, dict[str, int]] = {}
+    for key in sorted(pre):
+        table[key] = {}
+        for second in sorted(pre[key]):
+            table[key][second] = len(groups)
+            groups.append(tuple(pre[key][second]))
+    return groups, table
+
+
+def gram_lengths(pre: dict) -> "tuple[int, ...]":
+    """The lengths of the keys and second keys in use, longest first (what a call looks up)."""
+    lengths = {len(k) for k in pre if not k.startswith("\x00")} | {len(g) for k in pre for g in pre[k] if g}
+    return tuple(sorted(lengths, reverse=True))
 
 
 def _grams(runs: list[str]) -> list[list[str]] | None:
@@ -243,8 +277,10 @@ def serialize_parts(data: dict, key: tuple) -> list[bytes]:
         sections.extend(hashed_sections(name, data[name]))
     for name in ("lessons", "programs", "groups"):
         records = data[name]
-        table, payload = _array([r if type(r) is bytes else marshal.dumps(r, MARSHAL_VERSION) for r in records])
+        table, payload = array_parts([r if type(r) is bytes else marshal.dumps(r, MARSHAL_VERSION) for r in records])
         sections += [(name + ".table", [table]), (name + ".data", payload)]
+    # Read only by `compiled_patch` (how many triggers hold each gram: where a new row's entries go).
+    sections.append(("grams", [marshal.dumps(data["grams"], MARSHAL_VERSION)]))
     return layout(sections, key, data["settings"], data["gram_lengths"], len(data["lessons"]))
 
 
@@ -288,7 +324,7 @@ def _hashed(mapping: dict) -> tuple[bytes, list[bytes]]:
     buckets: list[dict] = [{} for _ in range(size)]
     for key in sorted(mapping):
         buckets[bucket(key, size)][key] = mapping[key]
-    return _array([marshal.dumps(b, MARSHAL_VERSION) if b else b"" for b in buckets])
+    return array_parts([marshal.dumps(b, MARSHAL_VERSION) if b else b"" for b in buckets])
 
 
 def _filter(mapping: dict) -> bytes:
@@ -302,7 +338,7 @@ def _filter(mapping: dict) -> bytes:
     return bytes(bits)
 
 
-def _array(blobs: list[bytes]) -> tuple[bytes, list[bytes]]:
+def array_parts(blobs: list[bytes]) -> tuple[bytes, list[bytes]]:
     offsets = array.array("I", [0])
     for blob in blobs:
         offsets.append(offsets[-1] + len(blob))

@@ -6,7 +6,8 @@ only the changed rows' lesson records and the recall postings are worked out aga
 tables, trigger groups and programs are copied as they are (nothing in them depends on a row's
 wording). The sections are laid out by `compiled_build.layout`, as a build lays them out, so the
 bytes are those of a build from the new INDEX.md; a change a patch cannot make gives None and
-the caller joins all the rows' pieces instead.
+the caller joins all the rows' pieces instead (or, for rows that came, went or moved,
+`compiled_rows` patches them).
 """
 
 import array
@@ -47,44 +48,71 @@ def patch(
         return None
 
 
-def changed_rows(old_text: str, new_text: str) -> "list[tuple[int, str, str]] | None":
+def changed_rows(old_lines: "list[str]", new_lines: "list[str]") -> "list[tuple[int, str, str]] | None":
     """(row number, old line, new line) of the INDEX.md table rows that differ between two texts
-    whose other lines are the same (None otherwise, or when they differ in more than MOST_ROWS
-    lines): the lines are compared as they are, the table is not parsed."""
-    old_lines, new_lines = old_text.splitlines(), new_text.splitlines()
+    (given as their lines) whose other lines are the same (None otherwise, or when they differ in
+    more than MOST_ROWS lines): the lines are compared as they are, the table is not parsed."""
     if len(old_lines) != len(new_lines):
         return None
     differ = [i for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=True)) if a != b]
     if not differ or len(differ) > MOST_ROWS:
         return None
-    try:
-        first = next(index_md.table_lines(new_text))[0] - 1  # the rows follow one another from there
-    except (StopIteration, index_md.IndexFormatError):
-        return None
-    if differ[0] < first:
+    first = first_row(new_lines)
+    if first is None or differ[0] < first:
         return None
     # a line past the rows has no piece, so `patch` declines it
     return [(i - first, old_lines[i].strip(), new_lines[i].strip()) for i in differ]
 
 
-def _patched(old_file: bytes, swaps: dict, settings: dict, key: tuple) -> "list[bytes] | None":
-    if old_file[:8] != MAGIC or int.from_bytes(old_file[8:12], "little") != FORMAT:
+def first_row(lines: "list[str]") -> "int | None":
+    """The index of the table's first row among INDEX.md's lines as `bank index` writes them (its
+    header and rule lines just before); None without them."""
+    header = index_md.row_line(list(index_md.COLUMNS))
+    try:
+        at = lines.index(header)  # a scan at C speed: `table_lines` would split every row
+    except ValueError:
         return None
-    size = int.from_bytes(old_file[12:16], "little")
-    meta = marshal.loads(old_file[16 : 16 + size])
-    count = meta["count"]
-    if meta["settings"] != settings or max(swaps) >= count or meta["byteorder"] != sys.byteorder:
+    if lines[at + 1 : at + 2] != [index_md.row_line(["---"] * len(index_md.COLUMNS))]:
         return None
-    base = 16 + size
+    return at + 2
 
-    def section(name: str) -> bytes:
-        offset, length = meta["sections"][name]
-        return old_file[base + offset : base + offset + length]
 
-    def offsets(name: str) -> array.array:
+class CompiledFile:
+    """The sections of a compiled file as built with these settings (ValueError for another file)."""
+
+    def __init__(self, data: bytes, settings: dict) -> None:
+        if data[:8] != MAGIC or int.from_bytes(data[8:12], "little") != FORMAT:
+            raise ValueError("another format")
+        size = int.from_bytes(data[12:16], "little")
+        self.meta = marshal.loads(data[16 : 16 + size])
+        if self.meta["settings"] != settings or self.meta["byteorder"] != sys.byteorder:
+            raise ValueError("other settings")
+        self.view, self.base = memoryview(data), 16 + size  # sections are views: 10 MB is not copied
+
+    def section(self, name: str) -> memoryview:
+        offset, length = self.meta["sections"][name]
+        return self.view[self.base + offset : self.base + offset + length]
+
+    def offsets(self, name: str) -> array.array:
         table = array.array("I")
-        table.frombytes(section(name + ".table"))
+        table.frombytes(self.section(name + ".table"))
         return table
+
+    def records(self, name: str) -> list:
+        """Every record (or bucket, {} for an empty one) of an array or hashed section, unmarshalled."""
+        table, data = self.offsets(name), self.section(name + ".data")
+        return [marshal.loads(data[table[i] : table[i + 1]]) if table[i + 1] > table[i] else {} for i in range(len(table) - 1)]
+
+
+def _patched(old_file: bytes, swaps: dict, settings: dict, key: tuple) -> "list[bytes] | None":
+    try:
+        found = CompiledFile(old_file, settings)
+    except ValueError:
+        return None
+    meta, section, offsets = found.meta, found.section, found.offsets
+    count = meta["count"]
+    if max(swaps) >= count:
+        return None
 
     recall = _recall_buckets(offsets("recall"), section("recall.data"), swaps)
     sections: list[tuple[str, list[bytes]]] = []
@@ -104,7 +132,7 @@ def _patched(old_file: bytes, swaps: dict, settings: dict, key: tuple) -> "list[
     return compiled_build.layout(sections, key, settings, meta["gram_lengths"], count)
 
 
-def _splice(name: str, table: array.array, data: bytes, blobs: dict[int, bytes]) -> list[tuple[str, list[bytes]]]:
+def _splice(name: str, table: array.array, data: "bytes | memoryview", blobs: dict[int, bytes]) -> list[tuple[str, list[bytes]]]:
     """An array's table and data sections with the records numbered in `blobs` replaced."""
     parts: list[bytes] = []
     new = array.array("I", table)
@@ -130,7 +158,7 @@ def _moves(swaps: dict) -> list[tuple[int, set[str], set[str]]]:
     return out
 
 
-def _recall_buckets(table: array.array, data: bytes, swaps: dict) -> "dict[int, bytes] | None":
+def _recall_buckets(table: array.array, data: "bytes | memoryview", swaps: dict) -> "dict[int, bytes] | None":
     """The recall buckets the changed rows' postings move in, re-marshalled (bucket number ->
     bytes); None when a key comes or goes (then the table's size and filter change)."""
     size = len(table) - 1
@@ -158,7 +186,7 @@ def _recall_buckets(table: array.array, data: bytes, swaps: dict) -> "dict[int, 
     return {number: marshal.dumps(found, compiled_build.MARSHAL_VERSION) for number, found in touched.items()}
 
 
-def _recall(table: array.array, data: bytes, swaps: dict) -> dict:
+def _recall(table: array.array, data: "bytes | memoryview", swaps: dict) -> dict:
     """The whole recall table (key -> lesson numbers) with the changed rows' postings moved."""
     mapping: dict[str, tuple[int, ...]] = {}
     for i in range(len(table) - 1):

@@ -83,6 +83,16 @@ def user_pending(root: str) -> str:
     return base + "/lessonbank/pending/" + safe_name(root) + ".jsonl"
 
 
+def user_cache(name: str) -> str:
+    """A file in the user's cache folder, `$XDG_CACHE_HOME/lessonbank/` (default `~/.cache/...`):
+    what can be worked out again at any time (deleting it costs only speed)."""
+    env = posix.environ
+    base = env.get(b"XDG_CACHE_HOME", b"").decode("utf-8", "replace")
+    if not base.startswith("/"):
+        base = env.get(b"HOME", b"/").decode("utf-8", "replace").rstrip("/") + "/.cache"
+    return base + "/lessonbank/" + name
+
+
 def find_root(cwd: str) -> str | None:
     """The nearest folder at or above `cwd` holding bank.toml, or None."""
     if not cwd or cwd[0] != "/":
