@@ -7,6 +7,7 @@ interpreter), so that all see the same machine load:
 - `bank --help`, `bank list`, `bank stats`, `bank check`, `bank index` with nothing changed;
 - `bank index` after one lesson's *do* was changed (a different lesson each run), and after one
   lesson's `seen` was bumped;
+- `bank index` after a lesson file was added by hand, and after one was deleted;
 - `bank capture` of a new lesson (made-up words, a different one each run), and of a repeat of
   one in a new session each run (which bumps its seen).
 
@@ -16,16 +17,21 @@ nothing, no cache) is timed once. With `--memory-size 50000` a second bank of th
 and its `bank index` from nothing, with nothing changed and after one change reports peak memory.
 
 `--tooling DIR` times another checkout's code (its `tooling` folder, e.g. main's in a second
-worktree) with this script's cases, for a before/after in the same machine state.
+worktree) with this script's cases; given more than once, each tree gets its own copy of the bank
+and every case runs for each tree in turn, run by run, so a before/after sees the same machine
+load (on a shared machine, separate runs differ by more than the change measured). The user's
+cache folder (XDG_CACHE_HOME) is a temporary one, warmed by the first capture.
 
-Usage: python benchmarks/bench_cli.py [--size 10000] [--runs 15] [--memory-size 50000] [--tooling DIR]
+Usage: python benchmarks/bench_cli.py [--size 10000] [--runs 15] [--memory-size 50000] [--tooling DIR ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -90,6 +96,19 @@ def bump_seen(root: Path, number: int) -> None:
     path.write_text(f"{head}\nseen: {int(count) + 1}\n{tail}", encoding="utf-8")
 
 
+def add_file(root: Path, number: int) -> None:
+    """Write one new lesson file by hand (a new INDEX.md row, BANK.md section and compiled piece)."""
+    made = bench_hook.synthetic(1, seed=1000 + number)[0]
+    lesson = dataclasses.replace(made, slug=f"{made.slug}-added-{number}", id=f"01ADDED{number:019d}")
+    (root / "lessons" / f"{lesson.slug}.md").write_text(lesson_mod.render(lesson), encoding="utf-8")
+
+
+def delete_file(root: Path, number: int) -> None:
+    """Delete one lesson file by hand (a different one each run)."""
+    files = sorted((root / "lessons").iterdir())
+    files[(number * 71 + len(files) // 3) % len(files)].unlink()
+
+
 def _words(number: int, count: int) -> list[str]:
     """Made-up words, different for each number: a lesson of these is like no banked one."""
     rng = random.Random(number)
@@ -118,18 +137,24 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--memory-size", type=int, default=0, help="also measure `bank index` memory at this size")
-    parser.add_argument("--tooling", type=Path, default=REPO / "tooling", help="the lessonbank code to time")
+    parser.add_argument("--tooling", type=Path, action="append", help="the lessonbank code to time (repeatable)")
     parser.add_argument("--no-bytecode", dest="bytecode", action="store_false", help="keep PYTHONDONTWRITEBYTECODE if set")
     args = parser.parse_args()
-    ENV["PYTHONPATH"] = str(args.tooling.resolve())
+    trees = [t.resolve() for t in args.tooling or [REPO / "tooling"]]
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
         if args.bytecode:  # kept in the temporary folder: nothing written beside the code
             ENV.pop("PYTHONDONTWRITEBYTECODE", None)
             ENV["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
-        root = Path(tmp) / "bank"
-        write_bank(root, args.size)
-        first, first_rss = spawn([*BANK, "index"], root)
-        spawn(capture_new(0), root)  # the repeat below repeats this one
+        ENV["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")
+        write_bank(Path(tmp) / "bank", args.size)
+        roots, firsts = [], []
+        for i, tree in enumerate(trees):
+            ENV["PYTHONPATH"] = str(tree)
+            root = Path(tmp) / f"bank-{i}"
+            shutil.copytree(Path(tmp) / "bank", root)
+            roots.append(root)
+            firsts.append(spawn([*BANK, "index"], root))
+            spawn(capture_new(0), root)  # the repeat below repeats this one
         cases: dict[str, tuple[list[str] | None, object]] = {
             "python -c pass": ([sys.executable, "-c", "pass"], None),
             "bank --help": ([*BANK, "--help"], None),
@@ -139,36 +164,46 @@ def main() -> None:
             "bank index, nothing changed": ([*BANK, "index"], None),
             "bank index, one do changed": ([*BANK, "index"], edit_do),
             "bank index, one seen bumped": ([*BANK, "index"], bump_seen),
+            "bank index, a file added": ([*BANK, "index"], add_file),
+            "bank index, a file deleted": ([*BANK, "index"], delete_file),
             "bank capture, new lesson": (None, capture_new),
             "bank capture, repeat (bump)": (None, capture_repeat),
         }
-        times: dict[str, list[float]] = {name: [] for name in cases}
-        peaks: dict[str, int] = dict.fromkeys(cases, 0)
+        times: list[dict[str, list[float]]] = [{name: [] for name in cases} for _ in trees]
+        peaks: list[dict[str, int]] = [dict.fromkeys(cases, 0) for _ in trees]
         for run in range(1, args.runs + 1):
             for name, (argv, before) in cases.items():
-                if argv is None:
-                    argv = before(run)  # type: ignore[operator]
-                elif before is not None:
-                    before(root, run)  # type: ignore[operator]
-                elapsed, rss = spawn(argv, root)
-                times[name].append(elapsed)
-                peaks[name] = max(peaks[name], rss)
-        bare = percentile(times["python -c pass"], 0.5)
-        print(f"python {sys.version.split()[0]}, {args.size:,} lessons, {args.runs} runs per case (interleaved), code from {ENV['PYTHONPATH']}, "
+                for i, tree in enumerate(trees):
+                    ENV["PYTHONPATH"] = str(tree)
+                    command = argv
+                    if command is None:
+                        command = before(run)  # type: ignore[operator]
+                    elif before is not None:
+                        before(roots[i], run)  # type: ignore[operator]
+                    elapsed, rss = spawn(command, roots[i])
+                    times[i][name].append(elapsed)
+                    peaks[i][name] = max(peaks[i][name], rss)
+        print(f"python {sys.version.split()[0]}, {args.size:,} lessons, {args.runs} runs per case (interleaved), "
               f"{'bytecode' if 'PYTHONPYCACHEPREFIX' in ENV else 'environment bytecode setting'}")  # fmt: skip
-        print(f"first `bank index` (no cache): {first:.2f} s, peak {first_rss / 1024:.0f} MiB")
-        print(f"{'command':<30} {'p50 ms':>8} {'max ms':>8} {'x pass':>7} {'peak MiB':>9}")
-        for name in cases:
-            p50 = percentile(times[name], 0.5)
-            print(f"{name:<30} {p50 * 1000:>8.1f} {max(times[name]) * 1000:>8.1f} {p50 / bare:>7.2f} {peaks[name] / 1024:>9.0f}")
+        for i, tree in enumerate(trees):
+            bare = percentile(times[i]["python -c pass"], 0.5)
+            print(f"\ncode from {tree}")
+            print(f"first `bank index` (no cache): {firsts[i][0]:.2f} s, peak {firsts[i][1] / 1024:.0f} MiB")
+            print(f"{'command':<30} {'p50 ms':>8} {'max ms':>8} {'x pass':>7} {'peak MiB':>9}")
+            for name in cases:
+                p50 = percentile(times[i][name], 0.5)
+                print(f"{name:<30} {p50 * 1000:>8.1f} {max(times[i][name]) * 1000:>8.1f} {p50 / bare:>7.2f} {peaks[i][name] / 1024:>9.0f}")
         if args.memory_size:
             big = Path(tmp) / "big"
             write_bank(big, args.memory_size)
-            for label, change in (("from nothing", None), ("nothing changed", None), ("one do changed", edit_do)):
-                if change is not None:
-                    change(big, 1)
-                elapsed, rss = spawn([*BANK, "index"], big)
-                print(f"{args.memory_size:,} lessons, bank index {label}: {elapsed:.2f} s, peak {rss / 1024:.0f} MiB")
+            for tree in trees:
+                ENV["PYTHONPATH"] = str(tree)
+                shutil.rmtree(big / ".lessonbank", ignore_errors=True)
+                for label, change in (("from nothing", None), ("nothing changed", None), ("one do changed", edit_do)):
+                    if change is not None:
+                        change(big, 1)
+                    elapsed, rss = spawn([*BANK, "index"], big)
+                    print(f"{tree}: {args.memory_size:,} lessons, bank index {label}: {elapsed:.2f} s, peak {rss / 1024:.0f} MiB")
 
 
 if __name__ == "__main__":
