@@ -234,7 +234,41 @@ def test_a_seen_bump_rewrites_only_the_compiled_key(tmp_path: Path, monkeypatch:
     assert dict(render.regenerate(Bank.open(bank.root)))["compiled index"] == "update"  # and again
     monkeypatch.undo()
     assert _outputs(bank.root) == _full_build(bank, tmp_path / "full")
+    # A priority change is a real change (ranks move): patched from the file, whose row the cache
+    # no longer holds a piece for (the seen bumps rewrote it), to a build's bytes.
     path.write_text(path.read_text(encoding="utf-8").replace("priority: 3\n", "priority: 9\n"), encoding="utf-8")
-    monkeypatch.setattr(compiled, "_build", lambda *a, **k: pytest.fail("built"))
-    with pytest.raises(pytest.fail.Exception, match="built"):  # a priority change is a real change
-        render.regenerate(Bank.open(bank.root))
+    monkeypatch.setattr(compiled, "_build", lambda *a, **k: pytest.fail("joined from all pieces"))
+    assert dict(render.regenerate(Bank.open(bank.root)))["compiled index"] == "update"
+    monkeypatch.undo()
+    assert _outputs(bank.root) == _full_build(bank, tmp_path / "full")
+
+
+@pytest.mark.parametrize("change", ["capture", "add by hand", "delete", "priority"])
+def test_a_row_that_comes_goes_or_moves_patches_the_compiled_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """A new lesson (captured, or a file written by hand), a deleted one, a changed priority: the
+    compiled file is patched from the one on disk (kernel.compiled_rows), to a build's bytes,
+    also when the new row shares its trigger's literals with banked ones (their keys move)."""
+    lessons = [lesson(f"c-{i}", commands=[rf"\bcargo\s+{w}\b"], priority=i % 5 + 1) for i, w in enumerate(["build", "test", "tree", "test"])]
+    lessons += [lesson("k-0", keywords=["cargo"]), lesson("p-0", paths=["src/**/*.rs"], tools=["Edit"])]
+    bank = make_bank(tmp_path / "b", lessons)
+    render.regenerate(Bank.open(bank.root))
+    monkeypatch.setattr(compiled, "_build", lambda *a, **k: pytest.fail("joined from all pieces"))
+    new = lesson("c-new", commands=[r"\bcargo\s+test\b.*--locked"], keywords=["locked"], priority=4)
+    if change == "capture":
+        cache = render.open_cache(Bank.open(bank.root))
+        (bank.lessons_dir / "c-new.md").write_text(lesson_mod.render(new), encoding="utf-8")
+        results = render.regenerate(cache.bank, cache=cache, written=["c-new.md"])
+    else:
+        if change == "add by hand":
+            (bank.lessons_dir / "c-new.md").write_text(lesson_mod.render(new), encoding="utf-8")
+        elif change == "delete":
+            (bank.lessons_dir / "c-1.md").unlink()
+        else:
+            path = bank.lessons_dir / "c-2.md"
+            path.write_text(re.sub(r"(?m)^priority: \d+$", "priority: 10", path.read_text(encoding="utf-8")), encoding="utf-8")
+        results = render.regenerate(Bank.open(bank.root))
+    assert dict(results)["compiled index"] == "update"
+    monkeypatch.undo()
+    assert _outputs(bank.root) == _full_build(bank, tmp_path / "full")

@@ -229,3 +229,31 @@ def test_the_gate_stays_out_of_the_hooks_and_loads_on_first_redaction() -> None:
         [sys.executable, "-c", code, str(tooling)], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_the_library_table_is_kept_in_the_user_cache_and_read_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first run works the detect-secrets table out and keeps it (under XDG_CACHE_HOME); the
+    next reads it without importing a plugin and finds the same secrets; a table kept for another
+    detect-secrets (another key) or a broken file is worked out again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    text = "token AKIAABCDEFGHIJKLMNOPQ and xoxb-1234567890-abcdefghij in a log"
+    secrets._library.cache_clear()
+    worked_out = secrets._library()
+    found = secrets.find(text)
+    kept = tmp_path / "cache" / "lessonbank" / secrets.LIBRARY_CACHE
+    assert kept.is_file() and {f.kind for f in found} == {"aws access key", "slack token"}
+    secrets._library.cache_clear()
+    with monkeypatch.context() as m:
+        m.setattr(secrets, "_requests_deferred", lambda: pytest.fail("the plugins were imported"))
+        assert secrets._library() == worked_out
+        assert secrets.find(text) == found
+    calls: list[int] = []
+    real = secrets._requests_deferred
+    monkeypatch.setattr(secrets, "_requests_deferred", lambda: calls.append(1) or real())
+    for spoil in (lambda: monkeypatch.setattr(secrets, "_LIBRARY_FORMAT", -1), lambda: kept.write_bytes(b"junk")):
+        spoil()
+        secrets._library.cache_clear()
+        assert secrets._library() == worked_out
+    assert calls == [1, 1]
+    secrets._library.cache_clear()
+

@@ -77,3 +77,11 @@ def test_makedirs_survives_another_process_making_the_folder_first(tmp_path: Pat
     monkeypatch.setattr(statedir.posix, "mkdir", racing_mkdir)
     statedir.makedirs(target)
     assert Path(target).is_dir() and calls.count(target) == 2
+
+
+def test_user_cache_is_under_xdg_cache_home_or_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", "/x/cache")
+    assert statedir.user_cache("f") == "/x/cache/lessonbank/f"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")  # not absolute: ignored, as the XDG spec says
+    monkeypatch.setenv("HOME", "/home/u")
+    assert statedir.user_cache("f") == "/home/u/.cache/lessonbank/f"

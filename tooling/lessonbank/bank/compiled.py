@@ -138,9 +138,16 @@ def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str) -> tuple[st
     except OSError:
         return None
 
+    regexes: dict = {}
+
     def piece(line: str) -> tuple | None:
         blob = known.get(line)
-        return None if blob is None else marshal.loads(blob)
+        if blob is not None:
+            return marshal.loads(blob)
+        try:  # a line of the old INDEX.md the cache no longer holds (a `seen` bump rewrote it)
+            return compiled_build.piece(index_mod.parse_row(line, 0), regexes)
+        except index_mod.IndexFormatError:
+            return None
 
     settings = compiled_build.settings_from_toml(toml_text)
     parts = None if changes is None else compiled_patch.patch(old_file, changes, piece, settings, key)
