@@ -56,7 +56,7 @@ def find_duplicate(draft: Draft, banked: list[tuple[str, str]], threshold: float
     mine = lesson_terms(draft.when, draft.do)
     best: tuple[float, str] | None = None
     for slug, terms in banked:
-        score = words.dice(mine, set(terms.split()))
+        score = words.dice(mine, terms.split())  # distinct words: no set made per banked lesson
         if score >= threshold and (best is None or (score, slug) > best):
             best = (score, slug)
     return None if best is None else best[1]
