@@ -87,28 +87,25 @@ def write(
     bank: Bank, custom: bool, derived: derived_mod.Derived, index_text: str | None, dry_run: bool, old_index: str | None = None
 ) -> str:
     """Write the compiled index after INDEX.md; nothing is built when the file on disk already
-    describes INDEX.md and bank.toml as they are (it was built from those very bytes), only its
-    staleness key is rewritten when what changed in INDEX.md is nothing but `seen` counts, and it
-    is patched (kernel.compiled_patch or compiled_rows) when only a few rows changed, came or went since
-    `old_index`, the INDEX.md it was built from."""
+    describes INDEX.md and bank.toml as they are (it was built from those very bytes). Else, when
+    the file on disk was built from `old_index` (the INDEX.md before this run): only its staleness
+    key is rewritten when what changed in INDEX.md is nothing but `seen` counts, and it is patched
+    (kernel.compiled_patch or compiled_rows) when only a few rows changed, came or went."""
     found = compiled_read.current(str(bank.root), str(bank.state_dir))
     if found is not None:
         found.close()
         if not dry_run or index_text is None:
             return "unchanged"
     path = compiled_path(bank)
-    shape = None if index_text is None else _shape(index_text, bank)
     action, source = None, index_text
-    if not dry_run and shape is not None:
-        action = _rekey(bank, derived.meta.get("compiled"), shape)
-    if action is None and not dry_run and not custom and old_index is not None:
-        action, source = _patch(bank, derived, old_index) or (None, None)
+    if not dry_run and index_text is not None and old_index is not None:
+        action, source = _patch(bank, derived, old_index, custom) or (None, index_text)
     if action is None:
         parts, source = _build(bank, custom, dry_run, derived, index_text)
         action = write_parts(path, parts, dry_run)
-    if not dry_run and shape is not None:
+    if not dry_run and index_text is not None:
         # what the file on disk was built from: its stat key and INDEX.md's hash (a patch's start)
-        derived.meta["compiled"] = (shape, _stat_key(path), None if source is None else _digest(source))
+        derived.meta["compiled"] = (_stat_key(path), None if source is None else _digest(source))
         derived.changed = True
     return action
 
@@ -117,17 +114,24 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
 
-def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str) -> tuple[str, str] | None:
-    """(action, INDEX.md text) when the file on disk, built from `old_index`, could be patched
-    into the one INDEX.md on disk gives; None when a build is needed."""
+def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str, custom: bool) -> tuple[str, str] | None:
+    """(action, INDEX.md text) when the file on disk, built from `old_index`, could be rekeyed
+    or patched into the one INDEX.md on disk gives; None when a build is needed (a bank with its
+    own templates is only rekeyed: its rows may be any)."""
     path = compiled_path(bank)
     stored = derived.meta.get("compiled")
-    if not isinstance(stored, tuple) or len(stored) != 3 or stored[1] != _stat_key(path) or stored[2] != _digest(old_index):
+    if not isinstance(stored, tuple) or len(stored) != 2 or stored[0] != _stat_key(path) or stored[1] != _digest(old_index):
         return None
     disk_text, toml_text, key = compiled_read.read_sources(str(bank.root))
     if disk_text is None or key is None:
         return None
     old_lines, new_lines = old_index.splitlines(), disk_text.splitlines()
+    settings = compiled_build.settings_from_toml(toml_text)
+    if _seen_only(old_lines, new_lines):
+        action = _rekey(bank, key, settings)  # the tables do not read `seen`
+        return None if action is None else (action, disk_text)
+    if custom:
+        return None
     changes = compiled_patch.changed_rows(old_lines, new_lines)
     known = derived.pieces()
     if sum(1 for p in derived.generated.values() if p[derived_mod.ROW] and p[derived_mod.ROW] not in known) > FEW_NEW_ROWS:
@@ -137,7 +141,6 @@ def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str) -> tuple[st
         old_file = path.read_bytes()
     except OSError:
         return None
-
     regexes: dict = {}
 
     def piece(line: str) -> tuple | None:
@@ -149,7 +152,6 @@ def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str) -> tuple[st
         except index_mod.IndexFormatError:
             return None
 
-    settings = compiled_build.settings_from_toml(toml_text)
     parts = None if changes is None else compiled_patch.patch(old_file, changes, piece, settings, key)
     if parts is None:  # rows added or removed, or a change of rank or triggers
         parts = compiled_rows.patch_rows(old_file, old_lines, new_lines, piece, settings, key)
@@ -158,21 +160,26 @@ def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str) -> tuple[st
     return write_parts(path, parts, dry_run=False), disk_text
 
 
-def _shape(index_text: str, bank: Bank) -> bytes | None:
-    """A hash of what the compiled index is built from, less the `seen` counts it never reads:
-    INDEX.md's table rows with their seen cell left out, and bank.toml."""
-    try:
-        lines = index_mod.table_lines(index_text)
-        toml = (bank.root / "bank.toml").read_bytes()
-    except (index_mod.IndexFormatError, OSError):
-        return None
-    digest = hashlib.blake2b(toml, digest_size=16)
-    for _, line in lines:
-        head, _, tail = line.rpartition(" | ")  # ... | seen | priority | confidence |
-        head, _, priority = head.rpartition(" | ")
-        head, _, _seen = head.rpartition(" | ")
-        digest.update(f"{head}\x00{priority}\x00{tail}\n".encode())
-    return digest.digest()
+def _seen_only(old_lines: list[str], new_lines: list[str]) -> bool:
+    """Whether two INDEX.md texts (as lines) differ in nothing but table rows' `seen` cells."""
+    if len(old_lines) != len(new_lines):
+        return False
+    differ = [i for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=True)) if a != b]
+    if not differ:
+        return True
+    first = compiled_patch.first_row(new_lines)
+    return first is not None and differ[0] >= first and all(
+        new_lines[i].startswith("|") and _without_seen(old_lines[i]) == _without_seen(new_lines[i]) for i in differ
+    )
+
+
+def _without_seen(line: str) -> tuple[str, str, str]:
+    """A row line less its `seen` cell, which the compiled tables never read: (the cells before it,
+    priority, confidence)."""
+    head, _, confidence = line.rpartition(" | ")  # ... | seen | priority | confidence |
+    head, _, priority = head.rpartition(" | ")
+    head, _, _seen = head.rpartition(" | ")
+    return head, priority, confidence
 
 
 def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
@@ -183,20 +190,19 @@ def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
-def _rekey(bank: Bank, stored: object, shape: bytes) -> str | None:
-    """When the compiled file on disk was built (by this cache, untouched since) from the same
-    shape, rewrite only its staleness key: the tables are byte for byte what a build would give.
-    None when it cannot."""
+def _rekey(bank: Bank, key: tuple, settings: dict) -> str | None:
+    """Rewrite only the staleness key of the file on disk, whose tables are byte for byte what a
+    build would give (the caller found INDEX.md changed in `seen` counts alone); None when it
+    cannot (the file is unreadable, or was built with other settings)."""
     path = compiled_path(bank)
-    if not isinstance(stored, tuple) or stored[:2] != (shape, _stat_key(path)):
-        return None
-    key = compiled_read.source_key(str(bank.root))
     try:
         with open(path, "rb") as handle:
             head = handle.read(16)
             meta = marshal.loads(handle.read(int.from_bytes(head[12:16], "little")))
             body = handle.read()
     except (OSError, ValueError, EOFError):
+        return None
+    if head[:8] != compiled_read.MAGIC or int.from_bytes(head[8:12], "little") != compiled_read.FORMAT or meta.get("settings") != settings:
         return None
     meta["key"] = key
     fresh = compiled_build.serialize_meta(meta)
