@@ -84,6 +84,36 @@ def _ranks_before(order: "list[tuple]", ranks: "list[int]", count: int, gone: "l
     return out
 
 
+def _ranks_from_entries(groups: list, count: int, gone: "list[tuple]", new: "list[tuple]") -> "list[int] | None":
+    """`_ranks_before` from the trigger entries alone (each holds its row's priority, confidence,
+    slug and rank): for each key, the highest rank below it, the lowest above it and the ranks at
+    it, in one pass and without a tuple made per entry."""
+    keys = gone + new
+    low, high, at = [-1] * len(keys), [count] * len(keys), [set() for _ in keys]
+    for group in groups:
+        for e in group:
+            for i, (priority, confidence, slug) in enumerate(keys):  # a key is (-priority, -confidence, slug)
+                p, c = -e[2], -e[3]
+                if p < priority or (p == priority and (c < confidence or (c == confidence and e[1] < slug))):
+                    if e[9] > low[i]:
+                        low[i] = e[9]
+                elif p == priority and c == confidence and e[1] == slug:
+                    at[i].add(e[9])
+                elif e[9] < high[i]:
+                    high[i] = e[9]
+    out = []
+    for i, k in enumerate(keys):
+        if at[i]:
+            if len(at[i]) > 1 or (i >= len(gone) and k not in gone):
+                return None  # the same rank key twice: a build ranks them by row number
+            out.append(next(iter(at[i])))
+        elif i < len(gone) or high[i] != low[i] + 1:  # a row without triggers could sit between
+            return None
+        else:
+            out.append(high[i])
+    return out
+
+
 def _line_rank_key(line: str) -> tuple:
     """`_rank_key` of a table row, read from its first and last two cells (not parsed whole)."""
     slug = line[line.index("[") + 1 : line.index("](")]
@@ -115,9 +145,7 @@ def _rows_patched(
     # Ranks: a row left as it was moves down by the added rows before it, up by the removed ones.
     gone_keys = [_rank_key(p[0]) for p in gone_pieces]  # type: ignore[index]
     new_keys = [_rank_key(p[0]) for p in new_pieces]  # type: ignore[index]
-    known = {e[9]: e for group in groups for e in group}  # rank -> an entry of that row
-    ranks = sorted(known)
-    ranked = _ranks_before([_rank_key(known[r][1:4]) for r in ranks], ranks, count, gone_keys, new_keys)
+    ranked = _ranks_from_entries(groups, count, gone_keys, new_keys)
     if ranked is None:  # beside a row without triggers: every row's rank key, from its line
         order = sorted(_line_rank_key(line) for line in old_lines[first : first + count])
         ranked = _ranks_before(order, list(range(count)), count, gone_keys, new_keys)

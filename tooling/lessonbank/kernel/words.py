@@ -63,7 +63,7 @@ def terms(text: str) -> set[str]:
     return {stem(t) for t in tokens(text) if len(t) > 1 and t not in STOP_WORDS}
 
 
-def dice(a: set[str], b: "set[str] | list[str]") -> float:
+def dice(a: set[str], b: set[str] | list[str]) -> float:
     """Dice similarity of two term sets, 0.0 for two empty sets; `b` may be a list of distinct terms."""
     if not a and not b:
         return 0.0
