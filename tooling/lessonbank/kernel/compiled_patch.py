@@ -115,7 +115,7 @@ def _patched(old_file: bytes, swaps: dict, settings: dict, key: tuple) -> "list[
         return None
 
     recall = _recall_buckets(offsets("recall"), section("recall.data"), swaps)
-    sections: list[tuple[str, list[bytes]]] = []
+    sections: list[tuple[str, list]] = []  # parts are bytes or views of the old file's
     for name in meta["sections"]:  # in the order a build lays them out
         if name == "recall.filter":  # with recall.table and recall.data, which follow it
             if recall is None:  # a key came or went: the table's size and filter change
@@ -132,9 +132,9 @@ def _patched(old_file: bytes, swaps: dict, settings: dict, key: tuple) -> "list[
     return compiled_build.layout(sections, key, settings, meta["gram_lengths"], count)
 
 
-def _splice(name: str, table: array.array, data: "bytes | memoryview", blobs: dict[int, bytes]) -> list[tuple[str, list[bytes]]]:
+def _splice(name: str, table: array.array, data: "bytes | memoryview", blobs: dict[int, bytes]) -> list[tuple[str, list]]:
     """An array's table and data sections with the records numbered in `blobs` replaced."""
-    parts: list[bytes] = []
+    parts: list = []
     new = array.array("I", table)
     start = 0
     for n in sorted(blobs):

@@ -89,7 +89,8 @@ def _ranks_from_entries(groups: list, count: int, gone: "list[tuple]", new: "lis
     slug and rank): for each key, the highest rank below it, the lowest above it and the ranks at
     it, in one pass and without a tuple made per entry."""
     keys = gone + new
-    low, high, at = [-1] * len(keys), [count] * len(keys), [set() for _ in keys]
+    low, high = [-1] * len(keys), [count] * len(keys)
+    equal: list[set[int]] = [set() for _ in keys]
     for group in groups:
         for e in group:
             for i, (priority, confidence, slug) in enumerate(keys):  # a key is (-priority, -confidence, slug)
@@ -98,15 +99,15 @@ def _ranks_from_entries(groups: list, count: int, gone: "list[tuple]", new: "lis
                     if e[9] > low[i]:
                         low[i] = e[9]
                 elif p == priority and c == confidence and e[1] == slug:
-                    at[i].add(e[9])
+                    equal[i].add(e[9])
                 elif e[9] < high[i]:
                     high[i] = e[9]
     out = []
     for i, k in enumerate(keys):
-        if at[i]:
-            if len(at[i]) > 1 or (i >= len(gone) and k not in gone):
+        if equal[i]:
+            if len(equal[i]) > 1 or (i >= len(gone) and k not in gone):
                 return None  # the same rank key twice: a build ranks them by row number
-            out.append(next(iter(at[i])))
+            out.append(next(iter(equal[i])))
         elif i < len(gone) or high[i] != low[i] + 1:  # a row without triggers could sit between
             return None
         else:
@@ -131,10 +132,11 @@ def _rows_patched(
     removed, put = len(gone), len(added)
     if at + removed > count or (first + count < len(old_lines) and old_lines[first + count].startswith("|")):
         return None
-    gone_pieces = [piece(line.strip()) for line in gone]
-    new_pieces = [piece(line.strip()) for line in added]
-    if any(p is None for p in gone_pieces + new_pieces):
+    found = [piece(line.strip()) for line in gone + added]
+    pieces = [p for p in found if p is not None]
+    if len(pieces) != len(found):
         return None
+    gone_pieces, new_pieces = pieces[:removed], pieces[removed:]
     shift = put - removed  # what a later row's number moves by
 
     pre = {}
@@ -143,8 +145,8 @@ def _rows_patched(
     groups = old.records("groups")
 
     # Ranks: a row left as it was moves down by the added rows before it, up by the removed ones.
-    gone_keys = [_rank_key(p[0]) for p in gone_pieces]  # type: ignore[index]
-    new_keys = [_rank_key(p[0]) for p in new_pieces]  # type: ignore[index]
+    gone_keys = [_rank_key(p[0]) for p in gone_pieces]
+    new_keys = [_rank_key(p[0]) for p in new_pieces]
     ranked = _ranks_from_entries(groups, count, gone_keys, new_keys)
     if ranked is None:  # beside a row without triggers: every row's rank key, from its line
         order = sorted(_line_rank_key(line) for line in old_lines[first : first + count])
@@ -166,7 +168,7 @@ def _rows_patched(
     held: Counter[str] = Counter()  # by the new rows' triggers
     for sign, pieces in ((-1, gone_pieces), (1, new_pieces)):
         for p in pieces:
-            for trigger in p[3]:  # type: ignore[index]
+            for trigger in p[3]:
                 if trigger[4]:
                     grams = {g for run in trigger[4] for g in run}
                     delta.update(dict.fromkeys(grams, sign))
@@ -208,9 +210,9 @@ def _rows_patched(
     # Every entry: renumbered, re-ranked, its program renumbered; the removed and re-filed rows' left out.
     programs_before = 0  # programs of the rows before `at`
     programs_gone = 0
-    programs_put = sum(1 for p in new_pieces for t in p[3] if t[0] != "t")  # type: ignore[index]
+    programs_put = sum(1 for p in new_pieces for t in p[3] if t[0] != "t")
     for p in gone_pieces:
-        programs_gone += sum(1 for t in p[3] if t[0] != "t")  # type: ignore[index]
+        programs_gone += sum(1 for t in p[3] if t[0] != "t")
     moved = programs_put - programs_gone
     refiled: dict[int, tuple[int, int]] = {}  # old number -> (old rank, lowest old program)
     table: dict[str, dict[str, list[tuple]]] = {}
@@ -255,7 +257,7 @@ def _rows_patched(
             return None
         new_number = number + shift if number >= at else number
         file(compiled_build.row_entries(new_number, row, rank_of(rank), program + moved if number >= at and program >= 0 else program))
-    codes = []
+    codes: list[bytes] = []
     for i, p in enumerate(new_pieces):
         items = compiled_build.row_entries(at + i, p, new_ranks[i], programs_before + len(codes))
         codes.extend(item[3] for item in items if item[3] is not None)
@@ -265,9 +267,9 @@ def _rows_patched(
     group_list, pre_table = compiled_build.number_groups(table)
 
     recall = _recall_rows(old, at, removed, new_pieces)
-    sections = compiled_build.hashed_sections("pre", pre_table)
+    sections: list[tuple[str, list]] = [*compiled_build.hashed_sections("pre", pre_table)]  # parts: bytes or views
     sections += compiled_build.hashed_sections("recall", recall)
-    for name, start, blobs in (("lessons", at, [p[1] for p in new_pieces]), ("programs", programs_before, codes)):  # type: ignore[index]
+    for name, start, blobs in (("lessons", at, [p[1] for p in new_pieces]), ("programs", programs_before, codes)):
         stop = start + (removed if name == "lessons" else programs_gone)
         sections += _splice_range(name, old.offsets(name), old.section(name + ".data"), start, stop, blobs)
     table_bytes, payload = compiled_build.array_parts([marshal.dumps(g, compiled_build.MARSHAL_VERSION) for g in group_list])
