@@ -133,21 +133,23 @@ def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str, custom: boo
     if custom:
         return None
     changes = compiled_patch.changed_rows(old_lines, new_lines)
-    known = derived.pieces()
-    if sum(1 for p in derived.generated.values() if p[derived_mod.ROW] and p[derived_mod.ROW] not in known) > FEW_NEW_ROWS:
-        return None
-    _add_pieces(derived, {})
     try:
         old_file = path.read_bytes()
     except OSError:
         return None
     regexes: dict = {}
+    worked_out = [0]
 
     def piece(line: str) -> tuple | None:
-        blob = known.get(line)
-        if blob is not None:
-            return marshal.loads(blob)
-        try:  # a line of the old INDEX.md the cache no longer holds (a `seen` bump rewrote it)
+        # A patch wants the pieces of a few rows: worked out from their lines, the derived cache's
+        # pieces (20 MB at 10,000 lessons, read and written again) are read only past a few
+        # (rows filed again). A new row's piece is then kept by the next full build.
+        if worked_out[0] >= FEW_NEW_ROWS:
+            blob = derived.pieces().get(line)
+            if blob is not None:
+                return marshal.loads(blob)
+        worked_out[0] += 1
+        try:
             return compiled_build.piece(index_mod.parse_row(line, 0), regexes)
         except index_mod.IndexFormatError:
             return None
