@@ -166,8 +166,8 @@ def _rows_patched(
     counts: dict[str, int] = marshal.loads(old.section("grams"))
     delta: Counter[str] = Counter()
     held: Counter[str] = Counter()  # by the new rows' triggers
-    for sign, pieces in ((-1, gone_pieces), (1, new_pieces)):
-        for p in pieces:
+    for sign, side in ((-1, gone_pieces), (1, new_pieces)):
+        for p in side:
             for trigger in p[3]:
                 if trigger[4]:
                     grams = {g for run in trigger[4] for g in run}
@@ -197,12 +197,20 @@ def _rows_patched(
         for second, gid in seconds.items():
             if gram_key in grew or second in grew:
                 refile.update(e[0] for e in groups[gid] if not at <= e[0] < at + removed)
-    if shrank:  # which rows hold a gram is not in the file, but a holder's literals contain it
-        for group in groups:
-            for e in group:
-                if e[8] and not at <= e[0] < at + removed and e[0] not in refile:
+    for gram_key, seconds in pre.items() if shrank else ():
+        if gram_key not in counts:  # always-checked and tool-only entries (no gram), or a key
+            continue  # only the removed rows held
+        for second, gid in seconds.items():
+            if second and second not in counts:  # held by the removed rows alone, as are its entries
+                continue
+            # A gram that grew rarer moves an entry only if it is now rarer than its key or second
+            # key; which rows hold a gram is not in the file, but a holder's literals contain it.
+            bar = max(rarity(gram_key), rarity(second)) if second else rarity(gram_key)
+            rarer = [gram for gram in shrank if rarity(gram) < bar]
+            for e in groups[gid] if rarer else ():
+                if not at <= e[0] < at + removed and e[0] not in refile:
                     literals = "\x00".join(e[8])
-                    if any(gram in literals for gram in shrank):
+                    if any(gram in literals for gram in rarer):
                         refile.add(e[0])
     if len(refile) > MOST_REFILED:
         return None
