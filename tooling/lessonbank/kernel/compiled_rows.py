@@ -197,6 +197,8 @@ def _rows_patched(
         for second, gid in seconds.items():
             if gram_key in grew or second in grew:
                 refile.update(e[0] for e in groups[gid] if not at <= e[0] < at + removed)
+    by_rarity = sorted(shrank, key=rarity)
+    rarities = [rarity(gram) for gram in by_rarity]
     for gram_key, seconds in pre.items() if shrank else ():
         if gram_key not in counts:  # always-checked and tool-only entries (no gram), or a key
             continue  # only the removed rows held
@@ -206,7 +208,10 @@ def _rows_patched(
             # A gram that grew rarer moves an entry only if it is now rarer than its key or second
             # key; which rows hold a gram is not in the file, but a holder's literals contain it.
             bar = max(rarity(gram_key), rarity(second)) if second else rarity(gram_key)
-            rarer = [gram for gram in shrank if rarity(gram) < bar]
+            rarer = by_rarity[: bisect_left(rarities, bar)]
+            if rarer:  # the group's literals at once first: most hold none of those grams
+                held_here = "\x00".join(lit for e in groups[gid] for lit in e[8])
+                rarer = [gram for gram in rarer if gram in held_here]
             for e in groups[gid] if rarer else ():
                 if not at <= e[0] < at + removed and e[0] not in refile:
                     literals = "\x00".join(e[8])
