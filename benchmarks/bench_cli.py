@@ -12,7 +12,8 @@ interpreter), so that all see the same machine load:
   one in a new session each run (which bumps its seen).
 
 Every command runs as `python -m lessonbank` with this checkout's tooling on PYTHONPATH. Peak
-memory (max RSS) is each command's own, from `/usr/bin/time`. The first `bank index` (a build from
+memory (max RSS) and CPU time (user + system, 10 ms resolution) are each command's own, from
+`/usr/bin/time`. The first `bank index` (a build from
 nothing, no cache) is timed once. With `--memory-size 50000` a second bank of that size is built
 and its `bank index` from nothing, with nothing changed and after one change reports peak memory.
 
@@ -54,20 +55,22 @@ ENV.pop("BANK_ROOT", None)
 BANK = [sys.executable, "-m", "lessonbank"]
 
 
-def spawn(argv: list[str], cwd: Path) -> tuple[float, int]:
-    """Seconds and peak RSS (KiB) of one child process; it must succeed.
+def spawn(argv: list[str], cwd: Path) -> tuple[float, int, float]:
+    """Seconds, peak RSS (KiB) and CPU seconds (user + system) of one child process; it must succeed.
 
-    The peak comes from /usr/bin/time, which runs the command: the kernel's figure for a child of
-    this (large) process would include the memory it had between fork and exec.
+    The peak and the CPU time come from /usr/bin/time, which runs the command: the kernel's figure
+    for a child of this (large) process would include the memory it had between fork and exec.
+    CPU time moves less than wall time when other work shares the machine.
     """
     with tempfile.NamedTemporaryFile(prefix="bench-cli-rss-") as out:
         started = time.perf_counter()
-        done = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, *argv], cwd=cwd, env=ENV,
+        done = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", out.name, *argv], cwd=cwd, env=ENV,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
         elapsed = time.perf_counter() - started
         if done.returncode != 0:
             raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()}")
-        return elapsed, int(Path(out.name).read_text().split()[-1])
+        rss, user, system = Path(out.name).read_text().split()[-3:]
+        return elapsed, int(rss), float(user) + float(system)
 
 
 def write_bank(root: Path, n: int) -> None:
@@ -153,7 +156,7 @@ def main() -> None:
             root = Path(tmp) / f"bank-{i}"
             shutil.copytree(Path(tmp) / "bank", root)
             roots.append(root)
-            firsts.append(spawn([*BANK, "index"], root))
+            firsts.append(spawn([*BANK, "index"], root)[:2])
             spawn(capture_new(0), root)  # the repeat below repeats this one
         cases: dict[str, tuple[list[str] | None, object]] = {
             "python -c pass": ([sys.executable, "-c", "pass"], None),
@@ -170,6 +173,7 @@ def main() -> None:
             "bank capture, repeat (bump)": (None, capture_repeat),
         }
         times: list[dict[str, list[float]]] = [{name: [] for name in cases} for _ in trees]
+        cpus: list[dict[str, list[float]]] = [{name: [] for name in cases} for _ in trees]
         peaks: list[dict[str, int]] = [dict.fromkeys(cases, 0) for _ in trees]
         for run in range(1, args.runs + 1):
             for name, (argv, before) in cases.items():
@@ -180,8 +184,9 @@ def main() -> None:
                         command = before(run)  # type: ignore[operator]
                     elif before is not None:
                         before(roots[i], run)  # type: ignore[operator]
-                    elapsed, rss = spawn(command, roots[i])
+                    elapsed, rss, cpu = spawn(command, roots[i])
                     times[i][name].append(elapsed)
+                    cpus[i][name].append(cpu)
                     peaks[i][name] = max(peaks[i][name], rss)
         print(f"python {sys.version.split()[0]}, {args.size:,} lessons, {args.runs} runs per case (interleaved), "
               f"{'bytecode' if 'PYTHONPYCACHEPREFIX' in ENV else 'environment bytecode setting'}")  # fmt: skip
@@ -189,10 +194,11 @@ def main() -> None:
             bare = percentile(times[i]["python -c pass"], 0.5)
             print(f"\ncode from {tree}")
             print(f"first `bank index` (no cache): {firsts[i][0]:.2f} s, peak {firsts[i][1] / 1024:.0f} MiB")
-            print(f"{'command':<30} {'p50 ms':>8} {'max ms':>8} {'x pass':>7} {'peak MiB':>9}")
+            print(f"{'command':<30} {'p50 ms':>8} {'max ms':>8} {'x pass':>7} {'cpu p50 ms':>11} {'peak MiB':>9}")
             for name in cases:
                 p50 = percentile(times[i][name], 0.5)
-                print(f"{name:<30} {p50 * 1000:>8.1f} {max(times[i][name]) * 1000:>8.1f} {p50 / bare:>7.2f} {peaks[i][name] / 1024:>9.0f}")
+                cpu = percentile(cpus[i][name], 0.5)
+                print(f"{name:<30} {p50 * 1000:>8.1f} {max(times[i][name]) * 1000:>8.1f} {p50 / bare:>7.2f} {cpu * 1000:>11.0f} {peaks[i][name] / 1024:>9.0f}")
         if args.memory_size:
             big = Path(tmp) / "big"
             write_bank(big, args.memory_size)
@@ -202,7 +208,7 @@ def main() -> None:
                 for label, change in (("from nothing", None), ("nothing changed", None), ("one do changed", edit_do)):
                     if change is not None:
                         change(big, 1)
-                    elapsed, rss = spawn([*BANK, "index"], big)
+                    elapsed, rss, _ = spawn([*BANK, "index"], big)
                     print(f"{tree}: {args.memory_size:,} lessons, bank index {label}: {elapsed:.2f} s, peak {rss / 1024:.0f} MiB")
 
 
