@@ -87,25 +87,23 @@ def _applies(entry: tuple, tool: str) -> bool:
 def _fires(index, entry: tuple, commands: list[str], paths: list[str], state_dir: str) -> bool:
     """Does the trigger match? One that uses up its step budget does not, and hook.log says so."""
     kind, source = entry[5], entry[6]
-    if kind == "c":
-        from lessonbank.kernel import regex_engine as rx
+    if kind != "c" and kind != "p":
+        return True
+    from lessonbank.kernel import budget
 
-        program = index.program(entry[7])
-        try:
+    program = index.program(entry[7])
+    try:
+        if kind == "c":
+            from lessonbank.kernel import regex_engine as rx
+
             return any(rx.search(program, source, text) for text in commands)
-        except rx.Exhausted as exc:
-            state.log_line(state_dir, "PreToolUse", f"lesson {entry[1]}: command trigger {source!r} {exc}")
-            return False
-    if kind == "p":
         from lessonbank.kernel import globs
 
-        program = index.program(entry[7])
-        try:
-            return any(globs.match(program, path) for path in paths)
-        except globs.Exhausted as exc:
-            state.log_line(state_dir, "PreToolUse", f"lesson {entry[1]}: path trigger {source!r} {exc}")
-            return False
-    return True
+        return any(globs.match(program, path) for path in paths)
+    except budget.Exhausted as exc:
+        what = "command" if kind == "c" else "path"
+        state.log_line(state_dir, "PreToolUse", f"lesson {entry[1]}: {what} trigger {source!r} {exc}")
+        return False
 
 
 def candidates(index, tool: str, commands: list[str], paths: list[str]) -> list[tuple]:  # noqa: ANN001
@@ -154,19 +152,11 @@ def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str]
     if not ranked:
         return
     ranked.sort(key=lambda item: item[:5])
-    # This call's matching budget, shared by all its searches in every layer (the modules are
-    # imported for these candidates in any case).
-    matchers: list = []
-    if any(item[-1][5] == "c" for item in ranked):
-        from lessonbank.kernel import regex_engine
+    # One matching budget for the whole call, shared by all its searches (regex and glob) in
+    # every layer.
+    from lessonbank.kernel import budget
 
-        matchers.append(regex_engine)
-    if any(item[-1][5] == "p" for item in ranked):
-        from lessonbank.kernel import globs
-
-        matchers.append(globs)
-    for matcher in matchers:
-        matcher.new_call()
+    budget.new_call()
     try:
         claimed = session.claimed_slugs()
         done: set[tuple[int, int]] = set()
@@ -178,8 +168,7 @@ def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str]
                 done.add(number)
                 yield (number, entry[1], entry[2])
     finally:
-        for matcher in matchers:
-            matcher.end_call()
+        budget.end_call()
 
 
 def hits(index, tool: str, tool_input: dict, root: str, cwd: str, session: state.Session):  # noqa: ANN201
