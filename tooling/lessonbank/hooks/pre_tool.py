@@ -75,15 +75,6 @@ def subjects(tool: str, tool_input: dict, root: str, cwd: str) -> tuple[list[str
     return commands, paths
 
 
-def _applies(entry: tuple, tool: str) -> bool:
-    tools, kind = entry[4], entry[5]
-    if tools:
-        return tool in tools
-    if kind == "c":
-        return tool == "Bash"
-    return kind == "p"
-
-
 def _fires(index, entry: tuple, commands: list[str], paths: list[str], state_dir: str) -> bool:
     """Does the trigger match? One that uses up its step budget does not, and hook.log says so."""
     kind, source = entry[5], entry[6]
@@ -106,34 +97,52 @@ def _fires(index, entry: tuple, commands: list[str], paths: list[str], state_dir
         return False
 
 
-def candidates(index, tool: str, commands: list[str], paths: list[str]) -> list[tuple]:  # noqa: ANN001
-    """The trigger entries of one index that may fire for this call, in rank order.
+def candidates(index, tool: str, commands: list[str], paths: list[str], shared: dict | None = None) -> list[tuple]:  # noqa: ANN001
+    """The trigger entries of one index that may fire for this call, in no particular order.
 
-    Candidates come from the index by the literals the call contains; an entry whose literals
-    are not all in the call is dropped before its program is even read.
+    Candidates come from the index by the literals the call contains; an entry that does not
+    apply to the tool, or whose literals are not all in the call, is dropped before its program
+    is even read. `shared`, one dict per call, keeps what every layer's lookup has in common
+    (the call's keys and their hashes, its folded texts), so a layered call works them out once.
     """
-    keys = compiled_read.grams(commands + paths, index.gram_lengths)
-    keys.add(compiled_read.TOOL + tool)
-    if commands:
-        keys.add(compiled_read.ALWAYS_COMMAND)
-    if paths:
-        keys.add(compiled_read.ALWAYS_PATH)
-    found = index.entries(index.lookup("pre", keys), keys)
-    joined = "\n".join(commands)
-    folded = {"c": compiled_read.fold(joined), "p": compiled_read.fold("\n".join(paths)), "t": ""}
-    bounded = compiled_read.bounded(joined)
+    if shared is None:
+        shared = {}
+    lengths = index.gram_lengths
+    keys = shared.get(lengths)
+    if keys is None:
+        grams = compiled_read.grams(commands + paths, lengths)
+        grams.add(compiled_read.TOOL + tool)
+        if commands:
+            grams.add(compiled_read.ALWAYS_COMMAND)
+        if paths:
+            grams.add(compiled_read.ALWAYS_PATH)
+        keys = shared[lengths] = (grams, compiled_read.hashed(grams))
+    texts = shared.get("texts")
+    if texts is None:
+        joined = "\n".join(commands)
+        bounded = compiled_read.bounded(joined)
+        # `in` of each kind's folded text, as a function for map(): no generator per entry.
+        has = {
+            "c": compiled_read.fold(joined).__contains__,
+            "p": compiled_read.fold("\n".join(paths)).__contains__,
+            "t": "".__contains__,
+        }
+        texts = shared["texts"] = (has, None if bounded is None else bounded.__contains__)
+    has, in_bounded = texts
     out = []
-    for entry in found:
-        if not _applies(entry, tool):
+    for entry in index.entries(index.probe("pre", keys[1]), keys[0]):
+        tools, kind = entry[4], entry[5]
+        # A trigger naming tools applies to those; else a command trigger to Bash, a path trigger to any.
+        if (tool not in tools) if tools else (kind != "p" and (kind != "c" or tool != "Bash")):
             continue
-        text = folded[entry[5]]
-        if (
-            all(literal in text for literal in entry[8])
-            and (bounded is None or all(literal in bounded for literal in entry[10]))
-            and all(any(branch in text for branch in group) for group in entry[11])
-        ):
-            out.append(entry)
-    out.sort(key=lambda e: (e[9], e[7]))
+        contains = has[kind]
+        if not all(map(contains, entry[8])):
+            continue
+        if entry[10] and in_bounded is not None and not all(map(in_bounded, entry[10])):
+            continue
+        if entry[11] and not all([any(map(contains, group)) for group in entry[11]]):
+            continue
+        out.append(entry)
     return out
 
 
@@ -147,8 +156,10 @@ def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str]
     listing of its claims) is skipped without running its program.
     """
     ranked: list[tuple] = []
+    shared: dict = {}
     for position, index in enumerate(indexes):
-        ranked.extend((-e[2], -e[3], position, e[9], e[7], e) for e in candidates(index, tool, commands, paths))
+        for e in candidates(index, tool, commands, paths, shared):
+            ranked.append((-e[2], -e[3], position, e[9], e[7], e))
     if not ranked:
         return
     ranked.sort(key=lambda item: item[:5])
