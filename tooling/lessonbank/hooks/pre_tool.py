@@ -162,7 +162,7 @@ def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str]
             ranked.append((-e[2], -e[3], position, e[9], e[7], e))
     if not ranked:
         return
-    ranked.sort(key=lambda item: item[:5])
+    ranked.sort()  # by the first five: a layer's program numbers are unique, so no tie reaches the entry
     # One matching budget for the whole call, shared by all its searches (regex and glob) in
     # every layer.
     from lessonbank.kernel import budget
