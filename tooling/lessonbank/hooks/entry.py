@@ -19,6 +19,9 @@ gc.disable()
 # <tooling>/lessonbank/hooks/entry.py: two folders up from this file's folder, however it was named.
 sys.path.insert(0, (__file__.rpartition("/")[0] or ".") + "/../..")
 try:
+    from lessonbank.hooks import loader
+
+    loader.install()
     from lessonbank.hooks.dispatch import main
 except BaseException:  # an interpreter too old for the package: do nothing rather than fail
     sys.exit(0)
