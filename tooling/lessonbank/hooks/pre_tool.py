@@ -120,29 +120,35 @@ def candidates(index, tool: str, commands: list[str], paths: list[str], shared: 
     texts = shared.get("texts")
     if texts is None:
         joined = "\n".join(commands)
-        bounded = compiled_read.bounded(joined)
-        # `in` of each kind's folded text, as a function for map(): no generator per entry.
-        has = {
-            "c": compiled_read.fold(joined).__contains__,
-            "p": compiled_read.fold("\n".join(paths)).__contains__,
-            "t": "".__contains__,
-        }
-        texts = shared["texts"] = (has, None if bounded is None else bounded.__contains__)
-    has, in_bounded = texts
+        folded_texts = {"c": compiled_read.fold(joined), "p": compiled_read.fold("\n".join(paths)), "t": ""}
+        texts = shared["texts"] = (folded_texts, compiled_read.bounded(joined))
+    folded, bounded = texts
+    bounded_text = bounded or ""
     out = []
     for entry in index.entries(index.probe("pre", keys[1]), keys[0]):
         tools, kind = entry[4], entry[5]
         # A trigger naming tools applies to those; else a command trigger to Bash, a path trigger to any.
         if (tool not in tools) if tools else (kind != "p" and (kind != "c" or tool != "Bash")):
             continue
-        contains = has[kind]
-        if not all(map(contains, entry[8])):
-            continue
-        if entry[10] and in_bounded is not None and not all(map(in_bounded, entry[10])):
-            continue
-        if entry[11] and not all([any(map(contains, group)) for group in entry[11]]):
-            continue
-        out.append(entry)
+        # Plain loops (no generator or map per entry): every literal in the call, every
+        # boundary-marked one in its bounded form, and one branch of each required alternation.
+        text = folded[kind]
+        for literal in entry[8]:
+            if literal not in text:
+                break
+        else:
+            for literal in entry[10] if bounded is not None else ():
+                if literal not in bounded_text:
+                    break
+            else:
+                for group in entry[11]:
+                    for branch in group:
+                        if branch in text:
+                            break
+                    else:
+                        break  # no branch of this alternation is in the call
+                else:
+                    out.append(entry)
     return out
 
 
