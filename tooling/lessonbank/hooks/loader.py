@@ -24,32 +24,41 @@ class Finder:
     def __init__(self, tag: str, magic: bytes) -> None:
         self.suffix = "." + tag + ".pyc"
         self.magic = magic
+        self.listings: dict[str, frozenset[str]] = {}  # folder -> its names, listed once per process
 
     def find_spec(self, name: str, path: "list[str] | None" = None, target: object = None) -> object:
         """The spec of a submodule whose cache is current, else None (the standard finders go on)."""
         if not path or not name.startswith("lessonbank."):
             return None
-        base = path[0] + "/" + name.rpartition(".")[2]
-        for source, folder, stem, package in (
-            (base + "/__init__.py", base, "__init__", True),
-            (base + ".py", path[0], name.rpartition(".")[2], False),
-        ):
+        folder, stem = path[0], name.rpartition(".")[2]
+        names = self.listings.get(folder)
+        if names is None:
             try:
-                st = posix.stat(source)
+                names = self.listings[folder] = frozenset(posix.listdir(folder))
             except OSError:
-                continue
-            cached = folder + "/__pycache__/" + stem + self.suffix
-            code = self._code(cached, st)
-            if code is None:
                 return None
-            spec = _ModuleSpec(name, self, origin=source, is_package=package)  # type: ignore[arg-type]
-            spec.has_location = True
-            spec.cached = cached
-            spec.loader_state = code
-            if package:
-                spec.submodule_search_locations = [base]
-            return spec
-        return None
+        if stem in names:  # a package before a module of the same name, as importlib has it
+            package, folder = True, folder + "/" + stem
+            source, cached = folder + "/__init__.py", folder + "/__pycache__/__init__" + self.suffix
+        elif stem + ".py" in names:
+            package = False
+            source, cached = folder + "/" + stem + ".py", folder + "/__pycache__/" + stem + self.suffix
+        else:
+            return None
+        try:
+            st = posix.stat(source)
+        except OSError:
+            return None
+        code = self._code(cached, st)
+        if code is None:
+            return None
+        spec = _ModuleSpec(name, self, origin=source, is_package=package)  # type: ignore[arg-type]
+        spec.has_location = True
+        spec.cached = cached
+        spec.loader_state = code
+        if package:
+            spec.submodule_search_locations = [folder]
+        return spec
 
     def _code(self, cached: str, st: posix.stat_result) -> object:
         """The code object in `cached` when its header says it was compiled from this source."""
