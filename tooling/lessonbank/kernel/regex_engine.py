@@ -23,6 +23,12 @@ from lessonbank.kernel.budget import Exhausted
 
 LIT, ANY, ANYALL, NLIT, IN, AT, REP, BRANCH, LOOK = range(9)
 _ASCII_SPACE = " \t\n\r\f\v"
+# The ASCII characters `\s`, `\d` and `\w` match in either mode (str.isspace adds \x1c-\x1f).
+_CATEGORY_CHARS = {
+    "s": _ASCII_SPACE + "\x1c\x1d\x1e\x1f",
+    "d": "0123456789",
+    "w": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
+}
 
 
 class Unsupported(Exception):
@@ -95,15 +101,58 @@ def _search(program: tuple, s: str, left: list[int]) -> bool:
     if anchored:
         return _m(seq, 0, 0, ctx, _done)
     start, n = 0, len(s)
+    # Without a literal prefix, a match can still only start at one of the characters its first
+    # consumed node allows (`\b(?:cargo|uv)\s` at a 'c' or a 'u'): the other positions are skipped
+    # instead of each costing a few steps.
+    firsts = None if prefix else _firsts(seq)
     while start <= n:
         if prefix:
             start = s.find(prefix, start)
             if start < 0:
                 return False
+        elif firsts is not None:
+            while start < n and s[start] not in firsts:
+                start += 1
+            if start == n:
+                return False
         if _m(seq, 0, start, ctx, _done):
             return True
         start += 1
     return False
+
+
+def _firsts(seq: tuple) -> "frozenset[str] | None":
+    """The characters a match of `seq` can start with, or None when that is not known (the
+    first consumed node is a class or any character, or the sequence may match empty)."""
+    for node in seq:
+        op = node[0]
+        if op == LIT:
+            return frozenset((node[1][0],))
+        if op in (AT, LOOK):
+            continue  # zero-width: the first character comes from what follows
+        if op == IN:  # a set: its characters (subjects here are ASCII), lower-cased too for IGNORECASE
+            if node[1]:
+                return None
+            chars = set(node[2])
+            for lo, hi in node[3]:
+                chars.update(map(chr, range(lo, min(hi, 127) + 1)))
+            for cat in node[4]:
+                if cat not in _CATEGORY_CHARS:
+                    return None
+                chars.update(_CATEGORY_CHARS[cat])
+            return frozenset(chars | {c.lower() for c in chars})
+        if op == BRANCH:
+            out: set[str] = set()
+            for alt in node[1]:
+                first = _firsts(alt)
+                if first is None:
+                    return None
+                out |= first
+            return frozenset(out)
+        if op == REP and node[1] >= 1:
+            return _firsts((node[4],)) if node[4] is not None else _firsts(node[3])
+        return None
+    return None
 
 
 def _done(pos: int) -> bool:
@@ -214,13 +263,25 @@ def _rep(node: tuple, seq: tuple, nxt: int, pos: int, ctx: tuple, k) -> bool:
     s, icase, _multiline, ascii_, left = ctx
     if single is not None:
         limit = len(s) if hi < 0 else min(len(s), pos + hi)
-        end = pos
-        while end < limit and _one(single, s[end], icase, ascii_):
-            end += 1
+        if single[0] == ANY:  # `.`: up to the next newline, found at C speed
+            newline = s.find("\n", pos, limit)
+            end = limit if newline < 0 else newline
+        elif single[0] == ANYALL:
+            end = limit
+        else:
+            end = pos
+            while end < limit and _one(single, s[end], icase, ascii_):
+                end += 1
         left[0] -= end - pos
         if end - pos < lo:
             return False
-        return any(_m(seq, nxt, stop, ctx, k) for stop in range(end, pos + lo - 1, -1))
+        stops = range(end, pos + lo - 1, -1)
+        # Give back only to where what follows can start (`.*\bRUST_BACKTRACE=` tries the R's).
+        firsts = _firsts(seq[nxt:]) if nxt < len(seq) else None
+        if firsts is not None:
+            n = len(s)
+            return any(_m(seq, nxt, stop, ctx, k) for stop in stops if stop < n and s[stop] in firsts)
+        return any(_m(seq, nxt, stop, ctx, k) for stop in stops)
 
     def more(count: int, at: int) -> bool:
         if hi < 0 or count < hi:
