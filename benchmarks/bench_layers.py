@@ -84,6 +84,9 @@ def main() -> None:
             times[f"team:{name}"] = build(root, args.team, 101 + number, hooks=False)
             teams[name] = {"url": f"file:///nowhere/{name}.git", "branch": "main"}
         (data / layers.APP / layers.REGISTRY).write_text(json.dumps({"teams": teams}), encoding="utf-8")
+        # The banks just built are about 100 MB of new files: write them out now, so that their
+        # writeback does not stall the first case's writes (a fitting call claims and records).
+        os.sync()
         hook = install.installed_command(project, "PreToolUse")
         assert hook
         bare = hook.split(" -I -S ")[0] + " -I -S -c pass"
