@@ -13,12 +13,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import marshal
-import os
-import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from lessonbank.bank import derived as derived_mod
-from lessonbank.bank.store import Bank
+from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.errors import BankError
 from lessonbank.kernel import compiled_build, compiled_patch, compiled_read, statedir
 from lessonbank.kernel import index_md as index_mod
@@ -194,38 +193,11 @@ def _rekey(bank: Bank, stored: object, shape: bytes) -> str | None:
     return write_parts(path, [fresh, body], dry_run=False)
 
 
-def write_parts(path: Path, parts: list[bytes], dry_run: bool) -> str:
-    """write_atomic for bytes in parts, compared with the file on disk piece by piece (neither the
-    new file nor the old is ever held whole)."""
-    try:
-        with open(path, "rb") as old:
-            same = all(old.read(len(part)) == part for part in parts) and not old.read(1)
-        if same:
-            return "unchanged"
-        action = "update"
-    except FileNotFoundError:
-        action = "create"
-    except OSError as exc:
-        raise BankError(f"cannot read {path}: {exc.strerror}") from None
-    if dry_run:
-        return action
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Named as store.write_atomic names its temporaries (store.TEMP_RE), so groom's recovery
-        # knows one a killed `bank index` left.
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.writelines(parts)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-    except OSError as exc:
-        raise BankError(f"cannot write {path}: {exc.strerror}") from None
-    return action
+def write_parts(path: Path, parts: Iterable[bytes], dry_run: bool) -> str:
+    """store.write_atomic for the compiled file's parts, compared with the file on disk as they
+    come; not flushed to disk first (local state: a torn file is rebuilt by the hooks or the next
+    `bank index`)."""
+    return write_atomic(path, parts, dry_run=dry_run, sync=False)
 
 
 def _read_triggers(path: Path) -> dict:
