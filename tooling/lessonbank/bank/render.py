@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 PACKAGE_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 GENERATED = ("INDEX.md", "BANK.md")
 SECTION_TEMPLATE = "BANK-lesson.md.j2"
+# Past this size of INDEX.md (about 17,000 lessons), a changed row is not patched into the compiled
+# index (the patch compares INDEX.md's old and new texts line by line, and reads the old compiled
+# file whole): it is built anew from INDEX.md read a line at a time, in bounded memory.
+PATCH_MOST_BYTES = 8 << 20
 
 
 def environment(bank_templates: Path | None = None, compiled_dir: Path | None = None) -> SandboxedEnvironment:
@@ -145,10 +149,17 @@ def _hash(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, str]],
+def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, Any]],
            lessons: list[Lesson] | None) -> dict[str, str]:  # fmt: skip
     """INDEX.md and BANK.md from each lesson's (slug, status, row, section), sorted by slug here;
     `lessons` (a custom template's) sorted alike."""
+    ctx = _context(items, lessons)
+    return {name: render_template(env, name + ".j2", ctx).rstrip("\n") + "\n" for name in GENERATED}
+
+
+def _context(items: list[tuple[str, str, str | None, Any]], lessons: list[Lesson] | None) -> dict[str, Any]:
+    """The templates' context for each lesson's (slug, status, row, section): a section may be
+    a derived.Stored, which the template reads when it writes it out."""
     items = sorted(items, key=lambda x: x[0])
     ctx: dict[str, Any] = {
         "columns": index_mod.COLUMNS,
@@ -162,7 +173,37 @@ def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, st
         shown = [inert_lesson(x) for x in sorted(lessons, key=lambda x: x.slug)]  # BANK.md prose: no @imports, no raw HTML
         ctx["lessons"] = shown
         ctx["groups"] = [(s, [x for x in shown if x.status == s]) for s in STATUSES]
-    return {name: render_template(env, name + ".j2", ctx).rstrip("\n") + "\n" for name in GENERATED}
+    return ctx
+
+
+def _stream(env: SandboxedEnvironment, name: str, ctx: dict[str, Any], digest: Any) -> Iterator[bytes]:
+    """A generated file's bytes as the template writes them (`_frame`'s text: trailing newlines
+    made one), in parts of about 64 KB, hashed into `digest` as they go."""
+    import jinja2
+
+    held: list[str] = []
+    size = 0
+    newlines = ""  # trailing newlines held back: only the last run of them is made one
+    try:
+        for chunk in env.get_template(name + ".j2").generate(**ctx):
+            body = chunk.rstrip("\n")
+            if not body:
+                newlines += chunk
+                continue
+            held += (newlines, body)
+            size += len(body) + len(newlines)
+            newlines = chunk[len(body) :]
+            if size > 1 << 16:
+                data = "".join(held).encode("utf-8")
+                digest.update(data)
+                yield data
+                held, size = [], 0
+    except jinja2.TemplateError as exc:
+        where = f"{exc.filename}:{exc.lineno}" if isinstance(exc, jinja2.TemplateSyntaxError) else name + ".j2"
+        raise BankError(f"template {where}: {exc}") from None
+    data = ("".join(held) + "\n").encode("utf-8")
+    digest.update(data)
+    yield data
 
 
 def render(bank: Bank, lessons: list[Lesson]) -> dict[str, str]:
@@ -191,7 +232,7 @@ def _open(bank: Bank) -> derived_mod.Derived:
             envs.append(environment(bank.templates_dir, bank.state_dir / statedir.TEMPLATE_CACHE))
         part = derived.part(name)
         part[derived_mod.ROW] = index_row(lesson)
-        part[derived_mod.SECTION] = section(envs[0], lesson)
+        part[derived_mod.SECTION] = derived.keep(section(envs[0], lesson))
 
     derived = derived_mod.Derived.open(bank, fingerprint(bank), on_parse=work_out)
     _note_problems(bank, derived)
@@ -225,9 +266,10 @@ def _untouched(bank: Bank, derived: derived_mod.Derived) -> bool:
     return True
 
 
-def _texts(bank: Bank, derived: derived_mod.Derived) -> dict[str, str]:
-    """The text of each generated file from lessons/, through the derived cache (which then holds
-    every part worked out, not saved yet)."""
+def _context_of(bank: Bank, derived: derived_mod.Derived) -> tuple[SandboxedEnvironment, dict[str, Any]]:
+    """The environment and the templates' context for lessons/, through the derived cache (which
+    then holds every part worked out, not saved yet; the sections kept stay in the cache file
+    until written out)."""
     items = []
     for name in derived.names():
         rec = derived.small[name]
@@ -238,14 +280,29 @@ def _texts(bank: Bank, derived: derived_mod.Derived) -> dict[str, str]:
             derived.on_parse(derived, name, derived.lesson(name))
         items.append((rec[derived_mod.SLUG], rec[derived_mod.SUMMARY][4], part[derived_mod.ROW], part[derived_mod.SECTION]))
     lessons = valid_lessons(bank) if custom(bank) else None
-    texts = _frame(environment(bank.templates_dir, bank.state_dir / statedir.TEMPLATE_CACHE), items, lessons)
-    derived.meta.update(
-        fingerprint=derived.fingerprint,
-        sources=derived.sources(),
-        outputs={n: _hash(t.encode()) for n, t in texts.items()},
-    )
-    derived.changed = True
-    return texts
+    env = environment(bank.templates_dir, bank.state_dir / statedir.TEMPLATE_CACHE)
+    return env, _context(items, lessons)
+
+
+def _write_out(bank: Bank, derived: derived_mod.Derived, dry_run: bool) -> list[tuple[str, str]]:
+    """Write INDEX.md and BANK.md from lessons/, each streamed from its template to its file
+    (neither is ever held whole); their hashes go into the cache's meta."""
+    env, ctx = _context_of(bank, derived)
+    results, outputs = [], {}
+    for name in GENERATED:
+        digest = hashlib.blake2b(digest_size=16)
+        results.append((name, write_atomic(bank.root / name, _stream(env, name, ctx, digest), dry_run=dry_run)))
+        outputs[name] = digest.digest()
+    if not dry_run:
+        derived.meta.update(fingerprint=derived.fingerprint, sources=derived.sources(), outputs=outputs)
+        derived.changed = True
+    return results
+
+
+def _texts(bank: Bank, derived: derived_mod.Derived) -> dict[str, str]:
+    """The text of each generated file from lessons/, through the derived cache."""
+    env, ctx = _context_of(bank, derived)
+    return {name: render_template(env, name + ".j2", ctx).rstrip("\n") + "\n" for name in GENERATED}
 
 
 @contextlib.contextmanager
@@ -282,17 +339,17 @@ def regenerate(
             derived.refresh(written)
             _note_problems(bank, derived)
         try:
+            index_text = old_index = None
             if _untouched(bank, derived):
                 results = [(name, "unchanged") for name in GENERATED]
-                index_text = None
-                old_index = None
             else:
-                texts = _texts(bank, derived)
                 # what the compiled index may have been built from: it may be patched from there
-                old_index = None if dry_run else statedir.read_text(str(bank.root / "INDEX.md"))
-                results = [(name, write_atomic(bank.root / name, text, dry_run=dry_run)) for name, text in texts.items()]
-                index_text = texts["INDEX.md"]
-                del texts  # the compiled index is built next: its memory, not theirs
+                # (not past PATCH_MOST_BYTES: the patch holds INDEX.md's texts and lines whole)
+                old_index = None if dry_run else _small_text(bank.root / "INDEX.md")
+                results = _write_out(bank, derived, dry_run)
+                if dry_run:  # nothing on disk to build from: the text the lessons give
+                    index_text = _texts(bank, derived)["INDEX.md"]
+            derived.pack()  # the compiled index's build needs the memory more than the records
             action = compiled.write(bank, custom(bank), derived, index_text, dry_run, old_index)
             results.append(("compiled index", action))
             derived.save()
@@ -309,20 +366,26 @@ def stale(bank: Bank) -> list[str]:
             if _untouched(bank, derived):
                 derived.save()
                 return []
-            texts = _texts(bank, derived)
-            derived.meta.pop("outputs", None)  # nothing was written: the files on disk are not these texts
+            env, ctx = _context_of(bank, derived)
+            names = []
+            for name in GENERATED:
+                # compared as it is made: neither text is held whole
+                if write_atomic(bank.root / name, _stream(env, name, ctx, hashlib.blake2b()), dry_run=True) != "unchanged":
+                    names.append(name)
             derived.save()
         finally:
             derived.close()
-    names = []
-    for name, text in texts.items():
-        try:
-            current = (bank.root / name).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            current = None
-        if current != text:
-            names.append(name)
     return names
+
+
+def _small_text(path: Path) -> str | None:
+    """A file's text when it is at most PATCH_MOST_BYTES long (else None, as for a missing one)."""
+    try:
+        if path.stat().st_size > PATCH_MOST_BYTES:
+            return None
+    except OSError:
+        return None
+    return statedir.read_text(str(path))
 
 
 def write_compiled(bank: Bank, lessons: list[Lesson], dry_run: bool = False) -> str:
