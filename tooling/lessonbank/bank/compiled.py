@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import marshal
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from lessonbank.bank import derived as derived_mod
@@ -49,13 +49,13 @@ def _build(
     comes (compiled_build.stream): a 50,000-lesson bank's rows, pieces and tables are never all
     held."""
     cache_path = bank.state_dir / statedir.TRIGGER_CACHE
-    known = derived.pieces() if derived is not None else {}
+    known: Mapping[str, bytes] = derived.pieces() if derived is not None else {}
     rows = derived.generated.values() if derived is not None else ()
     new_rows = sum(1 for p in rows if p[derived_mod.ROW] and p[derived_mod.ROW] not in known)
     # The compiled regexes kept are read only when many rows are new: a few rows' regexes compile
     # faster than the 2 MB file (at 10,000 lessons) reads, and a run that did not read it keeps it.
     wanted = derived is None or custom or new_rows > FEW_NEW_ROWS
-    compiled = _read_triggers(cache_path) if wanted else compiled_build.Packed()
+    compiled = _read_triggers(cache_path) if wanted else compiled_stream.Packed()
     before = len(compiled)
     if derived is not None:
         _add_pieces(derived, compiled)
@@ -76,7 +76,7 @@ def _build(
     return parts, digest
 
 
-def _stream(bank: Bank, compiled: compiled_build.Packed, known: object, used: set[str]) -> tuple[Iterable[bytes], bytes | None]:
+def _stream(bank: Bank, compiled: compiled_stream.Packed, known: Mapping[str, bytes], used: set[str]) -> tuple[Iterable[bytes], bytes | None]:
     """The compiled file's parts from INDEX.md and bank.toml on disk (`used` gets the command
     regexes its rows name), and the hash of INDEX.md as read; the staleness key is the one taken
     before reading when it is the same after (else nothing built from this read passes for current)."""
@@ -98,7 +98,7 @@ def _stream(bank: Bank, compiled: compiled_build.Packed, known: object, used: se
     return parts, None if before[0] is None else hasher.digest()
 
 
-def _disk_lines(path: Path, hasher: hashlib._Hash | None = None) -> Iterator[str] | None:
+def _disk_lines(path: Path, hasher: hashlib.blake2b | None = None) -> Iterator[str] | None:
     """INDEX.md's lines as str.splitlines gives them from statedir.read_text's text, read a line
     at a time (its bytes hashed into `hasher`); None when it cannot be read."""
     try:
@@ -252,16 +252,16 @@ def write_parts(path: Path, parts: Iterable[bytes], dry_run: bool) -> str:
     return write_atomic(path, parts, dry_run=dry_run, sync=False)
 
 
-def _read_triggers(path: Path) -> compiled_build.Packed:
+def _read_triggers(path: Path) -> compiled_stream.Packed:
     """The compiled command regexes `bank index` kept (pattern -> compiled_build.command_trigger,
     held marshalled); empty when missing or written by another format."""
     try:
         data = marshal.loads(path.read_bytes())
     except Exception:
-        return compiled_build.Packed()
+        return compiled_stream.Packed()
     if not isinstance(data, dict) or data.get("format") != (compiled_read.FORMAT, "packed"):
-        return compiled_build.Packed()
-    return compiled_build.Packed(data["triggers"])
+        return compiled_stream.Packed()
+    return compiled_stream.Packed(data["triggers"])
 
 
 def _write_triggers(path: Path, triggers: dict) -> None:

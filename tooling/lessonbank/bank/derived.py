@@ -27,13 +27,13 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from lessonbank.bank import derived_file as dfile
 from lessonbank.bank import store
-from lessonbank.bank.derived_file import Generated, Pieces, Spool, Stored, batched, columns, read_batches, write_batches
 from lessonbank.bank.store import Bank, Problem
 from lessonbank.errors import LessonFormatError
 from lessonbank.kernel import statedir, words
@@ -90,9 +90,9 @@ class Derived:
     # Where the texts and the generated part sit in the file as read: (offset, size) each.
     _spans: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0), (0, 0)])
     _handle: BinaryIO | None = None
-    _generated: Generated | None = None
-    _pieces: Pieces | None = None
-    spool: Spool = field(default_factory=Spool)  # texts worked out in this run, until saved
+    _generated: dfile.Generated | None = None
+    _pieces: dfile.Pieces | None = None
+    spool: dfile.Spool = field(default_factory=dfile.Spool)  # texts worked out in this run, until saved
     # The small part's records marshalled in batches, as `save` writes them, once `pack` let go of
     # `small`; with the names of the generated parts to drop (their file changed or went).
     _packed: list[bytes] | None = None
@@ -208,7 +208,7 @@ class Derived:
         return (key, digest, lesson.slug, lesson.id, summary(lesson), terms_text, problems), lesson
 
     @property
-    def generated(self) -> Generated:
+    def generated(self) -> dfile.Generated:
         """File name -> [content hash, row, section], as a dict reads (read on first use; stale
         ones dropped)."""
         if self._generated is None:
@@ -216,7 +216,7 @@ class Derived:
         assert self._generated is not None
         return self._generated
 
-    def pieces(self) -> Pieces:
+    def pieces(self) -> dfile.Pieces:
         """INDEX.md row line -> its marshalled compiled piece, as a dict reads (read on first
         use, each piece read from the file when asked for); bank.render adds the new ones."""
         if self._pieces is None:
@@ -225,20 +225,20 @@ class Derived:
         return self._pieces
 
     def _read_generated(self) -> None:
-        generated = Generated(self._read_text)
+        generated = dfile.Generated(self._read_text)
         offset, size = self._spans[1]
         try:
             if not size or self._handle is None:
                 raise ValueError("none")
             self._handle.seek(offset)
-            batches = read_batches(self._handle, size)
+            batches = dfile.read_batches(self._handle, size)
             if marshal.loads(next(batches)) != self.fingerprint:
                 raise ValueError("another fingerprint")
             for blob in batches:
                 generated.load(marshal.loads(blob))
         except Exception:
-            generated = Generated(self._read_text)
-        self._generated, self._pieces = generated, Pieces(self.spool, generated)
+            generated = dfile.Generated(self._read_text)
+        self._generated, self._pieces = generated, dfile.Pieces(self.spool, generated)
 
     def pack(self) -> None:
         """Hold the small part marshalled, as `save` writes it, from here on (`small` is emptied):
@@ -247,10 +247,10 @@ class Derived:
             return
         if self._generated is not None:
             self._stale = {name for name, part in self._generated.items() if name not in self.small or self.small[name][DIGEST] != part[0]}
-        self._packed = [marshal.dumps(dict(batch)) for batch in batched(sorted(self.small.items()))]
+        self._packed = [marshal.dumps(dict(batch)) for batch in dfile.batched(sorted(self.small.items()))]
         self.small = {}
 
-    def keep(self, text: str) -> Stored:
+    def keep(self, text: str) -> dfile.Stored:
         """A section worked out in this run, kept in the spool (not in memory) until saved."""
         return self.spool.keep(text.encode("utf-8"))
 
@@ -279,7 +279,7 @@ class Derived:
             size, texts, generated = (int.from_bytes(head[n : n + 8], "little") for n in (12, 20, 28))
             if HEAD + size + texts + generated != os.fstat(handle.fileno()).st_size:
                 raise ValueError("cut short")
-            batches = read_batches(handle, size)
+            batches = dfile.read_batches(handle, size)
             meta = marshal.loads(next(batches))
             small: dict[str, tuple] = {}
             for blob in batches:
@@ -294,23 +294,11 @@ class Derived:
         else:
             handle.close()
 
-    def _read_span(self, number: int) -> bytes:
-        """Part `number` (0 the texts, 1 the generated part) as the file held it when opened."""
-        offset, size = self._spans[number]
-        return self._read_at(offset, size)
-
     def _read_text(self, offset: int, size: int) -> bytes:
-        """Bytes of the texts (a section or a piece)."""
-        if offset + size > self._spans[0][1]:
-            raise ValueError("not in the texts")
-        return self._read_at(self._spans[0][0] + offset, size)
-
-    def _read_at(self, offset: int, size: int) -> bytes:
-        if not size or self._handle is None:
-            if size:
-                raise ValueError("the cache was let go")
-            return b""
-        self._handle.seek(offset)
+        """Bytes of the texts (a section or a piece) of the file as read."""
+        if offset + size > self._spans[0][1] or self._handle is None:
+            raise ValueError("not in the texts, or the cache was let go")
+        self._handle.seek(self._spans[0][0] + offset)
         data = self._handle.read(size)
         if len(data) != size:
             raise ValueError("the cache changed meanwhile")
@@ -342,14 +330,14 @@ class Derived:
         try:
             with open(tmp, "wb") as out:
                 out.write(bytes(HEAD))
-                records = self._packed if self._packed is not None else (marshal.dumps(dict(batch)) for batch in batched(sorted(self.small.items())))
-                small = write_batches(out, _chain(marshal.dumps(self.meta), records))
+                records = self._packed if self._packed is not None else (marshal.dumps(dict(batch)) for batch in dfile.batched(sorted(self.small.items())))
+                small = dfile.write_batches(out, dfile.chain(marshal.dumps(self.meta), records))
                 if self._generated is None:  # not read in this run: copied as it was
                     texts, generated = (self._copy(out, *self._spans[n]) for n in (0, 1))
                 else:
                     index: list = []
                     texts = self._write_texts(out, index)
-                    generated = write_batches(out, _chain(marshal.dumps(self.fingerprint), columns(index)))
+                    generated = dfile.write_batches(out, dfile.chain(marshal.dumps(self.fingerprint), dfile.columns(index)))
                 out.seek(0)
                 out.write(MAGIC + VERSION.to_bytes(4, "little") + b"".join(n.to_bytes(8, "little") for n in (small, texts, generated)))
             os.replace(tmp, self.path)
@@ -359,41 +347,19 @@ class Derived:
             raise
 
     def _write_texts(self, out: BinaryIO, index: list) -> int:
-        """Write the sections and pieces of the current generated parts (new ones, and kept ones
-        copied); their size. `index` gets (name, content hash, row, section span, piece span)."""
+        """Write the sections and pieces of the current generated parts; their size. `index` gets
+        (name, content hash, row, section span, piece span) of each."""
         assert self._generated is not None and self._pieces is not None
-        at = 0
-        for name, (digest, row, section) in self._generated.items():
-            if self._packed is not None:
-                if name in self._stale:
-                    continue
-            elif name not in self.small or self.small[name][DIGEST] != digest:
-                continue
-            spans: list[tuple[int, int] | None] = []
-            for text in (section, None if row is None else self._pieces.get_stored(row)):
-                if text is None:
-                    spans.append(None)
-                    continue
-                data = text.encode("utf-8") if isinstance(text, str) else text if isinstance(text, bytes) else text.data()
-                out.write(data)
-                spans.append((at, len(data)))
-                at += len(data)
-            index.append((name, digest, row, spans[0], spans[1]))
-        return at
+        if self._packed is not None:
+            current = (name for name, _ in self._generated.items() if name not in self._stale)
+        else:
+            current = (n for n, part in self._generated.items() if n in self.small and self.small[n][DIGEST] == part[0])
+        return dfile.write_texts(out, self._generated, self._pieces, current, index)
 
     def _copy(self, out: BinaryIO, offset: int, size: int) -> int:
         if size and self._handle is None:
             raise ValueError("no cache to copy from")
-        left = size
-        if self._handle is not None:
-            self._handle.seek(offset)
-        while left:
-            chunk = self._handle.read(min(left, 1 << 20)) if self._handle is not None else b""
-            if not chunk:
-                raise ValueError("the cache changed meanwhile")
-            out.write(chunk)
-            left -= len(chunk)
-        return size
+        return dfile.copy(self._handle, out, offset, size) if self._handle is not None else 0
 
     def close(self) -> None:
         """Let go of the file as read (save does; the parts not read by then are gone)."""
@@ -403,11 +369,6 @@ class Derived:
             self._handle.close()
             self._handle = None
             self._spans = [(0, 0), (0, 0)]
-
-
-def _chain(first: bytes, rest: Iterable[bytes]) -> Iterator[bytes]:
-    yield first
-    yield from rest
 
 
 def bad_values(rec: tuple) -> list[tuple[int, str]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import array
 import bisect
 import marshal
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import BinaryIO
 
 BATCH = 2048  # records per marshalled batch
@@ -172,7 +172,7 @@ class Spool:
         if self.file is None:
             import tempfile
 
-            self.file = tempfile.TemporaryFile(prefix="lessonbank-derived-")
+            self.file = tempfile.TemporaryFile(prefix="lessonbank-derived-")  # noqa: SIM115 -- kept until the cache is saved, closed by `close`
         self.file.seek(self.size)
         self.file.write(data)
         self.size += len(data)
@@ -193,7 +193,7 @@ class Spool:
             self.file = None
 
 
-class Pieces:
+class Pieces(Mapping[str, bytes]):
     """INDEX.md row line -> its marshalled compiled piece, read as a dict is: those kept in the
     cache file, and the new ones (kept in `spool`), are read one at a time when asked for."""
 
@@ -202,10 +202,6 @@ class Pieces:
         self.stored: dict[str, int] = {} if generated is None else generated.kept_pieces()
         self.spool = spool
         self.new: dict[str, Stored] = {}
-
-    def get(self, row: str, default: bytes | None = None) -> bytes | None:
-        found = self.get_stored(row)
-        return default if found is None else found.data()
 
     def get_stored(self, row: str) -> Stored | None:
         """Where the piece sits: in the cache file, or in the spool."""
@@ -219,16 +215,20 @@ class Pieces:
         return row in self.new or row in self.stored
 
     def __getitem__(self, row: str) -> bytes:
-        found = self.get(row)
+        found = self.get_stored(row)
         if found is None:
             raise KeyError(row)
-        return found
+        return found.data()
 
     def __setitem__(self, row: str, piece: bytes) -> None:
         self.new[row] = self.spool.keep(piece)
 
     def __bool__(self) -> bool:
         return bool(self.new or self.stored)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.new
+        yield from (row for row in self.stored if row not in self.new)
 
     def __len__(self) -> int:
         return len(self.stored) + sum(1 for row in self.new if row not in self.stored)
@@ -244,3 +244,41 @@ def columns(parts: Iterable[tuple[str, bytes, str | None, tuple[int, int] | None
             spans.extend(piece or (0, -1))
         names = [x[0] for x in batch]
         yield marshal.dumps((names, b"".join(x[1] for x in batch), [x[2] for x in batch], spans.tobytes()))
+
+
+def write_texts(out: BinaryIO, generated: Generated, pieces: Pieces, names: Iterable[str], index: list) -> int:
+    """Write the section and the row's piece of each of `names` (sorted; new ones, and kept ones
+    copied from the file as read); their size. `index` gets (name, content hash, row, section
+    span, piece span) of each."""
+    at = 0
+    for name in names:
+        digest, row, section = generated[name]
+        spans: list[tuple[int, int] | None] = []
+        for text in (section, None if row is None else pieces.get_stored(row)):
+            if text is None:
+                spans.append(None)
+                continue
+            data = text.encode("utf-8") if isinstance(text, str) else text.data()
+            out.write(data)
+            spans.append((at, len(data)))
+            at += len(data)
+        index.append((name, digest, row, spans[0], spans[1]))
+    return at
+
+
+def copy(source: BinaryIO, out: BinaryIO, offset: int, size: int) -> int:
+    """Copy `size` bytes from `offset` of `source` in chunks; the size."""
+    source.seek(offset)
+    left = size
+    while left:
+        chunk = source.read(min(left, 1 << 20))
+        if not chunk:
+            raise ValueError("the cache changed meanwhile")
+        out.write(chunk)
+        left -= len(chunk)
+    return size
+
+
+def chain(first: bytes, rest: Iterable[bytes]) -> Iterator[bytes]:
+    yield first
+    yield from rest

@@ -32,7 +32,7 @@ import array
 import marshal
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from lessonbank.kernel import compiled_read, globs, regex_hazard, words
 from lessonbank.kernel import regex_compiler as rxbuild
@@ -55,7 +55,6 @@ from lessonbank.kernel.compiled_read import (
 )
 from lessonbank.kernel.index_md import IndexRow
 
-
 # marshal from version 3 on marks strings interned and objects shared by their refcount, which
 # depends on what else the process holds: the same tables could give different bytes, and
 # `bank index` would rewrite an unchanged file. Version 2 writes values only.
@@ -72,7 +71,7 @@ def settings_from_toml(text: str | None) -> dict:
 
 
 def from_texts(
-    index_text: str | None, toml_text: str | None, compiled: "dict | None" = None, known: "dict | None" = None
+    index_text: str | None, toml_text: str | None, compiled: "dict | None" = None, known: "Mapping | None" = None
 ) -> dict:
     """The tables for INDEX.md's and bank.toml's texts (IndexFormatError for a broken INDEX.md).
 
@@ -82,7 +81,7 @@ def from_texts(
     return assemble(list(pieces_of(index_text, compiled, known)), settings_from_toml(toml_text))
 
 
-def pieces_of(index_text: "str | Iterable[str] | None", compiled: "dict | None" = None, known: "dict | None" = None) -> Iterator[tuple]:
+def pieces_of(index_text: "str | Iterable[str] | None", compiled: "dict | None" = None, known: "Mapping | None" = None) -> Iterator[tuple]:
     """The piece of each row of INDEX.md (given as its text in one string, or as its lines as
     str.splitlines gives them), one at a time; `compiled` and `known` as for `from_texts`."""
     from lessonbank.kernel import index_md as index_mod
@@ -90,24 +89,11 @@ def pieces_of(index_text: "str | Iterable[str] | None", compiled: "dict | None" 
     if index_text is None:
         return
     cache = {} if compiled is None else compiled
-    lookup = known.get if known else {}.get
     for number, line in index_mod.table_lines(index_text):
-        found = lookup(line)
+        found = known.get(line) if known is not None else None
         if type(found) is bytes:
             found = marshal.loads(found)
         yield found if found is not None else piece(index_mod.parse_row(line, number), cache)
-
-
-class Packed(dict):
-    """pattern -> `command_trigger`'s answer, each held marshalled (23,000 patterns' programs are
-    57 MB as objects, 9 MB so): what `bank index` keeps in triggers.cache, as it is there."""
-
-    def __getitem__(self, pattern: str) -> "tuple | None":
-        blob = dict.__getitem__(self, pattern)
-        return None if blob is None else marshal.loads(blob)
-
-    def __setitem__(self, pattern: str, trigger: "tuple | None") -> None:
-        dict.__setitem__(self, pattern, None if trigger is None else marshal.dumps(trigger))
 
 
 def command_trigger(pattern: str) -> "tuple | None":

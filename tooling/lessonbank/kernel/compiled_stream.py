@@ -18,6 +18,18 @@ from lessonbank.kernel import compiled_build as build
 CHUNK = 1 << 20  # bytes read back from a temporary file at a time
 
 
+class Packed(dict):
+    """pattern -> `command_trigger`'s answer, each held marshalled (23,000 patterns' programs are
+    57 MB as objects, 9 MB so): what `bank index` keeps in triggers.cache, as it is there."""
+
+    def __getitem__(self, pattern: str) -> tuple | None:
+        blob = dict.__getitem__(self, pattern)
+        return None if blob is None else marshal.loads(blob)
+
+    def __setitem__(self, pattern: str, trigger: tuple | None) -> None:
+        dict.__setitem__(self, pattern, None if trigger is None else marshal.dumps(trigger))
+
+
 class Spool:
     """An array section kept in a temporary file: blobs appended, read back one by one or in
     chunks when written out."""
@@ -25,7 +37,7 @@ class Spool:
     def __init__(self) -> None:
         import tempfile  # only for a build from a file (8 ms)
 
-        self.file: IO[bytes] = tempfile.TemporaryFile(prefix="lessonbank-compiled-")
+        self.file: IO[bytes] = tempfile.TemporaryFile(prefix="lessonbank-compiled-")  # noqa: SIM115 -- kept until the parts are written out, closed by `close`
         self.offsets = array.array("Q", [0])
         self.reading = False
 
