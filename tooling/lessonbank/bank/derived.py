@@ -93,9 +93,9 @@ class Derived:
     _generated: dfile.Generated | None = None
     _pieces: dfile.Pieces | None = None
     spool: dfile.Spool = field(default_factory=dfile.Spool)  # texts worked out in this run, until saved
-    # The small part's records marshalled in batches, as `save` writes them, once `pack` let go of
+    # The small part's records marshalled in batches in the spool, as `save` writes them, once `pack` let go of
     # `small`; with the names of the generated parts to drop (their file changed or went).
-    _packed: list[bytes] | None = None
+    _packed: list[dfile.Stored] | None = None
     _stale: set[str] = field(default_factory=set)
     _closed: bool = False  # saved or let go: a later `save` does nothing (parts not read are gone)
 
@@ -241,13 +241,14 @@ class Derived:
         self._generated, self._pieces = generated, dfile.Pieces(self.spool, generated)
 
     def pack(self) -> None:
-        """Hold the small part marshalled, as `save` writes it, from here on (`small` is emptied):
-        what follows (the compiled index's build) has the memory, 60 MB at 50,000 lessons."""
+        """Keep the small part marshalled in the spool, as `save` writes it, from here on (`small`
+        is emptied): what follows (the compiled index's build) has the memory, 60 MB at 50,000
+        lessons."""
         if self._packed is not None:
             return
         if self._generated is not None:
             self._stale = {name for name, part in self._generated.items() if name not in self.small or self.small[name][DIGEST] != part[0]}
-        self._packed = [marshal.dumps(dict(batch)) for batch in dfile.batched(sorted(self.small.items()))]
+        self._packed = [self.spool.keep(marshal.dumps(dict(batch))) for batch in dfile.batched(sorted(self.small.items()))]
         self.small = {}
 
     def keep(self, text: str) -> dfile.Stored:
@@ -330,7 +331,10 @@ class Derived:
         try:
             with open(tmp, "wb") as out:
                 out.write(bytes(HEAD))
-                records = self._packed if self._packed is not None else (marshal.dumps(dict(batch)) for batch in dfile.batched(sorted(self.small.items())))
+                if self._packed is not None:
+                    records = (batch.data() for batch in self._packed)
+                else:
+                    records = (marshal.dumps(dict(batch)) for batch in dfile.batched(sorted(self.small.items())))
                 small = dfile.write_batches(out, dfile.chain(marshal.dumps(self.meta), records))
                 if self._generated is None:  # not read in this run: copied as it was
                     texts, generated = (self._copy(out, *self._spans[n]) for n in (0, 1))
