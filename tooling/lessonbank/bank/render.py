@@ -81,8 +81,14 @@ def render_template(env: SandboxedEnvironment, name: str, context: dict[str, Any
     try:
         return env.get_template(name).render(**context)
     except jinja2.TemplateError as exc:
-        where = f"{exc.filename}:{exc.lineno}" if isinstance(exc, jinja2.TemplateSyntaxError) else name
-        raise BankError(f"template {where}: {exc}") from None
+        raise _template_error(exc, name) from None
+
+
+def _template_error(exc: Exception, name: str) -> BankError:
+    import jinja2
+
+    where = f"{exc.filename}:{exc.lineno}" if isinstance(exc, jinja2.TemplateSyntaxError) else name
+    return BankError(f"template {where}: {exc}")
 
 
 def _number(value: float) -> str:
@@ -153,7 +159,10 @@ def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, An
            lessons: list[Lesson] | None) -> dict[str, str]:  # fmt: skip
     """INDEX.md and BANK.md from each lesson's (slug, status, row, section), sorted by slug here;
     `lessons` (a custom template's) sorted alike."""
-    ctx = _context(items, lessons)
+    return _render_all(env, _context(items, lessons))
+
+
+def _render_all(env: SandboxedEnvironment, ctx: dict[str, Any]) -> dict[str, str]:
     return {name: render_template(env, name + ".j2", ctx).rstrip("\n") + "\n" for name in GENERATED}
 
 
@@ -176,7 +185,7 @@ def _context(items: list[tuple[str, str, str | None, Any]], lessons: list[Lesson
     return ctx
 
 
-def _stream(env: SandboxedEnvironment, name: str, ctx: dict[str, Any], digest: Any) -> Iterator[bytes]:
+def _stream(env: SandboxedEnvironment, name: str, ctx: dict[str, Any], digest: hashlib.blake2b) -> Iterator[bytes]:
     """A generated file's bytes as the template writes them (`_frame`'s text: trailing newlines
     made one), in parts of about 64 KB, hashed into `digest` as they go."""
     import jinja2
@@ -199,8 +208,7 @@ def _stream(env: SandboxedEnvironment, name: str, ctx: dict[str, Any], digest: A
                 yield data
                 held, size = [], 0
     except jinja2.TemplateError as exc:
-        where = f"{exc.filename}:{exc.lineno}" if isinstance(exc, jinja2.TemplateSyntaxError) else name + ".j2"
-        raise BankError(f"template {where}: {exc}") from None
+        raise _template_error(exc, name + ".j2") from None
     data = ("".join(held) + "\n").encode("utf-8")
     digest.update(data)
     yield data
@@ -280,6 +288,8 @@ def _context_of(bank: Bank, derived: derived_mod.Derived) -> tuple[SandboxedEnvi
             derived.on_parse(derived, name, derived.lesson(name))
         items.append((rec[derived_mod.SLUG], rec[derived_mod.SUMMARY][4], part[derived_mod.ROW], part[derived_mod.SECTION]))
     lessons = valid_lessons(bank) if custom(bank) else None
+    if lessons is not None:  # a bank's own template may use a section as a string in any way
+        items = [(slug, status, row, str(text)) for slug, status, row, text in items]
     env = environment(bank.templates_dir, bank.state_dir / statedir.TEMPLATE_CACHE)
     return env, _context(items, lessons)
 
@@ -301,8 +311,7 @@ def _write_out(bank: Bank, derived: derived_mod.Derived, dry_run: bool) -> list[
 
 def _texts(bank: Bank, derived: derived_mod.Derived) -> dict[str, str]:
     """The text of each generated file from lessons/, through the derived cache."""
-    env, ctx = _context_of(bank, derived)
-    return {name: render_template(env, name + ".j2", ctx).rstrip("\n") + "\n" for name in GENERATED}
+    return _render_all(*_context_of(bank, derived))
 
 
 @contextlib.contextmanager
