@@ -354,11 +354,9 @@ class Derived:
         """Write the sections and pieces of the current generated parts; their size. `index` gets
         (name, content hash, row, section span, piece span) of each."""
         assert self._generated is not None and self._pieces is not None
-        if self._packed is not None:
-            current = (name for name, _ in self._generated.items() if name not in self._stale)
-        else:
-            current = (n for n, part in self._generated.items() if n in self.small and self.small[n][DIGEST] == part[0])
-        return dfile.write_texts(out, self._generated, self._pieces, current, index)
+        small, stale, packed = self.small, self._stale, self._packed is not None
+        current = ((n, p) for n, p in self._generated.items() if (n not in stale if packed else n in small and small[n][DIGEST] == p[0]))
+        return dfile.write_texts(out, current, self._pieces, index, self._read_text, lambda at, size: self._copy(out, self._spans[0][0] + at, size))
 
     def _copy(self, out: BinaryIO, offset: int, size: int) -> int:
         if size and self._handle is None:

@@ -246,23 +246,41 @@ def columns(parts: Iterable[tuple[str, bytes, str | None, tuple[int, int] | None
         yield marshal.dumps((names, b"".join(x[1] for x in batch), [x[2] for x in batch], spans.tobytes()))
 
 
-def write_texts(out: BinaryIO, generated: Generated, pieces: Pieces, names: Iterable[str], index: list) -> int:
-    """Write the section and the row's piece of each of `names` (sorted; new ones, and kept ones
-    copied from the file as read); their size. `index` gets (name, content hash, row, section
-    span, piece span) of each."""
+def write_texts(out: BinaryIO, parts: Iterable[tuple[str, list]], pieces: Pieces, index: list,
+                kept: Callable[[int, int], bytes], copy_kept: Callable[[int, int], int]) -> int:  # fmt: skip
+    """Write the section and the row's piece of each (name, [content hash, row, section]) (sorted
+    by name); their size. Texts read through `kept` (the file as read) are copied by
+    `copy_kept(offset, size)` a run at a time: the ones that follow each other there still do.
+    `index` gets (name, content hash, row, section span, piece span) of each."""
     at = 0
-    for name in names:
-        digest, row, section = generated[name]
+    run = [0, 0]  # a run of kept texts not written yet: start and end in the file as read
+
+    def flush() -> None:
+        if run[1] > run[0]:
+            copy_kept(run[0], run[1] - run[0])
+        run[0] = run[1] = 0
+
+    for name, (digest, row, section) in parts:
         spans: list[tuple[int, int] | None] = []
         for text in (section, None if row is None else pieces.get_stored(row)):
             if text is None:
                 spans.append(None)
                 continue
-            data = text.encode("utf-8") if isinstance(text, str) else text.data()
-            out.write(data)
-            spans.append((at, len(data)))
-            at += len(data)
+            if isinstance(text, Stored) and text.read == kept:
+                if text.offset != run[1] or run[1] == run[0]:
+                    flush()
+                    run[0] = run[1] = text.offset
+                run[1] += text.size
+                size = text.size
+            else:
+                flush()
+                data = text.encode("utf-8") if isinstance(text, str) else text.data()
+                out.write(data)
+                size = len(data)
+            spans.append((at, size))
+            at += size
         index.append((name, digest, row, spans[0], spans[1]))
+    flush()
     return at
 
 
