@@ -270,7 +270,7 @@ class Derived:
 
     def _read(self) -> None:
         try:
-            handle = open(self.path, "rb")  # noqa: SIM115 -- kept open: the texts are read (or copied) from this very file, closed by `close`
+            handle = open(self.path, "rb", buffering=1 << 18)  # noqa: SIM115 -- kept open: the texts are read (or copied) from this very file, closed by `close`
         except OSError:
             return
         try:
