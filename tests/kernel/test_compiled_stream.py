@@ -76,3 +76,21 @@ def test_spool_reads_back_what_it_kept() -> None:
     assert [spool[n] for n in range(40)] == blobs
     assert b"".join(chunk.bytes() for chunk in spool.chunks()) == b"".join(blobs)
     spool.close()
+
+
+def test_index_md_lines_across_block_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "é\r\nline two\rthree\u2028four\n\nfive" * 50 + "\xff broken \ud7ff end"
+    path = tmp_path / "INDEX.md"
+    path.write_bytes(text.encode("utf-8", "surrogatepass") + b"\xe2\x82\nx")
+    real = open
+
+    def small_reads(*args: object, **kwargs: object):  # the file read 7 bytes at a time
+        handle = real(*args, **kwargs)  # type: ignore[call-overload]
+        read = handle.read
+        handle.read = lambda size=-1: read(7)
+        return handle
+
+    monkeypatch.setattr("builtins.open", small_reads)
+    lines = compiled._disk_lines(path)
+    monkeypatch.undo()
+    assert lines is not None and list(lines) == path.read_bytes().decode("utf-8", "replace").splitlines()

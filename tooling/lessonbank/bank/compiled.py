@@ -99,19 +99,27 @@ def _stream(bank: Bank, compiled: compiled_stream.Packed, known: Mapping[str, by
 
 
 def _disk_lines(path: Path, hasher: hashlib.blake2b | None = None) -> Iterator[str] | None:
-    """INDEX.md's lines as str.splitlines gives them from statedir.read_text's text, read a line
-    at a time (its bytes hashed into `hasher`); None when it cannot be read."""
+    """INDEX.md's lines as str.splitlines gives them from statedir.read_text's text, read 1 MB at
+    a time (its bytes hashed into `hasher`); None when it cannot be read."""
     try:
         handle = open(path, "rb")  # noqa: SIM115 -- closed by the generator
     except OSError:
         return None
 
     def lines() -> Iterator[str]:
+        carry = b""
         with handle:
-            for raw in handle:
+            while block := handle.read(1 << 20):
                 if hasher is not None:
-                    hasher.update(raw)
-                yield from raw.decode("utf-8", "replace").splitlines()
+                    hasher.update(block)
+                # cut after the last b"\n": no line ending or UTF-8 sequence spans the cut
+                cut = block.rfind(b"\n") + 1
+                if not cut:
+                    carry += block
+                    continue
+                yield from (carry + block[:cut]).decode("utf-8", "replace").splitlines()
+                carry = block[cut:]
+        yield from carry.decode("utf-8", "replace").splitlines()
 
     return lines()
 
