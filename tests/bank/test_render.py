@@ -226,3 +226,11 @@ def test_past_the_patch_size_a_change_is_built_not_patched(tmp_path: Path, monke
     index_text, toml_text, key = compiled_read.read_sources(str(bank.root))
     assert key is not None and "reworded" in (index_text or "")
     assert render.compiled_path(bank).read_bytes() == compiled_build.serialize(compiled_build.from_texts(index_text, toml_text), key)
+
+
+def test_a_dry_run_with_nothing_to_change_says_unchanged(tmp_path: Path) -> None:
+    bank = _streamed_bank(tmp_path / "b")
+    render.compiled_path(bank).unlink()
+    assert dict(render.regenerate(Bank.open(bank.root)))["compiled index"] == "create"
+    lessons = [item.lesson for item in bank.load()]
+    assert render.write_compiled(bank, lessons, dry_run=True) == "unchanged"

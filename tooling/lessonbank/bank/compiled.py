@@ -62,10 +62,12 @@ def _build(
     used: set[str] = set()  # the command regexes the rows name
     try:
         if dry_run:
-            _, toml_text, _ = compiled_read.read_sources(str(bank.root))
+            disk_text, toml_text, key = compiled_read.read_sources(str(bank.root))
             data = compiled_build.from_texts(index_text, toml_text, compiled, known)
             used = {entry[6] for group in data["groups"] for entry in group if entry[5] == "c"}
-            parts: Iterable[bytes] = compiled_build.serialize_parts(data, ("pending",))
+            # the key a build from the same INDEX.md on disk would get: then "unchanged" is right
+            key = key if key is not None and index_text == disk_text else ("pending",)
+            parts: Iterable[bytes] = compiled_build.serialize_parts(data, key)
             digest = None if index_text is None else _digest(index_text)
         else:
             parts, digest = _stream(bank, compiled, known, used)
