@@ -234,3 +234,68 @@ def test_a_dry_run_with_nothing_to_change_says_unchanged(tmp_path: Path) -> None
     assert dict(render.regenerate(Bank.open(bank.root)))["compiled index"] == "create"
     lessons = [item.lesson for item in bank.load()]
     assert render.write_compiled(bank, lessons, dry_run=True) == "unchanged"
+
+
+@pytest.mark.parametrize(
+    ("tags", "want"),
+    [
+        (["tool:pytest", "lang:python"], "pytest"),
+        (["lang:python", "tool:pytest"], "pytest"),  # tool: wins wherever it stands
+        (["lang:python", "area:hooks"], "hooks"),  # area: before lang:
+        (["lang:python"], "python"),
+        (["severity:hang"], "other"),
+        ([], "other"),
+        (["tool:Git"], "git"),
+        (["Tool: My Linter "], "my-linter"),
+        (["lang:c++"], "c++"),
+        (["tool:<b>x</b>"], "b-x-b"),  # no markup reaches a heading
+        (["tool:!!!", "lang:go"], "go"),  # a value with nothing left falls through
+    ],
+)
+def test_topic_is_the_first_tool_then_area_then_lang_tag(tags: list[str], want: str) -> None:
+    assert render.topic(tags) == want
+
+
+@pytest.mark.parametrize(
+    ("heading", "want"),
+    [("git", "git"), ("c++", "c"), ("my-linter", "my-linter"), ("node.js", "nodejs"), ("a b", "a-b")],
+)
+def test_anchor_follows_the_github_heading_rule(heading: str, want: str) -> None:
+    assert render.anchor(heading) == want
+
+
+def test_bank_md_groups_lessons_by_topic_under_each_status_with_a_contents_table(tmp_path: Path) -> None:
+    bank = make_bank(
+        tmp_path / "b",
+        [
+            lesson("b-git", tags=["tool:git"]),
+            lesson("a-git", tags=["tool:git"]),
+            lesson("py", tags=["lang:python"]),
+            lesson("plain"),
+            lesson("old-git", tags=["tool:git"], status="disabled"),
+        ],
+    )
+    text = (bank.root / "BANK.md").read_text(encoding="utf-8")
+    contents = text[text.index("## Contents") : text.index("## Active")]
+    assert [line for line in contents.splitlines() if line.startswith("|")] == [
+        "| topic | active | needs-review | disabled |",
+        "|---|---:|---:|---:|",
+        "| [git](#git) | 2 | 0 | 1 |",
+        "| [python](#python) | 1 | 0 | 0 |",
+        "| [other](#other) | 1 | 0 | 0 |",
+    ]
+    headings = [line for line in text.splitlines() if line.startswith("##")]
+    assert headings[headings.index("## Contents") + 1 :] == [
+        "## Active (4)",
+        "### git",
+        "#### a git",
+        "#### b git",
+        "### python",
+        "#### py",
+        "### other",
+        "#### plain",
+        "## Needs-review (0)",
+        "## Disabled (1)",
+        "### git",
+        "#### old git",
+    ]

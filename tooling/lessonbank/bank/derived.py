@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # the YAML parser and the checks are imported only when a fil
 
 MAGIC = b"LBDERIV\x00"
 # Bump when what a record holds, or how a row, section or piece is worked out, changes.
-VERSION = 6
+VERSION = 7
 # The small part of a record: (stat key or None, content hash, slug, id, summary, terms, problems);
 # slug, id, summary and terms are None for a file that does not parse; each problem is (line,
 # message, whether it is a bad value: a lesson with one is left out of what `bank index` writes).

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,8 @@ from lessonbank.kernel import index_md as index_mod
 if TYPE_CHECKING:
     from jinja2.sandbox import SandboxedEnvironment
 
+# Longer than 400 lines: the one regenerate step, from the templates' context (rows, sections,
+# BANK.md's topics) through rendering or streaming them to the files and the compiled index
 PACKAGE_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 GENERATED = ("INDEX.md", "BANK.md")
 SECTION_TEMPLATE = "BANK-lesson.md.j2"
@@ -155,10 +158,47 @@ def _hash(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, Any]],
+# BANK.md groups each status's lessons by topic: the first tag of the first of these categories.
+TOPIC_CATEGORIES = ("tool", "area", "lang")
+OTHER_TOPIC = "other"
+
+
+def topic(tags: list[str] | tuple[str, ...]) -> str:
+    """The BANK.md group a lesson is listed under: its first `tool:` tag's value, else `area:`'s,
+    else `lang:`'s, else "other"; lower case, with only letters, digits and `.+#_-` kept."""
+    for category in TOPIC_CATEGORIES:
+        for tag in tags:
+            cat, _, value = tag.partition(":")
+            if cat.strip().lower() == category:
+                name = re.sub(r"[^a-z0-9.+#_-]+", "-", value.strip().lower()).strip("-")
+                if name:
+                    return name
+    return OTHER_TOPIC
+
+
+def anchor(heading: str) -> str:
+    """The link target GitHub gives a heading that is the first with its text (punctuation but `-`
+    and `_` dropped, spaces made `-`)."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def _topics(items: list[tuple[str, str, str | None, Any, str]]) -> tuple[list, list]:
+    """BANK.md's contents (topic, anchor, count per status) and its sections (status, count,
+    [(topic, sections)]): topics sorted by name, "other" last; lessons by slug within each."""
+    by_status: dict[str, dict[str, list[Any]]] = {s: {} for s in STATUSES}
+    for _slug, status, _row, text, name in items:
+        by_status[status].setdefault(name, []).append(text)
+    order = sorted({name for groups in by_status.values() for name in groups}, key=lambda n: (n == OTHER_TOPIC, n))
+    contents = [(n, anchor(n), [len(by_status[s].get(n, ())) for s in STATUSES]) for n in order]
+    sections = [(s, sum(len(v) for v in by_status[s].values()), [(n, by_status[s][n]) for n in order if n in by_status[s]])
+                for s in STATUSES]  # fmt: skip
+    return contents, sections
+
+
+def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, Any, str]],
            lessons: list[Lesson] | None) -> dict[str, str]:  # fmt: skip
-    """INDEX.md and BANK.md from each lesson's (slug, status, row, section), sorted by slug here;
-    `lessons` (a custom template's) sorted alike."""
+    """INDEX.md and BANK.md from each lesson's (slug, status, row, section, topic), sorted by slug
+    here; `lessons` (a custom template's) sorted alike."""
     return _render_all(env, _context(items, lessons))
 
 
@@ -166,16 +206,20 @@ def _render_all(env: SandboxedEnvironment, ctx: dict[str, Any]) -> dict[str, str
     return {name: render_template(env, name + ".j2", ctx).rstrip("\n") + "\n" for name in GENERATED}
 
 
-def _context(items: list[tuple[str, str, str | None, Any]], lessons: list[Lesson] | None) -> dict[str, Any]:
-    """The templates' context for each lesson's (slug, status, row, section): a section may be
-    a derived.Stored, which the template reads when it writes it out."""
+def _context(items: list[tuple[str, str, str | None, Any, str]], lessons: list[Lesson] | None) -> dict[str, Any]:
+    """The templates' context for each lesson's (slug, status, row, section, topic): a section
+    may be a derived_file.Stored, which the template reads when it writes it out."""
     items = sorted(items, key=lambda x: x[0])
+    contents, grouped = _topics(items)
     ctx: dict[str, Any] = {
         "columns": index_mod.COLUMNS,
         "header": index_mod.row_line(list(index_mod.COLUMNS)),
         "rule": index_mod.row_line(["---"] * len(index_mod.COLUMNS)),
         "rows": [x[2] for x in items if x[2] is not None],
         "sections": [(s, [x[3] for x in items if x[1] == s]) for s in STATUSES],
+        "statuses": STATUSES,
+        "contents": contents,
+        "grouped": grouped,
         "count": len(items),
     }
     if lessons is not None:
@@ -218,7 +262,7 @@ def render(bank: Bank, lessons: list[Lesson]) -> dict[str, str]:
     """The text of each generated file for these lessons (no cache: groom renders lessons it has
     not written yet)."""
     env = environment(bank.templates_dir)
-    items = [(x.slug, x.status, index_row(x), section(env, x)) for x in lessons]
+    items = [(x.slug, x.status, index_row(x), section(env, x), topic(x.tags)) for x in lessons]
     return _frame(env, items, lessons if custom(bank) else None)
 
 
@@ -286,10 +330,11 @@ def _context_of(bank: Bank, derived: derived_mod.Derived) -> tuple[SandboxedEnvi
         part = derived.part(name)
         if part[derived_mod.SECTION] is None and derived.on_parse is not None:  # parsed before, part dropped since
             derived.on_parse(derived, name, derived.lesson(name))
-        items.append((rec[derived_mod.SLUG], rec[derived_mod.SUMMARY][4], part[derived_mod.ROW], part[derived_mod.SECTION]))
+        summary = rec[derived_mod.SUMMARY]
+        items.append((rec[derived_mod.SLUG], summary[4], part[derived_mod.ROW], part[derived_mod.SECTION], topic(summary[7])))
     lessons = valid_lessons(bank) if custom(bank) else None
     if lessons is not None:  # a bank's own template may use a section as a string in any way
-        items = [(slug, status, row, str(text)) for slug, status, row, text in items]
+        items = [(slug, status, row, str(text), group) for slug, status, row, text, group in items]
     env = environment(bank.templates_dir, bank.state_dir / statedir.TEMPLATE_CACHE)
     return env, _context(items, lessons)
 
