@@ -13,7 +13,8 @@ interpreter), so that all see the same machine load:
 Every command runs as `python -m lessonbank` with this checkout's tooling on PYTHONPATH. Peak
 memory (max RSS) is each command's own, from `/usr/bin/time`. The first `bank index` (a build from
 nothing, no cache) is timed once. With `--memory-size 50000` a second bank of that size is built
-and its `bank index` from nothing, with nothing changed and after one change reports peak memory.
+and the peak memory of its `bank index` from nothing (no cache), with nothing changed and after
+one lesson's *do* changed, and of a capture of a new lesson, is reported.
 
 `--tooling DIR` times another checkout's code (its `tooling` folder, e.g. main's in a second
 worktree) with this script's cases, for a before/after in the same machine state.
@@ -164,11 +165,14 @@ def main() -> None:
         if args.memory_size:
             big = Path(tmp) / "big"
             write_bank(big, args.memory_size)
-            for label, change in (("from nothing", None), ("nothing changed", None), ("one do changed", edit_do)):
+            memory_cases = (("bank index from nothing", None), ("bank index, nothing changed", None),
+                            ("bank index, one do changed", edit_do), ("bank capture, new lesson", None))  # fmt: skip
+            for label, change in memory_cases:
                 if change is not None:
                     change(big, 1)
-                elapsed, rss = spawn([*BANK, "index"], big)
-                print(f"{args.memory_size:,} lessons, bank index {label}: {elapsed:.2f} s, peak {rss / 1024:.0f} MiB")
+                argv = capture_new(1) if "capture" in label else [*BANK, "index"]
+                elapsed, rss = spawn(argv, big)
+                print(f"{args.memory_size:,} lessons, {label}: {elapsed:.2f} s, peak {rss / 1024:.0f} MiB")
 
 
 if __name__ == "__main__":
