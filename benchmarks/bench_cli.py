@@ -15,7 +15,8 @@ Every command runs as `python -m lessonbank` with this checkout's tooling on PYT
 memory (max RSS) and CPU time (user + system, 10 ms resolution) are each command's own, from
 `/usr/bin/time`. The first `bank index` (a build from
 nothing, no cache) is timed once. With `--memory-size 50000` a second bank of that size is built
-and its `bank index` from nothing, with nothing changed and after one change reports peak memory.
+and the peak memory of its `bank index` from nothing (no cache), with nothing changed and after
+one lesson's *do* changed, and of a capture of a new lesson, is reported.
 
 `--tooling DIR` times another checkout's code (its `tooling` folder, e.g. main's in a second
 worktree) with this script's cases; given more than once, each tree gets its own copy of the bank
@@ -202,14 +203,17 @@ def main() -> None:
         if args.memory_size:
             big = Path(tmp) / "big"
             write_bank(big, args.memory_size)
+            memory_cases = (("bank index from nothing", None), ("bank index, nothing changed", None),
+                            ("bank index, one do changed", edit_do), ("bank capture, new lesson", None))  # fmt: skip
             for tree in trees:
                 ENV["PYTHONPATH"] = str(tree)
                 shutil.rmtree(big / ".lessonbank", ignore_errors=True)
-                for label, change in (("from nothing", None), ("nothing changed", None), ("one do changed", edit_do)):
+                for label, change in memory_cases:
                     if change is not None:
                         change(big, 1)
-                    elapsed, rss, _ = spawn([*BANK, "index"], big)
-                    print(f"{tree}: {args.memory_size:,} lessons, bank index {label}: {elapsed:.2f} s, peak {rss / 1024:.0f} MiB")
+                    argv = capture_new(1) if "capture" in label else [*BANK, "index"]
+                    elapsed, rss, _ = spawn(argv, big)
+                    print(f"{tree}: {args.memory_size:,} lessons, {label}: {elapsed:.2f} s, peak {rss / 1024:.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,13 @@ project's hook (XDG_DATA_HOME pointing at the teams), the 10k bank's hook (an em
 so it has no other layer), and `python3 -I -S -c pass`, for a Bash call that fits lessons in
 every layer (a new session per call, so every call matches and answers) and one that fits none.
 
+With `--baseline DIR` (the `tooling` folder of another checkout), that checkout's hook script also
+runs, in the same interleaved loop, on copies of the layered project and its team banks (without
+their compiled indexes, so its first call builds them in its own format), and more columns give
+its times: a before/after comparison under one machine load.
+
 Usage: python benchmarks/bench_layers.py [--runs 200] [--project 1000] [--team 5000] [--single 10000]
+       [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -63,6 +70,7 @@ def main() -> None:
     parser.add_argument("--project", type=int, default=1000, help="lessons in the layered project's own bank")
     parser.add_argument("--team", type=int, default=5000, help="lessons in each of the two team banks")
     parser.add_argument("--single", type=int, default=10000, help="lessons in the single bank compared")
+    parser.add_argument("--baseline", type=Path, help="another checkout's tooling folder, timed alongside (layered)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-layers-") as tmp:
         base = Path(tmp)
@@ -76,29 +84,41 @@ def main() -> None:
             times[f"team:{name}"] = build(root, args.team, 101 + number, hooks=False)
             teams[name] = {"url": f"file:///nowhere/{name}.git", "branch": "main"}
         (data / layers.APP / layers.REGISTRY).write_text(json.dumps({"teams": teams}), encoding="utf-8")
+        # The banks just built are about 100 MB of new files: write them out now, so that their
+        # writeback does not stall the first case's writes (a fitting call claims and records).
+        os.sync()
         hook = install.installed_command(project, "PreToolUse")
         assert hook
         bare = hook.split(" -I -S ")[0] + " -I -S -c pass"
         env_layered = {**os.environ, "XDG_DATA_HOME": str(data)}
         env_single = {**os.environ, "XDG_DATA_HOME": str(empty)}
+        runs = [("layered", project, env_layered, hook), ("single", single, env_single, hook)]
+        if args.baseline:
+            # Copies without compiled indexes: the other checkout's first call builds its own.
+            skip = shutil.ignore_patterns(".lessonbank")
+            shutil.copytree(project, base / "project-base", ignore=skip)
+            shutil.copytree(data, base / "data-base", ignore=skip)
+            other = bench_hook.baseline_command(hook, args.baseline)
+            runs.append(("baseline", base / "project-base", {**os.environ, "XDG_DATA_HOME": str(base / "data-base")}, other))
         print(f"python {sys.version.split()[0]}, {args.runs} runs per case, times in ms; bank index: "
               + ", ".join(f"{k} {v:.1f} s" for k, v in times.items()))  # fmt: skip
         print(f"layered: project {args.project} + teams 2 x {args.team} lessons; single: {args.single} lessons")
         print(f"{'case':>12} {'bare p50':>9} {'bare p99':>9} {'layered p50':>12} {'p99':>7} {'x p50':>6} {'x p99':>6}"
-              f" {'single p50':>11} {'p99':>7} {'x p50':>6} {'x p99':>6}")  # fmt: skip
+              f" {'single p50':>11} {'p99':>7} {'x p50':>6} {'x p99':>6}"
+              + (f" {'base p50':>9} {'p99':>7} {'x p50':>6} {'x p99':>6}" if args.baseline else ""))  # fmt: skip
         for case, tool, value, answers in CALLS:
-            got: dict[str, list[float]] = {"bare": [], "layered": [], "single": []}
+            got: dict[str, list[float]] = {"bare": [], **{name: [] for name, *_ in runs}}
             stamp = time.monotonic_ns()
             for i in range(args.runs + 5):
-                for name, root, env in (("layered", project, env_layered), ("single", single, env_single)):
+                for name, root, env, command in runs:
                     payload = json.dumps(bench_hook.payload_for(tool, value, root, f"{name}-{stamp}-{i}")).encode()
-                    seconds, out = spawn(hook, payload, root, env)
+                    seconds, out = spawn(command, payload, root, env)
                     if i == 0:
                         assert (b"additionalContext" in out) == answers, (name, case, out[:300])
-                        if name == "layered" and answers:
+                        if name != "single" and answers:
                             text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
                             shown = [line.split("] (", 1)[1].split(")")[0] if "] (" in line else "project" for line in text.splitlines()[1:]]
-                            print(f"{'':>12} layered answer names the layers {shown}")
+                            print(f"{'':>12} {name} answer names the layers {shown}")
                     if i >= 5:
                         got[name].append(seconds)
                 seconds, _ = spawn(bare, None, project, env_single)
@@ -106,10 +126,14 @@ def main() -> None:
                     got["bare"].append(seconds)
             p = {k: (bench_hook.percentile(v, 0.5) * 1000, bench_hook.percentile(v, 0.99) * 1000) for k, v in got.items()}
             b50, b99 = p["bare"]
+            extra = ""
+            if args.baseline:
+                extra = (f" {p['baseline'][0]:>9.1f} {p['baseline'][1]:>7.1f} {p['baseline'][0] / b50:>6.2f}"
+                         f" {p['baseline'][1] / b99:>6.2f}")  # fmt: skip
             print(
                 f"{case:>12} {b50:>9.1f} {b99:>9.1f} {p['layered'][0]:>12.1f} {p['layered'][1]:>7.1f}"
                 f" {p['layered'][0] / b50:>6.2f} {p['layered'][1] / b99:>6.2f} {p['single'][0]:>11.1f}"
-                f" {p['single'][1]:>7.1f} {p['single'][0] / b50:>6.2f} {p['single'][1] / b99:>6.2f}",
+                f" {p['single'][1]:>7.1f} {p['single'][0] / b50:>6.2f} {p['single'][1] / b99:>6.2f}" + extra,
                 flush=True,
             )
 

@@ -35,6 +35,21 @@ tags: tool:pytest, area:calc
 promote-to: rule:testing
 #/lesson"""
 HOOK = [sys.executable, "-I", "-S", str(install.hook_script())]
+# `python -I -S -c PROBE <hook script> [args]` runs the hook script and, as the process ends
+# (entry.py ends it with posix._exit, which skips atexit), writes "MODULES <every module loaded>"
+# to stderr: what the tests check the hook process never imports.
+PROBE = """
+import posix, sys
+_exit = posix._exit
+def report(code):
+    sys.stderr.write("MODULES " + " ".join(sorted(sys.modules)) + "\\n")
+    sys.stderr.flush()
+    _exit(code)
+posix._exit = report
+path = sys.argv[1]
+sys.argv = sys.argv[1:]
+exec(compile(open(path).read(), path, "exec"), {"__name__": "__main__", "__file__": path})
+"""
 
 
 def lesson(slug: str, **fields: Any) -> lesson_mod.Lesson:

@@ -195,6 +195,47 @@ def test_compiled_templates_are_kept_and_a_changed_template_is_still_used(tmp_pa
     assert "### kept-one (second)" in text and "(first)" not in text
 
 
+def _streamed_bank(root: Path) -> Bank:
+    lessons = [
+        lesson(f"l-{n}", commands=[rf"\bcargo\s+t{n % 3}\b(?!.*--locked)"] if n % 2 else [], paths=["src/**/*.rs"] if n % 3 else [],
+               tools=["Bash"] if n % 5 == 0 else [], keywords=["cargo", f"k{n % 4}"], priority=n % 10 + 1)
+        for n in range(40)
+    ]  # fmt: skip
+    return make_bank(root, lessons)
+
+
+def test_bank_index_writes_the_bytes_of_the_hooks_in_memory_build(tmp_path: Path) -> None:
+    """`bank index` builds the compiled file streamed (kernel.compiled_stream); the hooks' fallback
+    builds it in memory (compiled_build.rebuild): the same bytes."""
+    bank = _streamed_bank(tmp_path / "b")
+    written = render.compiled_path(bank).read_bytes()
+    index_text, toml_text, key = compiled_read.read_sources(str(bank.root))
+    assert key is not None
+    assert written == compiled_build.serialize(compiled_build.from_texts(index_text, toml_text), key)
+
+
+def test_past_the_patch_size_a_change_is_built_not_patched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lessonbank.bank import compiled
+
+    bank = _streamed_bank(tmp_path / "b")
+    path = bank.lessons_dir / "l-3.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("\ndo: ", "\ndo: reworded ", 1), encoding="utf-8")
+    monkeypatch.setattr(render, "PATCH_MOST_BYTES", 100)
+    monkeypatch.setattr(compiled, "_patch", lambda *a, **k: pytest.fail("patched"))
+    assert dict(render.regenerate(Bank.open(bank.root)))["compiled index"] == "update"
+    index_text, toml_text, key = compiled_read.read_sources(str(bank.root))
+    assert key is not None and "reworded" in (index_text or "")
+    assert render.compiled_path(bank).read_bytes() == compiled_build.serialize(compiled_build.from_texts(index_text, toml_text), key)
+
+
+def test_a_dry_run_with_nothing_to_change_says_unchanged(tmp_path: Path) -> None:
+    bank = _streamed_bank(tmp_path / "b")
+    render.compiled_path(bank).unlink()
+    assert dict(render.regenerate(Bank.open(bank.root)))["compiled index"] == "create"
+    lessons = [item.lesson for item in bank.load()]
+    assert render.write_compiled(bank, lessons, dry_run=True) == "unchanged"
+
+
 @pytest.mark.parametrize(
     ("tags", "want"),
     [

@@ -21,7 +21,7 @@ from lessonbank.hooks import dispatch
 from lessonbank.hooks.agents import claude, codex, copilot, cursor, gemini
 from lessonbank.kernel import exit_status, records
 from lessonbank.kernel import statedir as state
-from tests.hook_support import HOOK, lesson, make_bank
+from tests.hook_support import HOOK, PROBE, lesson, make_bank
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -324,13 +324,6 @@ def test_the_installed_command_names_agent_and_event(root: Path) -> None:
     assert (unknown.returncode, unknown.stdout) == (0, b"")
 
 
-_PROBE = """
-import atexit, sys
-atexit.register(lambda: sys.stderr.write("MODULES " + " ".join(sorted(sys.modules)) + "\\n"))
-path = sys.argv[1]
-sys.argv = sys.argv[1:]
-exec(compile(open(path).read(), path, "exec"), {"__name__": "__main__", "__file__": path})
-"""
 HEAVY = ("click", "yaml", "jinja2", "frontmatter", "markdown_it", "git", "json")
 
 
@@ -351,7 +344,7 @@ def test_each_adapter_keeps_the_hook_process_light(root: Path, tmp_path: Path, a
     data.pop("workspace_roots", None)
     data["cwd"] = str(root)
     done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", _PROBE, HOOK[-1], agent, event],
+        [sys.executable, "-I", "-S", "-c", PROBE, HOOK[-1], agent, event],
         input=json.dumps(data).encode(),
         capture_output=True,
         timeout=60,

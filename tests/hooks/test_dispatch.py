@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lessonbank.install import claude as install
-from tests.hook_support import EVENTS, bash, context, lesson, make_bank, payload, run
+from tests.hook_support import EVENTS, PROBE, bash, context, lesson, make_bank, payload, run
 
 HEAVY = ("click", "yaml", "jinja2", "frontmatter", "markdown_it", "git")
 
@@ -83,18 +83,11 @@ def test_no_bank_no_output_no_files(tmp_path: Path) -> None:
     assert list(project.iterdir()) == []
 
 
-_PROBE = """
-import atexit, sys
-atexit.register(lambda: sys.stderr.write("MODULES " + " ".join(sorted(sys.modules)) + "\\n"))
-path = sys.argv[1]
-sys.argv = [path]
-exec(compile(open(path).read(), path, "exec"), {"__name__": "__main__", "__file__": path})
-"""
 
 
 def _modules(data: dict) -> tuple[str, set[str]]:
     done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", _PROBE, str(install.hook_script())],
+        [sys.executable, "-I", "-S", "-c", PROBE, str(install.hook_script())],
         input=json.dumps(data).encode(),
         capture_output=True,
         timeout=60,

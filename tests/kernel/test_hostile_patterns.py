@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 from lessonbank.hooks import pre_tool
-from lessonbank.kernel import compiled_build, compiled_read, globs
+from lessonbank.kernel import budget, compiled_build, compiled_read, globs
 from lessonbank.kernel import regex_compiler as rxbuild
 from lessonbank.kernel import regex_engine as rx
 from lessonbank.kernel import statedir as state
@@ -119,8 +119,8 @@ def test_the_mini_matcher_gives_up_within_its_step_budget() -> None:
 def test_the_reported_patterns_hit_the_budget_instead_of_hanging() -> None:
     for pattern, subject in [(r"(a+)+$", "a" * 22 + "!"), (r"(x+x+)+y", "x" * 22), (r"^(a|a)*b", "a" * 22)]:
         program, _ = rxbuild.compile_pattern(pattern)
-        assert rx.measure(program, subject, rx.budget(subject))[0] is None
-        with pytest.raises(rx.Exhausted, match=f"gave up after {rx.budget(subject)} matching steps"):
+        assert rx.measure(program, subject, budget.steps(len(subject)))[0] is None
+        with pytest.raises(budget.Exhausted, match=f"gave up after {budget.steps(len(subject))} matching steps"):
             rx.search(program, pattern, subject)
 
 
@@ -166,9 +166,9 @@ def test_hostile_globs_are_flagged_and_bounded(glob: str) -> None:
     except globs.GlobError:
         return  # too many brace alternatives to expand at all
     for path in GLOB_PATHS:
-        budget = globs.BUDGET_BASE + globs.BUDGET_PER_CHAR * len(path)
-        _, steps = globs.measure(compiled, path, budget)
-        assert steps <= budget + len(path) + 1  # a wildcard pays for its choices before it makes them
+        allowed = budget.steps(len(path))
+        _, steps = globs.measure(compiled, path, allowed)
+        assert steps <= allowed + len(path) + 1  # a wildcard pays for its choices before it makes them
 
 
 @pytest.mark.parametrize("glob", ORDINARY_GLOBS)
@@ -181,55 +181,71 @@ def test_remembered_failures_keep_a_many_star_glob_polynomial() -> None:
     compiled = globs.compile_glob(glob)
     found, steps = globs.measure(compiled, "a" * 200, 10**9)
     assert found is False and steps <= len(compiled[1][0]) * 201 * 201
-    assert globs.measure(compiled, "a" * 200, globs.BUDGET_BASE + globs.BUDGET_PER_CHAR * 200)[0] is None
+    assert globs.measure(compiled, "a" * 200, budget.steps(200))[0] is None
 
 
 def test_one_call_shares_one_budget_across_its_searches() -> None:
     program, _ = rxbuild.compile_pattern(r"a*a*a*a*a*a*a*a*b")
-    rx.new_call()
+    budget.new_call()
     try:
         outcomes = []
         for _ in range(20):
             try:
                 rx.search(program, "slow", "a" * 200)
                 outcomes.append("matched")
-            except rx.Exhausted as exc:
+            except budget.Exhausted as exc:
                 outcomes.append(str(exc))
         spent = "skipped: this call's matching budget is spent"
         # the per-search budget ends each search until the call's allowance is gone
-        assert outcomes[0] == f"gave up after {rx.budget('a' * 200)} matching steps"
-        ran = -(-rx.CALL_BUDGET // rx.budget("a" * 200))  # searches until the allowance is gone
+        assert outcomes[0] == f"gave up after {budget.steps(200)} matching steps"
+        ran = -(-budget.CALL_BUDGET // budget.steps(200))  # searches until the allowance is gone
         assert outcomes[ran:] == [spent] * (20 - ran) and spent not in outcomes[:ran]
     finally:
-        rx.end_call()
-    with pytest.raises(rx.Exhausted, match="gave up after"):  # outside a call: its own budget only
+        budget.end_call()
+    with pytest.raises(budget.Exhausted, match="gave up after"):  # outside a call: its own budget only
         rx.search(program, "slow", "a" * 200)
 
 
 def test_the_re_fallback_of_a_call_is_stopped_by_its_clock() -> None:
     """A non-ASCII subject goes to `re`, which backtracks without counting: `a*a*a*a*b` over
     200 a's and an é takes seconds there. Inside a call it gives up at RE_SECONDS."""
-    rx.new_call()
+    budget.new_call()
     try:
-        with pytest.raises(rx.Exhausted, match="of `re` in this call"):
+        with pytest.raises(budget.Exhausted, match="of `re` in this call"):
             rx.search(None, r"a*a*a*a*b", "a" * 200 + "é")
-        with pytest.raises(rx.Exhausted, match="matching time is spent"):
+        with pytest.raises(budget.Exhausted, match="matching time is spent"):
             rx.search(None, r"caf.", "café")
     finally:
-        rx.end_call()
+        budget.end_call()
     assert rx.search(None, r"caf.", "café") is True  # outside a call: no clock
 
 
 def test_globs_share_one_budget_per_call() -> None:
     compiled = globs.compile_glob("*a*a*a*a*a*a*a*b")
-    globs.new_call()
+    budget.new_call()
     try:
         messages = []
         for _ in range(30):
             try:
                 globs.match(compiled, "a" * 200)
-            except globs.Exhausted as exc:
+            except budget.Exhausted as exc:
                 messages.append(str(exc))
         assert messages[-1] == "skipped: this call's matching budget is spent"
     finally:
-        globs.end_call()
+        budget.end_call()
+
+
+def test_globs_and_regexes_draw_on_one_allowance_per_call() -> None:
+    """Slow globs spend the call's steps, and then a regex search of the same call is skipped."""
+    compiled = globs.compile_glob("*a*a*a*a*a*a*a*b")
+    program, _ = rxbuild.compile_pattern(r"a*a*a*a*a*a*a*a*b")
+    budget.new_call()
+    try:
+        for _ in range(-(-budget.CALL_BUDGET // budget.steps(200))):
+            with pytest.raises(budget.Exhausted, match="gave up after"):
+                globs.match(compiled, "a" * 200)
+        with pytest.raises(budget.Exhausted, match="skipped: this call's matching budget is spent"):
+            rx.search(program, "slow", "a" * 200)
+    finally:
+        budget.end_call()
+    assert globs.match(compiled, "a" * 10 + "b")  # outside a call: each search has its own budget

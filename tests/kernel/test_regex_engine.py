@@ -19,6 +19,9 @@ PATTERNS = [
     r"\d{2,}?", r"rm\s+-rf?\s+/", r"\.py$", r"cargo (test|check|clippy)", r"(?x) py test  # comment",
     r"[-+]?\d+", r"[\]a]", r"a{2}", r"a{2,}", r"a{,2}b", r"(a|b|)+c", r"(?i)k", r"(?i)s+", r"(?a)\w+",
     r"\s\S", r"(?i)[^\W\d]", r"(?i)[Z-a]", r"^\s*$", r"(?m)t$", r"\bgit\b(?!.*--no-verify).*commit",
+    # where a match can start, and where `.*` gives back to: a literal, a set, a category, a branch
+    r"\bcargo\b.*\s\-\-all\b", r"\b(?:pytest|go)\s+\w", r"(?i)\bnpm\b.*[S-U]e", r"x.*[a-c0-2]y", r".*\d",
+    r"a.*(?:b|\sc)", r"(?i).*\bTEST", r"(?=\S)\s*-", r"\b(?:|a)b", r"(?:a+)+\s\d",
 ]  # fmt: skip
 ALPHABET = "abcdxyz ABK_-.\n/0129@,+]\tpytesgoumr\x1c"
 

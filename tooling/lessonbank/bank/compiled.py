@@ -14,14 +14,20 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import marshal
-import os
-import tempfile
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from lessonbank.bank import derived as derived_mod
-from lessonbank.bank.store import Bank
+from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.errors import BankError
-from lessonbank.kernel import compiled_build, compiled_patch, compiled_read, compiled_rows, statedir
+from lessonbank.kernel import (
+    compiled_build,
+    compiled_patch,
+    compiled_read,
+    compiled_rows,
+    compiled_stream,
+    statedir,
+)
 from lessonbank.kernel import index_md as index_mod
 
 # Up to this many new rows, their regexes are compiled rather than looked up in triggers.cache.
@@ -35,7 +41,7 @@ def compiled_path(bank: Bank) -> Path:
 
 def build(
     bank: Bank, custom: bool, dry_run: bool, derived: derived_mod.Derived | None, index_text: str | None
-) -> list[bytes]:
+) -> Iterable[bytes]:
     """The compiled file's bytes, in parts: from INDEX.md on disk, or (dry run) from `index_text`,
     the INDEX.md the lessons give. With `derived`, the rows' pieces worked out before are reused
     and the new ones kept there; `custom`: the bank has its own templates (its rows may be any)."""
@@ -44,33 +50,88 @@ def build(
 
 def _build(
     bank: Bank, custom: bool, dry_run: bool, derived: derived_mod.Derived | None, index_text: str | None
-) -> tuple[list[bytes], str | None]:
-    """`build`'s parts and the INDEX.md text they were built from."""
-    disk_text, toml_text, key = compiled_read.read_sources(str(bank.root))
-    if dry_run:
-        expected = index_text
-        if expected != disk_text:
-            key = None
-        disk_text = expected
+) -> tuple[Iterable[bytes], bytes | None]:
+    """`build`'s parts and the hash of the INDEX.md text they were built from (None: no INDEX.md).
+
+    From INDEX.md on disk, the file is read a line at a time and each row's piece taken as it
+    comes (compiled_build.stream): a 50,000-lesson bank's rows, pieces and tables are never all
+    held."""
     cache_path = bank.state_dir / statedir.TRIGGER_CACHE
-    known = derived.pieces() if derived is not None else {}
+    known: Mapping[str, bytes] = derived.pieces() if derived is not None else {}
     rows = derived.generated.values() if derived is not None else ()
     new_rows = sum(1 for p in rows if p[derived_mod.ROW] and p[derived_mod.ROW] not in known)
     # The compiled regexes kept are read only when many rows are new: a few rows' regexes compile
     # faster than the 2 MB file (at 10,000 lessons) reads, and a run that did not read it keeps it.
     wanted = derived is None or custom or new_rows > FEW_NEW_ROWS
-    compiled = _read_triggers(cache_path) if wanted else {}
+    compiled = _read_triggers(cache_path) if wanted else compiled_stream.Packed()
     before = len(compiled)
+    if derived is not None:
+        _add_pieces(derived, compiled)
+    used: set[str] = set()  # the command regexes the rows name
     try:
-        if derived is not None:
-            _add_pieces(derived, compiled)
-        data = compiled_build.from_texts(disk_text, toml_text, compiled, known)
+        if dry_run:
+            disk_text, toml_text, key = compiled_read.read_sources(str(bank.root))
+            data = compiled_build.from_texts(index_text, toml_text, compiled, known)
+            used = {entry[6] for group in data["groups"] for entry in group if entry[5] == "c"}
+            # the key a build from the same INDEX.md on disk would get: then "unchanged" is right
+            key = key if key is not None and index_text == disk_text else ("pending",)
+            parts: Iterable[bytes] = compiled_build.serialize_parts(data, key)
+            digest = None if index_text is None else _digest(index_text)
+        else:
+            parts, digest = _stream(bank, compiled, known, used)
     except index_mod.IndexFormatError as exc:
         raise BankError(f"INDEX.md: {exc}") from None
     if wanted and len(compiled) != before and not dry_run:
-        used = {entry[6] for group in data["groups"] for entry in group if entry[5] == "c"}
         _write_triggers(cache_path, {p: v for p, v in compiled.items() if p in used})
-    return compiled_build.serialize_parts(data, key if key is not None else ("pending",)), disk_text
+    return parts, digest
+
+
+def _stream(bank: Bank, compiled: compiled_stream.Packed, known: Mapping[str, bytes], used: set[str]) -> tuple[Iterable[bytes], bytes | None]:
+    """The compiled file's parts from INDEX.md and bank.toml on disk (`used` gets the command
+    regexes its rows name), and the hash of INDEX.md as read; the staleness key is the one taken
+    before reading when it is the same after (else nothing built from this read passes for current)."""
+    root = str(bank.root)
+    before = compiled_read.source_key(root)
+    toml_text = statedir.read_text(root + "/bank.toml")
+    hasher = hashlib.blake2b(digest_size=16)
+    lines = _disk_lines(bank.root / "INDEX.md", hasher)
+
+    def pieces() -> Iterator[tuple]:
+        for found in compiled_build.pieces_of(lines, compiled, known):
+            used.update(trigger[1] for trigger in found[3] if trigger[0] == "c")
+            yield found
+
+    def key() -> tuple:
+        return before if compiled_read.source_key(root) == before else ("pending",)
+
+    parts = compiled_stream.stream(pieces(), compiled_build.settings_from_toml(toml_text), key)
+    return parts, None if before[0] is None else hasher.digest()
+
+
+def _disk_lines(path: Path, hasher: hashlib.blake2b | None = None) -> Iterator[str] | None:
+    """INDEX.md's lines as str.splitlines gives them from statedir.read_text's text, read 1 MB at
+    a time (its bytes hashed into `hasher`); None when it cannot be read."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 -- closed by the generator
+    except OSError:
+        return None
+
+    def lines() -> Iterator[str]:
+        carry = b""
+        with handle:
+            while block := handle.read(1 << 20):
+                if hasher is not None:
+                    hasher.update(block)
+                # cut after the last b"\n": no line ending or UTF-8 sequence spans the cut
+                cut = block.rfind(b"\n") + 1
+                if not cut:
+                    carry += block
+                    continue
+                yield from (carry + block[:cut]).decode("utf-8", "replace").splitlines()
+                carry = block[cut:]
+        yield from carry.decode("utf-8", "replace").splitlines()
+
+    return lines()
 
 
 def _add_pieces(derived: derived_mod.Derived, compiled: dict) -> None:
@@ -86,26 +147,30 @@ def _add_pieces(derived: derived_mod.Derived, compiled: dict) -> None:
 def write(
     bank: Bank, custom: bool, derived: derived_mod.Derived, index_text: str | None, dry_run: bool, old_index: str | None = None
 ) -> str:
-    """Write the compiled index after INDEX.md; nothing is built when the file on disk already
-    describes INDEX.md and bank.toml as they are (it was built from those very bytes). Else, when
-    the file on disk was built from `old_index` (the INDEX.md before this run): only its staleness
-    key is rewritten when what changed in INDEX.md is nothing but `seen` counts, and it is patched
-    (kernel.compiled_patch or compiled_rows) when only a few rows changed, came or went."""
+    """Write the compiled index after INDEX.md (`index_text`: the INDEX.md the lessons give, needed
+    for a dry run; otherwise INDEX.md on disk is read); nothing is built when the file on disk
+    already describes INDEX.md and bank.toml as they are (it was built from those very bytes),
+    only its staleness key is rewritten when what changed in INDEX.md is nothing but `seen`
+    counts, and it is patched (kernel.compiled_patch or compiled_rows) when only a few rows changed,
+    came or went since `old_index`, the INDEX.md it was built from."""
     found = compiled_read.current(str(bank.root), str(bank.state_dir))
     if found is not None:
         found.close()
         if not dry_run or index_text is None:
             return "unchanged"
     path = compiled_path(bank)
-    action, source = None, index_text
-    if not dry_run and index_text is not None and old_index is not None:
-        action, source = _patch(bank, derived, old_index, custom) or (None, index_text)
+    shape, source = (None, None) if dry_run else _shape(bank)
+    action = None
+    if not dry_run and shape is not None:
+        action = _rekey(bank, derived.meta.get("compiled"), shape)
+    if action is None and not dry_run and not custom and old_index is not None:
+        action, source = _patch(bank, derived, old_index) or (None, None)
     if action is None:
         parts, source = _build(bank, custom, dry_run, derived, index_text)
         action = write_parts(path, parts, dry_run)
-    if not dry_run and index_text is not None:
+    if not dry_run and shape is not None:
         # what the file on disk was built from: its stat key and INDEX.md's hash (a patch's start)
-        derived.meta["compiled"] = (_stat_key(path), None if source is None else _digest(source))
+        derived.meta["compiled"] = (shape, _stat_key(path), source)
         derived.changed = True
     return action
 
@@ -114,24 +179,18 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
 
-def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str, custom: bool) -> tuple[str, str] | None:
-    """(action, INDEX.md text) when the file on disk, built from `old_index`, could be rekeyed
-    or patched into the one INDEX.md on disk gives; None when a build is needed (a bank with its
-    own templates is only rekeyed: its rows may be any)."""
+def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str) -> tuple[str, bytes] | None:
+    """(action, hash of INDEX.md's text) when the file on disk, built from `old_index`, could be
+    patched into the one INDEX.md on disk gives (rows reworded: kernel.compiled_patch; rows added,
+    removed or moved: kernel.compiled_rows); None when a build is needed."""
     path = compiled_path(bank)
     stored = derived.meta.get("compiled")
-    if not isinstance(stored, tuple) or len(stored) != 2 or stored[0] != _stat_key(path) or stored[1] != _digest(old_index):
+    if not isinstance(stored, tuple) or len(stored) != 3 or stored[1] != _stat_key(path) or stored[2] != _digest(old_index):
         return None
     disk_text, toml_text, key = compiled_read.read_sources(str(bank.root))
     if disk_text is None or key is None:
         return None
     old_lines, new_lines = old_index.splitlines(), disk_text.splitlines()
-    settings = compiled_build.settings_from_toml(toml_text)
-    if _seen_only(old_lines, new_lines):
-        action = _rekey(bank, key, settings)  # the tables do not read `seen`
-        return None if action is None else (action, disk_text)
-    if custom:
-        return None
     changes = compiled_patch.changed_rows(old_lines, new_lines)
     try:
         old_file = path.read_bytes()
@@ -154,34 +213,36 @@ def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str, custom: boo
         except index_mod.IndexFormatError:
             return None
 
+    settings = compiled_build.settings_from_toml(toml_text)
     parts = None if changes is None else compiled_patch.patch(old_file, changes, piece, settings, key)
     if parts is None:  # rows added or removed, or a change of rank or triggers
         parts = compiled_rows.patch_rows(old_file, old_lines, new_lines, piece, settings, key)
     if parts is None:
         return None
-    return write_parts(path, parts, dry_run=False), disk_text
+    return write_parts(path, parts, dry_run=False), _digest(disk_text)
 
 
-def _seen_only(old_lines: list[str], new_lines: list[str]) -> bool:
-    """Whether two INDEX.md texts (as lines) differ in nothing but table rows' `seen` cells."""
-    if len(old_lines) != len(new_lines):
-        return False
-    differ = [i for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=True)) if a != b]
-    if not differ:
-        return True
-    first = compiled_patch.first_row(new_lines)
-    return first is not None and differ[0] >= first and all(
-        new_lines[i].startswith("|") and _without_seen(old_lines[i]) == _without_seen(new_lines[i]) for i in differ
-    )
-
-
-def _without_seen(line: str) -> tuple[str, str, str]:
-    """A row line less its `seen` cell, which the compiled tables never read: (the cells before it,
-    priority, confidence)."""
-    head, _, confidence = line.rpartition(" | ")  # ... | seen | priority | confidence |
-    head, _, priority = head.rpartition(" | ")
-    head, _, _seen = head.rpartition(" | ")
-    return head, priority, confidence
+def _shape(bank: Bank) -> tuple[bytes | None, bytes | None]:
+    """A hash of what the compiled index is built from, less the `seen` counts it never reads:
+    INDEX.md's table rows (on disk, read a line at a time) with their seen cell left out, and
+    bank.toml; and the hash of INDEX.md's bytes. (None, None) when either cannot be read."""
+    hasher = hashlib.blake2b(digest_size=16)
+    lines = _disk_lines(bank.root / "INDEX.md", hasher)
+    try:
+        toml = (bank.root / "bank.toml").read_bytes()
+        if lines is None:
+            return None, None
+        digest = hashlib.blake2b(toml, digest_size=16)
+        for _, line in index_mod.table_lines(lines):
+            head, _, tail = line.rpartition(" | ")  # ... | seen | priority | confidence |
+            head, _, priority = head.rpartition(" | ")
+            head, _, _seen = head.rpartition(" | ")
+            digest.update(f"{head}\x00{priority}\x00{tail}\n".encode())
+        for _ in lines:  # the rest of the file, for its hash
+            pass
+    except (index_mod.IndexFormatError, OSError):
+        return None, None
+    return digest.digest(), hasher.digest()
 
 
 def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
@@ -192,11 +253,14 @@ def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
-def _rekey(bank: Bank, key: tuple, settings: dict) -> str | None:
-    """Rewrite only the staleness key of the file on disk, whose tables are byte for byte what a
-    build would give (the caller found INDEX.md changed in `seen` counts alone); None when it
-    cannot (the file is unreadable, or was built with other settings)."""
+def _rekey(bank: Bank, stored: object, shape: bytes) -> str | None:
+    """When the compiled file on disk was built (by this cache, untouched since) from the same
+    shape, rewrite only its staleness key: the tables are byte for byte what a build would give.
+    None when it cannot."""
     path = compiled_path(bank)
+    if not isinstance(stored, tuple) or stored[:2] != (shape, _stat_key(path)):
+        return None
+    key = compiled_read.source_key(str(bank.root))
     try:
         with open(path, "rb") as handle:
             head = handle.read(16)
@@ -204,60 +268,31 @@ def _rekey(bank: Bank, key: tuple, settings: dict) -> str | None:
             body = handle.read()
     except (OSError, ValueError, EOFError):
         return None
-    if head[:8] != compiled_read.MAGIC or int.from_bytes(head[8:12], "little") != compiled_read.FORMAT or meta.get("settings") != settings:
-        return None
     meta["key"] = key
     fresh = compiled_build.serialize_meta(meta)
     return write_parts(path, [fresh, body], dry_run=False)
 
 
-def write_parts(path: Path, parts: list[bytes], dry_run: bool) -> str:
-    """write_atomic for bytes in parts, compared with the file on disk piece by piece (neither the
-    new file nor the old is ever held whole)."""
-    try:
-        with open(path, "rb") as old:
-            same = all(old.read(len(part)) == part for part in parts) and not old.read(1)
-        if same:
-            return "unchanged"
-        action = "update"
-    except FileNotFoundError:
-        action = "create"
-    except OSError as exc:
-        raise BankError(f"cannot read {path}: {exc.strerror}") from None
-    if dry_run:
-        return action
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Named as store.write_atomic names its temporaries (store.TEMP_RE), so groom's recovery
-        # knows one a killed `bank index` left.
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.writelines(parts)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-    except OSError as exc:
-        raise BankError(f"cannot write {path}: {exc.strerror}") from None
-    return action
+def write_parts(path: Path, parts: Iterable[bytes], dry_run: bool) -> str:
+    """store.write_atomic for the compiled file's parts, compared with the file on disk as they
+    come; not flushed to disk first (local state: a torn file is rebuilt by the hooks or the next
+    `bank index`)."""
+    return write_atomic(path, parts, dry_run=dry_run, sync=False)
 
 
-def _read_triggers(path: Path) -> dict:
-    """The compiled command regexes `bank index` kept (pattern -> compiled_build.command_trigger);
-    {} when missing or written by another format."""
+def _read_triggers(path: Path) -> compiled_stream.Packed:
+    """The compiled command regexes `bank index` kept (pattern -> compiled_build.command_trigger,
+    held marshalled); empty when missing or written by another format."""
     try:
         data = marshal.loads(path.read_bytes())
     except Exception:
-        return {}
-    if not isinstance(data, dict) or data.get("format") != compiled_read.FORMAT:
-        return {}
-    triggers: dict = data["triggers"]
-    return triggers
+        return compiled_stream.Packed()
+    if not isinstance(data, dict) or data.get("format") != (compiled_read.FORMAT, "packed"):
+        return compiled_stream.Packed()
+    return compiled_stream.Packed(data["triggers"])
 
 
 def _write_triggers(path: Path, triggers: dict) -> None:
     with contextlib.suppress(OSError, ValueError):  # only speed is lost
-        statedir.write_atomic(str(path), marshal.dumps({"format": compiled_read.FORMAT, "triggers": triggers}))
+        data = {"format": (compiled_read.FORMAT, "packed"), "triggers": dict(triggers.items())}
+        statedir.write_atomic(str(path), marshal.dumps(data))

@@ -6,8 +6,10 @@ what is worked out from its text alone, in three parts, each read only when used
 - the small part, all that `bank list`, `stats`, `check` and capture's duplicate gate read: the
   lesson's summary, slug and id, its problems with their lines (a parse error, or `lint`'s), the
   words of its *when* and *do*;
-- the generated part (bank.render): its INDEX.md row and its BANK.md section;
-- the pieces (bank.compiled): the compiled-index piece of each INDEX.md row.
+- the generated part (bank.render, bank.compiled): its INDEX.md row, and where its BANK.md section
+  and the compiled-index piece of its row sit in the file;
+- the texts: each section and piece, read one at a time when they are written out (at 50,000
+  lessons they are 30 and 75 MB, never held at once).
 
 A file whose stat key (size, mtime, ctime, inode) is unchanged is not even read; one whose key
 changed is read and hashed, and parsed only when its bytes changed. A file changed in the last
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from lessonbank.bank import derived_file as dfile
 from lessonbank.bank import store
 from lessonbank.bank.store import Bank, Problem
 from lessonbank.errors import LessonFormatError
@@ -40,14 +43,15 @@ if TYPE_CHECKING:  # the YAML parser and the checks are imported only when a fil
 
 MAGIC = b"LBDERIV\x00"
 # Bump when what a record holds, or how a row, section or piece is worked out, changes.
-VERSION = 6
+VERSION = 7
 # The small part of a record: (stat key or None, content hash, slug, id, summary, terms, problems);
 # slug, id, summary and terms are None for a file that does not parse; each problem is (line,
 # message, whether it is a bad value: a lesson with one is left out of what `bank index` writes).
 KEY, DIGEST, SLUG, ID, SUMMARY, TERMS, PROBLEMS = range(7)
 # The generated part: [content hash, row or None (not in INDEX.md), section or None (not worked
-# out yet)].
+# out yet): its text, or a derived_file.Stored one, read when turned into a string].
 ROW, SECTION = 1, 2
+HEAD = 36  # MAGIC, VERSION, then the sizes of the small part, the texts and the generated part
 
 
 def summary(lesson: lesson_mod.Lesson) -> tuple:
@@ -68,12 +72,11 @@ def terms(when: str, do: str) -> set[str]:
 class Derived:
     """The cache of one bank, brought up to date with its lesson files by `refresh`.
 
-    The file holds three marshalled parts, each read only when asked for: the small part
-    ((meta, records by file name)), the generated part (file name -> [content hash, row, section])
-    and the pieces (INDEX.md row line -> marshalled compiled piece). `meta` holds the fingerprint
-    the generated parts were worked out with and the hashes of the INDEX.md and BANK.md last
-    written from them, so a run where nothing changed reads neither the generated part nor the
-    pieces.
+    The file holds the small part ((meta, records by file name), read at once), the texts, and
+    the generated part (fingerprint, file name -> (content hash, row, where its section and its
+    row's piece sit among the texts)), read on first use. `meta` holds the fingerprint the
+    generated parts were worked out with and the hashes of the INDEX.md and BANK.md last written
+    from them, so a run where nothing changed reads neither the generated part nor the texts.
     """
 
     bank: Bank
@@ -84,12 +87,16 @@ class Derived:
     # works out its generated part at once, so no lesson is kept: 50,000 would not fit in memory).
     on_parse: Callable[[Derived, str, lesson_mod.Lesson], None] | None = None
     changed: bool = False  # something to save
-    # Where the generated part and the pieces sit in the file as read: (offset, size) each, read
-    # only when used (at 50,000 lessons they are 60 and 80 MB).
+    # Where the texts and the generated part sit in the file as read: (offset, size) each.
     _spans: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0), (0, 0)])
     _handle: BinaryIO | None = None
-    _generated: dict[str, list] | None = None
-    _pieces: dict[str, bytes] | None = None
+    _generated: dfile.Generated | None = None
+    _pieces: dfile.Pieces | None = None
+    spool: dfile.Spool = field(default_factory=dfile.Spool)  # texts worked out in this run, until saved
+    # The small part's records marshalled in batches in the spool, as `save` writes them, once `pack` let go of
+    # `small`; with the names of the generated parts to drop (their file changed or went).
+    _packed: list[dfile.Stored] | None = None
+    _stale: set[str] = field(default_factory=set)
     _closed: bool = False  # saved or let go: a later `save` does nothing (parts not read are gone)
 
     @property
@@ -201,68 +208,98 @@ class Derived:
         return (key, digest, lesson.slug, lesson.id, summary(lesson), terms_text, problems), lesson
 
     @property
-    def generated(self) -> dict[str, list]:
-        """File name -> [content hash, row, section] (read on first use; stale ones dropped)."""
+    def generated(self) -> dfile.Generated:
+        """File name -> [content hash, row, section], as a dict reads (read on first use; stale
+        ones dropped)."""
         if self._generated is None:
-            self._generated = {}
-            try:
-                fingerprint, generated = marshal.loads(self._read_span(0))
-            except Exception:
-                fingerprint, generated = None, {}
-            if fingerprint == self.fingerprint and isinstance(generated, dict):
-                self._generated = generated
+            self._read_generated()
+        assert self._generated is not None
         return self._generated
 
-    def pieces(self) -> dict[str, bytes]:
-        """INDEX.md row line -> its marshalled compiled piece (read on first use); bank.render adds
-        the new ones."""
+    def pieces(self) -> dfile.Pieces:
+        """INDEX.md row line -> its marshalled compiled piece, as a dict reads (read on first
+        use, each piece read from the file when asked for); bank.render adds the new ones."""
         if self._pieces is None:
-            try:
-                fingerprint, pieces = marshal.loads(self._read_span(1))
-            except Exception:
-                fingerprint, pieces = None, {}
-            self._pieces = pieces if fingerprint == self.fingerprint and isinstance(pieces, dict) else {}
+            self._read_generated()
+        assert self._pieces is not None
         return self._pieces
+
+    def _read_generated(self) -> None:
+        generated = dfile.Generated(self._read_text)
+        offset, size = self._spans[1]
+        try:
+            if not size or self._handle is None:
+                raise ValueError("none")
+            self._handle.seek(offset)
+            batches = dfile.read_batches(self._handle, size)
+            if marshal.loads(next(batches)) != self.fingerprint:
+                raise ValueError("another fingerprint")
+            for blob in batches:
+                generated.load(marshal.loads(blob))
+        except Exception:
+            generated = dfile.Generated(self._read_text)
+        self._generated, self._pieces = generated, dfile.Pieces(self.spool, generated)
+
+    def pack(self) -> None:
+        """Keep the small part marshalled in the spool, as `save` writes it, from here on (`small`
+        is emptied): what follows (the compiled index's build) has the memory, 60 MB at 50,000
+        lessons."""
+        if self._packed is not None:
+            return
+        if self._generated is not None:
+            self._stale = {name for name, part in self._generated.items() if name not in self.small or self.small[name][DIGEST] != part[0]}
+        self._packed = [self.spool.keep(marshal.dumps(dict(batch))) for batch in dfile.batched(sorted(self.small.items()))]
+        self.small = {}
+
+    def keep(self, text: str) -> dfile.Stored:
+        """A section worked out in this run, kept in the spool (not in memory) until saved."""
+        return self.spool.keep(text.encode("utf-8"))
 
     def part(self, name: str) -> list:
         """The generated part of a well-formed file, [content hash, row, section] (section None
         until worked out; row None for a lesson INDEX.md leaves out); filled in by bank.render."""
         digest = self.small[name][DIGEST]
-        found = self.generated.get(name)
+        generated = self.generated
+        found = generated.get(name)
         if found is None or found[0] != digest:
-            found = self.generated[name] = [digest, None, None]
+            found = generated[name] = [digest, None, None]
             self.changed = True
+        elif found[SECTION] is None and name not in generated.new:
+            generated[name] = found  # to be filled in: held, so what is filled in stays
         return found
 
     def _read(self) -> None:
         try:
-            handle = open(self.path, "rb")  # noqa: SIM115 -- kept open: the parts are read (or copied) from this very file, closed by `close`
+            handle = open(self.path, "rb", buffering=1 << 18)  # noqa: SIM115 -- kept open: the texts are read (or copied) from this very file, closed by `close`
         except OSError:
             return
         try:
-            head = handle.read(28)
+            head = handle.read(HEAD)
             if head[:8] != MAGIC or int.from_bytes(head[8:12], "little") != VERSION:
                 raise ValueError("another version")
-            size = int.from_bytes(head[12:20], "little")
-            meta, small = marshal.loads(handle.read(size))
-            generated = int.from_bytes(head[20:28], "little")
-            total = os.fstat(handle.fileno()).st_size
+            size, texts, generated = (int.from_bytes(head[n : n + 8], "little") for n in (12, 20, 28))
+            if HEAD + size + texts + generated != os.fstat(handle.fileno()).st_size:
+                raise ValueError("cut short")
+            batches = dfile.read_batches(handle, size)
+            meta = marshal.loads(next(batches))
+            small: dict[str, tuple] = {}
+            for blob in batches:
+                small.update(marshal.loads(blob))
         except Exception:  # unreadable or from another version: parse everything
             handle.close()
             return
-        if isinstance(small, dict) and isinstance(meta, dict):
+        if isinstance(meta, dict):
             self.small, self.meta = small, meta
-            self._spans = [(28 + size, generated), (28 + size + generated, total - 28 - size - generated)]
+            self._spans = [(HEAD + size, texts), (HEAD + size + texts, generated)]
             self._handle = handle
         else:
             handle.close()
 
-    def _read_span(self, number: int) -> bytes:
-        """Part `number` (0 the generated part, 1 the pieces) as the file held it when opened."""
-        offset, size = self._spans[number]
-        if not size or self._handle is None:
-            return b""
-        self._handle.seek(offset)
+    def _read_text(self, offset: int, size: int) -> bytes:
+        """Bytes of the texts (a section or a piece) of the file as read."""
+        if offset + size > self._spans[0][1] or self._handle is None:
+            raise ValueError("not in the texts, or the cache was let go")
+        self._handle.seek(self._spans[0][0] + offset)
         data = self._handle.read(size)
         if len(data) != size:
             raise ValueError("the cache changed meanwhile")
@@ -272,75 +309,64 @@ class Derived:
         """Write the cache when anything in it changed (a read-only state folder only costs speed).
 
         A generated part is kept with the content hash it was worked out from, so one stored
-        before its file changed is never taken for current; a part not read in this run is
-        copied from the old file as it was. The parts are marshalled and written one at a time
-        (at 50,000 lessons they are 20, 60 and 80 MB).
+        before its file changed is never taken for current; when the generated part was not read
+        in this run, it and the texts are copied from the old file as they were. Texts are
+        written one at a time, those kept copied from the old file.
         """
         if self._closed:
             return
         if not self.changed:
             self.close()
             return
-
-        def small() -> bytes:
-            return marshal.dumps((self.meta, self.small))
-
-        def generated() -> bytes | int:
-            if self._generated is None:
-                return 0
-            rows = {n: g for n, g in self._generated.items() if n in self.small and g[0] == self.small[n][DIGEST]}
-            return marshal.dumps((self.fingerprint, rows))
-
-        def pieces() -> bytes | int:
-            if self._pieces is None:
-                return 1
-            wanted = {g[ROW] for g in self.generated.values() if g[ROW] is not None}
-            return marshal.dumps((self.fingerprint, {r: p for r, p in self._pieces.items() if r in wanted}))
-
         with contextlib.suppress(OSError, ValueError):
             self.bank.state_dir.mkdir(parents=True, exist_ok=True)
-            self._write([small, generated, pieces])
+            self._write()
         self.changed = False
         self.close()
 
-    def _write(self, parts: list[Callable[[], bytes | int]]) -> None:
-        """Write the header and the parts, each made only when its turn comes (bytes, or the number
-        of a part to copy in chunks from the file as read), through a temporary file and a
-        rename; the header's sizes are filled in at the end."""
+    def _write(self) -> None:
+        """Write the header, the small part, the texts and the generated part through a temporary
+        file and a rename, each part in batches; the header's sizes are filled in at the end."""
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
             with open(tmp, "wb") as out:
-                out.write(bytes(28))
-                sizes = [self._write_part(out, make()) for make in parts]
+                out.write(bytes(HEAD))
+                if self._packed is not None:
+                    records = (batch.data() for batch in self._packed)
+                else:
+                    records = (marshal.dumps(dict(batch)) for batch in dfile.batched(sorted(self.small.items())))
+                small = dfile.write_batches(out, dfile.chain(marshal.dumps(self.meta), records))
+                if self._generated is None:  # not read in this run: copied as it was
+                    texts, generated = (self._copy(out, *self._spans[n]) for n in (0, 1))
+                else:
+                    index: list = []
+                    texts = self._write_texts(out, index)
+                    generated = dfile.write_batches(out, dfile.chain(marshal.dumps(self.fingerprint), dfile.columns(index)))
                 out.seek(0)
-                out.write(MAGIC + VERSION.to_bytes(4, "little") + sizes[0].to_bytes(8, "little") + sizes[1].to_bytes(8, "little"))
+                out.write(MAGIC + VERSION.to_bytes(4, "little") + b"".join(n.to_bytes(8, "little") for n in (small, texts, generated)))
             os.replace(tmp, self.path)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
 
-    def _write_part(self, out: BinaryIO, part: bytes | int) -> int:
-        if isinstance(part, bytes):
-            out.write(part)
-            return len(part)
-        offset, size = self._spans[part]
+    def _write_texts(self, out: BinaryIO, index: list) -> int:
+        """Write the sections and pieces of the current generated parts; their size. `index` gets
+        (name, content hash, row, section span, piece span) of each."""
+        assert self._generated is not None and self._pieces is not None
+        small, stale, packed = self.small, self._stale, self._packed is not None
+        current = ((n, p) for n, p in self._generated.items() if (n not in stale if packed else n in small and small[n][DIGEST] == p[0]))
+        return dfile.write_texts(out, current, self._pieces, index, self._read_text, lambda at, size: self._copy(out, self._spans[0][0] + at, size))
+
+    def _copy(self, out: BinaryIO, offset: int, size: int) -> int:
         if size and self._handle is None:
             raise ValueError("no cache to copy from")
-        left = size
-        if self._handle is not None:
-            self._handle.seek(offset)
-        while left:
-            chunk = self._handle.read(min(left, 1 << 20)) if self._handle is not None else b""
-            if not chunk:
-                raise ValueError("the cache changed meanwhile")
-            out.write(chunk)
-            left -= len(chunk)
-        return size
+        return dfile.copy(self._handle, out, offset, size) if self._handle is not None else 0
 
     def close(self) -> None:
         """Let go of the file as read (save does; the parts not read by then are gone)."""
         self._closed = True
+        self.spool.close()
         if self._handle is not None:
             self._handle.close()
             self._handle = None

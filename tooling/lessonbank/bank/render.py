@@ -36,9 +36,15 @@ from lessonbank.kernel import index_md as index_mod
 if TYPE_CHECKING:
     from jinja2.sandbox import SandboxedEnvironment
 
+# Longer than 400 lines: the one regenerate step, from the templates' context (rows, sections,
+# BANK.md's topics) through rendering or streaming them to the files and the compiled index
 PACKAGE_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 GENERATED = ("INDEX.md", "BANK.md")
 SECTION_TEMPLATE = "BANK-lesson.md.j2"
+# Past this size of INDEX.md (about 17,000 lessons), a changed row is not patched into the compiled
+# index (the patch compares INDEX.md's old and new texts line by line, and reads the old compiled
+# file whole): it is built anew from INDEX.md read a line at a time, in bounded memory.
+PATCH_MOST_BYTES = 8 << 20
 
 
 def environment(bank_templates: Path | None = None, compiled_dir: Path | None = None) -> SandboxedEnvironment:
@@ -78,8 +84,14 @@ def render_template(env: SandboxedEnvironment, name: str, context: dict[str, Any
     try:
         return env.get_template(name).render(**context)
     except jinja2.TemplateError as exc:
-        where = f"{exc.filename}:{exc.lineno}" if isinstance(exc, jinja2.TemplateSyntaxError) else name
-        raise BankError(f"template {where}: {exc}") from None
+        raise _template_error(exc, name) from None
+
+
+def _template_error(exc: Exception, name: str) -> BankError:
+    import jinja2
+
+    where = f"{exc.filename}:{exc.lineno}" if isinstance(exc, jinja2.TemplateSyntaxError) else name
+    return BankError(f"template {where}: {exc}")
 
 
 def _number(value: float) -> str:
@@ -170,10 +182,10 @@ def anchor(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
 
 
-def _topics(items: list[tuple[str, str, str | None, str, str]]) -> tuple[list, list]:
+def _topics(items: list[tuple[str, str, str | None, Any, str]]) -> tuple[list, list]:
     """BANK.md's contents (topic, anchor, count per status) and its sections (status, count,
     [(topic, sections)]): topics sorted by name, "other" last; lessons by slug within each."""
-    by_status: dict[str, dict[str, list[str]]] = {s: {} for s in STATUSES}
+    by_status: dict[str, dict[str, list[Any]]] = {s: {} for s in STATUSES}
     for _slug, status, _row, text, name in items:
         by_status[status].setdefault(name, []).append(text)
     order = sorted({name for groups in by_status.values() for name in groups}, key=lambda n: (n == OTHER_TOPIC, n))
@@ -183,10 +195,20 @@ def _topics(items: list[tuple[str, str, str | None, str, str]]) -> tuple[list, l
     return contents, sections
 
 
-def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, str, str]],
+def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, Any, str]],
            lessons: list[Lesson] | None) -> dict[str, str]:  # fmt: skip
     """INDEX.md and BANK.md from each lesson's (slug, status, row, section, topic), sorted by slug
     here; `lessons` (a custom template's) sorted alike."""
+    return _render_all(env, _context(items, lessons))
+
+
+def _render_all(env: SandboxedEnvironment, ctx: dict[str, Any]) -> dict[str, str]:
+    return {name: render_template(env, name + ".j2", ctx).rstrip("\n") + "\n" for name in GENERATED}
+
+
+def _context(items: list[tuple[str, str, str | None, Any, str]], lessons: list[Lesson] | None) -> dict[str, Any]:
+    """The templates' context for each lesson's (slug, status, row, section, topic): a section
+    may be a derived_file.Stored, which the template reads when it writes it out."""
     items = sorted(items, key=lambda x: x[0])
     contents, grouped = _topics(items)
     ctx: dict[str, Any] = {
@@ -204,7 +226,36 @@ def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, st
         shown = [inert_lesson(x) for x in sorted(lessons, key=lambda x: x.slug)]  # BANK.md prose: no @imports, no raw HTML
         ctx["lessons"] = shown
         ctx["groups"] = [(s, [x for x in shown if x.status == s]) for s in STATUSES]
-    return {name: render_template(env, name + ".j2", ctx).rstrip("\n") + "\n" for name in GENERATED}
+    return ctx
+
+
+def _stream(env: SandboxedEnvironment, name: str, ctx: dict[str, Any], digest: hashlib.blake2b) -> Iterator[bytes]:
+    """A generated file's bytes as the template writes them (`_frame`'s text: trailing newlines
+    made one), in parts of about 64 KB, hashed into `digest` as they go."""
+    import jinja2
+
+    held: list[str] = []
+    size = 0
+    newlines = ""  # trailing newlines held back: only the last run of them is made one
+    try:
+        for chunk in env.get_template(name + ".j2").generate(**ctx):
+            body = chunk.rstrip("\n")
+            if not body:
+                newlines += chunk
+                continue
+            held += (newlines, body)
+            size += len(body) + len(newlines)
+            newlines = chunk[len(body) :]
+            if size > 1 << 16:
+                data = "".join(held).encode("utf-8")
+                digest.update(data)
+                yield data
+                held, size = [], 0
+    except jinja2.TemplateError as exc:
+        raise _template_error(exc, name + ".j2") from None
+    data = ("".join(held) + "\n").encode("utf-8")
+    digest.update(data)
+    yield data
 
 
 def render(bank: Bank, lessons: list[Lesson]) -> dict[str, str]:
@@ -233,7 +284,7 @@ def _open(bank: Bank) -> derived_mod.Derived:
             envs.append(environment(bank.templates_dir, bank.state_dir / statedir.TEMPLATE_CACHE))
         part = derived.part(name)
         part[derived_mod.ROW] = index_row(lesson)
-        part[derived_mod.SECTION] = section(envs[0], lesson)
+        part[derived_mod.SECTION] = derived.keep(section(envs[0], lesson))
 
     derived = derived_mod.Derived.open(bank, fingerprint(bank), on_parse=work_out)
     _note_problems(bank, derived)
@@ -267,9 +318,10 @@ def _untouched(bank: Bank, derived: derived_mod.Derived) -> bool:
     return True
 
 
-def _texts(bank: Bank, derived: derived_mod.Derived) -> dict[str, str]:
-    """The text of each generated file from lessons/, through the derived cache (which then holds
-    every part worked out, not saved yet)."""
+def _context_of(bank: Bank, derived: derived_mod.Derived) -> tuple[SandboxedEnvironment, dict[str, Any]]:
+    """The environment and the templates' context for lessons/, through the derived cache (which
+    then holds every part worked out, not saved yet; the sections kept stay in the cache file
+    until written out)."""
     items = []
     for name in derived.names():
         rec = derived.small[name]
@@ -281,14 +333,30 @@ def _texts(bank: Bank, derived: derived_mod.Derived) -> dict[str, str]:
         summary = rec[derived_mod.SUMMARY]
         items.append((rec[derived_mod.SLUG], summary[4], part[derived_mod.ROW], part[derived_mod.SECTION], topic(summary[7])))
     lessons = valid_lessons(bank) if custom(bank) else None
-    texts = _frame(environment(bank.templates_dir, bank.state_dir / statedir.TEMPLATE_CACHE), items, lessons)
-    derived.meta.update(
-        fingerprint=derived.fingerprint,
-        sources=derived.sources(),
-        outputs={n: _hash(t.encode()) for n, t in texts.items()},
-    )
-    derived.changed = True
-    return texts
+    if lessons is not None:  # a bank's own template may use a section as a string in any way
+        items = [(slug, status, row, str(text), group) for slug, status, row, text, group in items]
+    env = environment(bank.templates_dir, bank.state_dir / statedir.TEMPLATE_CACHE)
+    return env, _context(items, lessons)
+
+
+def _write_out(bank: Bank, derived: derived_mod.Derived, dry_run: bool) -> list[tuple[str, str]]:
+    """Write INDEX.md and BANK.md from lessons/, each streamed from its template to its file
+    (neither is ever held whole); their hashes go into the cache's meta."""
+    env, ctx = _context_of(bank, derived)
+    results, outputs = [], {}
+    for name in GENERATED:
+        digest = hashlib.blake2b(digest_size=16)
+        results.append((name, write_atomic(bank.root / name, _stream(env, name, ctx, digest), dry_run=dry_run)))
+        outputs[name] = digest.digest()
+    if not dry_run:
+        derived.meta.update(fingerprint=derived.fingerprint, sources=derived.sources(), outputs=outputs)
+        derived.changed = True
+    return results
+
+
+def _texts(bank: Bank, derived: derived_mod.Derived) -> dict[str, str]:
+    """The text of each generated file from lessons/, through the derived cache."""
+    return _render_all(*_context_of(bank, derived))
 
 
 @contextlib.contextmanager
@@ -325,17 +393,17 @@ def regenerate(
             derived.refresh(written)
             _note_problems(bank, derived)
         try:
+            index_text = old_index = None
             if _untouched(bank, derived):
                 results = [(name, "unchanged") for name in GENERATED]
-                index_text = None
-                old_index = None
             else:
-                texts = _texts(bank, derived)
                 # what the compiled index may have been built from: it may be patched from there
-                old_index = None if dry_run else statedir.read_text(str(bank.root / "INDEX.md"))
-                results = [(name, write_atomic(bank.root / name, text, dry_run=dry_run)) for name, text in texts.items()]
-                index_text = texts["INDEX.md"]
-                del texts  # the compiled index is built next: its memory, not theirs
+                # (not past PATCH_MOST_BYTES: the patch holds INDEX.md's texts and lines whole)
+                old_index = None if dry_run else _small_text(bank.root / "INDEX.md")
+                results = _write_out(bank, derived, dry_run)
+                if dry_run:  # nothing on disk to build from: the text the lessons give
+                    index_text = _texts(bank, derived)["INDEX.md"]
+            derived.pack()  # the compiled index's build needs the memory more than the records
             action = compiled.write(bank, custom(bank), derived, index_text, dry_run, old_index)
             results.append(("compiled index", action))
             derived.save()
@@ -352,20 +420,26 @@ def stale(bank: Bank) -> list[str]:
             if _untouched(bank, derived):
                 derived.save()
                 return []
-            texts = _texts(bank, derived)
-            derived.meta.pop("outputs", None)  # nothing was written: the files on disk are not these texts
+            env, ctx = _context_of(bank, derived)
+            names = []
+            for name in GENERATED:
+                # compared as it is made: neither text is held whole
+                if write_atomic(bank.root / name, _stream(env, name, ctx, hashlib.blake2b()), dry_run=True) != "unchanged":
+                    names.append(name)
             derived.save()
         finally:
             derived.close()
-    names = []
-    for name, text in texts.items():
-        try:
-            current = (bank.root / name).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            current = None
-        if current != text:
-            names.append(name)
     return names
+
+
+def _small_text(path: Path) -> str | None:
+    """A file's text when it is at most PATCH_MOST_BYTES long (else None, as for a missing one)."""
+    try:
+        if path.stat().st_size > PATCH_MOST_BYTES:
+            return None
+    except OSError:
+        return None
+    return statedir.read_text(str(path))
 
 
 def write_compiled(bank: Bank, lessons: list[Lesson], dry_run: bool = False) -> str:

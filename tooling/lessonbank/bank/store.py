@@ -11,10 +11,10 @@ import re
 import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from lessonbank import config as config_mod
 from lessonbank.errors import BankError, LessonFormatError, NoBankError, NotFoundError
@@ -50,40 +50,92 @@ class Problem:
     message: str
 
 
-def write_atomic(path: Path, text: str | bytes, dry_run: bool = False) -> str:
-    """Write `text` to `path` atomically when its bytes change; return create, update or unchanged."""
-    data = text.encode("utf-8") if isinstance(text, str) else text
+def write_atomic(path: Path, data: str | bytes | Iterable[bytes], dry_run: bool = False, sync: bool = True) -> str:
+    """Write `data` to `path` atomically when its bytes change; return create, update or unchanged.
+
+    `data` may be an iterable of byte parts (a 50,000-lesson BANK.md or compiled index is tens of
+    MB): they are compared with the file on disk as they come, and a temporary file is started only
+    at the first difference (the equal bytes before it copied from the old file), so neither the
+    new bytes nor the old are ever held whole. `sync`: flush to disk before the rename (local state
+    a later run rebuilds can skip it).
+    """
+    parts: Iterable[bytes] = (data.encode("utf-8"),) if isinstance(data, str) else (data,) if isinstance(data, bytes) else data
     try:
-        old: bytes | None = path.read_bytes()
+        old: BinaryIO | None = open(path, "rb")  # noqa: SIM115 -- closed below, read alongside the parts
     except FileNotFoundError:
         old = None
     except OSError as exc:
         raise BankError(f"cannot read {path}: {exc.strerror}") from None
-    if old == data:
-        return "unchanged"
-    action = "create" if old is None else "update"
-    if dry_run:
-        return action
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
+        return _write_parts(path, parts, old, dry_run, sync)
+    finally:
+        if old is not None:
+            old.close()
+
+
+def _write_parts(path: Path, parts: Iterable[bytes], old: BinaryIO | None, dry_run: bool, sync: bool) -> str:
+    action = "create" if old is None else "update"
+    out: BinaryIO | None = None
+    tmp = ""
+    same = 0  # bytes equal to the old file's so far (while no temporary file is started)
+    try:
+        for part in parts:
+            if out is None and old is not None:
+                try:
+                    if old.read(len(part)) == part:
+                        same += len(part)
+                        continue
+                except OSError as exc:
+                    raise BankError(f"cannot read {path}: {exc.strerror}") from None
+            if dry_run:
+                return action
+            if out is None:
+                out, tmp = _start(path)
+                if old is not None:
+                    old.seek(0)
+                    _copy(old, out, same)
+            out.write(part)
+        if out is None:
+            if old is not None and not old.read(1):
+                return "unchanged"
+            if dry_run:
+                return action
+            out, tmp = _start(path)
             if old is not None:
-                os.chmod(tmp, path.stat().st_mode & 0o7777)
-            else:
-                os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+                old.seek(0)
+                _copy(old, out, same)
+        out.flush()
+        if sync:
+            os.fsync(out.fileno())
+        out.close()
+        os.chmod(tmp, os.fstat(old.fileno()).st_mode & 0o7777 if old is not None else 0o644)
+        os.replace(tmp, path)
+        tmp = ""
     except OSError as exc:
         raise BankError(f"cannot write {path}: {exc.strerror}") from None
+    finally:
+        if out is not None and not out.closed:
+            out.close()
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
     return action
+
+
+def _start(path: Path) -> tuple[BinaryIO, str]:
+    """A temporary file beside `path`, named as TEMP_RE expects (groom deletes one a killed writer left)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    return os.fdopen(fd, "wb"), tmp
+
+
+def _copy(source: BinaryIO, out: BinaryIO, size: int) -> None:
+    while size:
+        chunk = source.read(min(size, 1 << 20))
+        if not chunk:
+            raise OSError(0, "the file changed meanwhile")
+        out.write(chunk)
+        size -= len(chunk)
 
 
 def remove(path: Path, dry_run: bool = False) -> str:

@@ -75,67 +75,80 @@ def subjects(tool: str, tool_input: dict, root: str, cwd: str) -> tuple[list[str
     return commands, paths
 
 
-def _applies(entry: tuple, tool: str) -> bool:
-    tools, kind = entry[4], entry[5]
-    if tools:
-        return tool in tools
-    if kind == "c":
-        return tool == "Bash"
-    return kind == "p"
-
-
 def _fires(index, entry: tuple, commands: list[str], paths: list[str], state_dir: str) -> bool:
     """Does the trigger match? One that uses up its step budget does not, and hook.log says so."""
     kind, source = entry[5], entry[6]
-    if kind == "c":
-        from lessonbank.kernel import regex_engine as rx
+    if kind != "c" and kind != "p":
+        return True
+    from lessonbank.kernel import budget
 
-        program = index.program(entry[7])
-        try:
+    program = index.program(entry[7])
+    try:
+        if kind == "c":
+            from lessonbank.kernel import regex_engine as rx
+
             return any(rx.search(program, source, text) for text in commands)
-        except rx.Exhausted as exc:
-            state.log_line(state_dir, "PreToolUse", f"lesson {entry[1]}: command trigger {source!r} {exc}")
-            return False
-    if kind == "p":
         from lessonbank.kernel import globs
 
-        program = index.program(entry[7])
-        try:
-            return any(globs.match(program, path) for path in paths)
-        except globs.Exhausted as exc:
-            state.log_line(state_dir, "PreToolUse", f"lesson {entry[1]}: path trigger {source!r} {exc}")
-            return False
-    return True
+        return any(globs.match(program, path) for path in paths)
+    except budget.Exhausted as exc:
+        what = "command" if kind == "c" else "path"
+        state.log_line(state_dir, "PreToolUse", f"lesson {entry[1]}: {what} trigger {source!r} {exc}")
+        return False
 
 
-def candidates(index, tool: str, commands: list[str], paths: list[str]) -> list[tuple]:  # noqa: ANN001
-    """The trigger entries of one index that may fire for this call, in rank order.
+def candidates(index, tool: str, commands: list[str], paths: list[str], shared: dict | None = None) -> list[tuple]:  # noqa: ANN001
+    """The trigger entries of one index that may fire for this call, in no particular order.
 
-    Candidates come from the index by the literals the call contains; an entry whose literals
-    are not all in the call is dropped before its program is even read.
+    Candidates come from the index by the literals the call contains; an entry that does not
+    apply to the tool, or whose literals are not all in the call, is dropped before its program
+    is even read. `shared`, one dict per call, keeps what every layer's lookup has in common
+    (the call's keys and their hashes, its folded texts), so a layered call works them out once.
     """
-    keys = compiled_read.grams(commands + paths, index.gram_lengths)
-    keys.add(compiled_read.TOOL + tool)
-    if commands:
-        keys.add(compiled_read.ALWAYS_COMMAND)
-    if paths:
-        keys.add(compiled_read.ALWAYS_PATH)
-    found = index.entries(index.lookup("pre", keys), keys)
-    joined = "\n".join(commands)
-    folded = {"c": compiled_read.fold(joined), "p": compiled_read.fold("\n".join(paths)), "t": ""}
-    bounded = compiled_read.bounded(joined)
+    if shared is None:
+        shared = {}
+    lengths = index.gram_lengths
+    keys = shared.get(lengths)
+    if keys is None:
+        grams = compiled_read.grams(commands + paths, lengths)
+        grams.add(compiled_read.TOOL + tool)
+        if commands:
+            grams.add(compiled_read.ALWAYS_COMMAND)
+        if paths:
+            grams.add(compiled_read.ALWAYS_PATH)
+        keys = shared[lengths] = (grams, compiled_read.hashed(grams))
+    texts = shared.get("texts")
+    if texts is None:
+        joined = "\n".join(commands)
+        folded_texts = {"c": compiled_read.fold(joined), "p": compiled_read.fold("\n".join(paths)), "t": ""}
+        texts = shared["texts"] = (folded_texts, compiled_read.bounded(joined))
+    folded, bounded = texts
+    bounded_text = bounded or ""
     out = []
-    for entry in found:
-        if not _applies(entry, tool):
+    for entry in index.entries(index.probe("pre", keys[1]), keys[0]):
+        tools, kind = entry[4], entry[5]
+        # A trigger naming tools applies to those; else a command trigger to Bash, a path trigger to any.
+        if (tool not in tools) if tools else (kind != "p" and (kind != "c" or tool != "Bash")):
             continue
-        text = folded[entry[5]]
-        if (
-            all(literal in text for literal in entry[8])
-            and (bounded is None or all(literal in bounded for literal in entry[10]))
-            and all(any(branch in text for branch in group) for group in entry[11])
-        ):
-            out.append(entry)
-    out.sort(key=lambda e: (e[9], e[7]))
+        # Plain loops (no generator or map per entry): every literal in the call, every
+        # boundary-marked one in its bounded form, and one branch of each required alternation.
+        text = folded[kind]
+        for literal in entry[8]:
+            if literal not in text:
+                break
+        else:
+            for literal in entry[10] if bounded is not None else ():
+                if literal not in bounded_text:
+                    break
+            else:
+                for group in entry[11]:
+                    for branch in group:
+                        if branch in text:
+                            break
+                    else:
+                        break  # no branch of this alternation is in the call
+                else:
+                    out.append(entry)
     return out
 
 
@@ -149,24 +162,18 @@ def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str]
     listing of its claims) is skipped without running its program.
     """
     ranked: list[tuple] = []
+    shared: dict = {}
     for position, index in enumerate(indexes):
-        ranked.extend((-e[2], -e[3], position, e[9], e[7], e) for e in candidates(index, tool, commands, paths))
+        for e in candidates(index, tool, commands, paths, shared):
+            ranked.append((-e[2], -e[3], position, e[9], e[7], e))
     if not ranked:
         return
-    ranked.sort(key=lambda item: item[:5])
-    # This call's matching budget, shared by all its searches in every layer (the modules are
-    # imported for these candidates in any case).
-    matchers: list = []
-    if any(item[-1][5] == "c" for item in ranked):
-        from lessonbank.kernel import regex_engine
+    ranked.sort()  # by the first five: a layer's program numbers are unique, so no tie reaches the entry
+    # One matching budget for the whole call, shared by all its searches (regex and glob) in
+    # every layer.
+    from lessonbank.kernel import budget
 
-        matchers.append(regex_engine)
-    if any(item[-1][5] == "p" for item in ranked):
-        from lessonbank.kernel import globs
-
-        matchers.append(globs)
-    for matcher in matchers:
-        matcher.new_call()
+    budget.new_call()
     try:
         claimed = session.claimed_slugs()
         done: set[tuple[int, int]] = set()
@@ -178,8 +185,7 @@ def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str]
                 done.add(number)
                 yield (number, entry[1], entry[2])
     finally:
-        for matcher in matchers:
-            matcher.end_call()
+        budget.end_call()
 
 
 def hits(index, tool: str, tool_input: dict, root: str, cwd: str, session: state.Session):  # noqa: ANN201

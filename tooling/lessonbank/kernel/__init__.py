@@ -1,7 +1,8 @@
 """The kernel: standard library only, and the floor every other package stands on.
 
 It owns what both the hook processes and the CLI must agree on: words and stemming, shell command
-splitting, path globs, the small regex engine and its compiler, the static check for regexes that
+splitting, path globs, the small regex engine and its compiler, the step budget both matchers
+charge (`budget`: per search and per hook call), the static check for regexes that
 can backtrack for exponential time (`regex_hazard`), the one check classifier, the
 INDEX.md cells and parser, the compiled-index format (build, patch, write, read), the Copilot and Gemini
 tool names and hook files (`agent_tools`), `.lessonbank/` (every path under it, atomic writes,

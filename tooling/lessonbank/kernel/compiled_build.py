@@ -27,14 +27,18 @@ Tables:
 - `recall`: "k:<term>" (keywords and tag values) and "a:<term>" (all meaningful words of the
   title, when and do, plus those) -> lesson numbers, for prompt recall.
 - `grams`: gram -> how many triggers hold it (their rarity), sorted; no hook reads it: it lets
-  `compiled_patch` file an added row's entries without the other rows' pieces.
+  `compiled_rows` file an added row's entries without the other rows' pieces.
 """
+
+# Longer than 400 lines: it is the one writer of the compiled format (pieces, the gather that
+# numbers, ranks and files entries, the sections' bytes) and the rules compiled_rows and
+# compiled_stream reuse to give the same bytes; split, a rule of the format would sit in two places.
 
 import array
 import marshal
 import sys
-from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from lessonbank.kernel import compiled_read, globs, regex_hazard, words
 from lessonbank.kernel import regex_compiler as rxbuild
@@ -73,23 +77,29 @@ def settings_from_toml(text: str | None) -> dict:
 
 
 def from_texts(
-    index_text: str | None, toml_text: str | None, compiled: "dict | None" = None, known: "dict | None" = None
+    index_text: str | None, toml_text: str | None, compiled: "dict | None" = None, known: "Mapping | None" = None
 ) -> dict:
     """The tables for INDEX.md's and bank.toml's texts (IndexFormatError for a broken INDEX.md).
 
     `known` (an INDEX.md row line -> its `piece`, or the piece marshalled) holds rows worked out before: only the other
     lines are parsed and worked out, so `bank index` after a small change does little work.
     """
+    return assemble(list(pieces_of(index_text, compiled, known)), settings_from_toml(toml_text))
+
+
+def pieces_of(index_text: "str | Iterable[str] | None", compiled: "dict | None" = None, known: "Mapping | None" = None) -> Iterator[tuple]:
+    """The piece of each row of INDEX.md (given as its text in one string, or as its lines as
+    str.splitlines gives them), one at a time; `compiled` and `known` as for `from_texts`."""
     from lessonbank.kernel import index_md as index_mod
 
+    if index_text is None:
+        return
     cache = {} if compiled is None else compiled
-    pieces = []
-    for number, line in index_mod.table_lines(index_text) if index_text is not None else ():
-        found = known.get(line) if known else None
+    for number, line in index_mod.table_lines(index_text):
+        found = known.get(line) if known is not None else None
         if type(found) is bytes:
             found = marshal.loads(found)
-        pieces.append(found if found is not None else piece(index_mod.parse_row(line, number), cache))
-    return assemble(pieces, settings_from_toml(toml_text))
+        yield found if found is not None else piece(index_mod.parse_row(line, number), cache)
 
 
 def command_trigger(pattern: str) -> "tuple | None":
@@ -158,42 +168,87 @@ def piece(r: IndexRow, compiled: dict) -> tuple:
 def assemble(pieces: list, settings: dict) -> dict:
     """The lookup tables for rows' pieces, in INDEX.md order: numbers, ranks and keys depend on all
     rows. Lesson records and programs stay marshalled (`serialize` writes them as they are)."""
-    heads = [p[0] for p in pieces]
+    records: list = []
     programs: list = []
-    pending: list[tuple[tuple, list[list[str]] | None, str]] = []  # (entry, grams by run, fallback key)
-    recall: defaultdict[str, list[int]] = defaultdict(list)  # no list made per posting, as setdefault would
-    order = sorted(range(len(heads)), key=lambda n: (-heads[n][1], -heads[n][2], heads[n][0]))
-    rank = [0] * len(heads)
+    data = _gather(pieces, settings, records.append, programs.append)
+    data["groups"] = list(data["groups"])
+    data["recall"] = {k: tuple(v) for k, v in data["recall"].items()}
+    data["lessons"], data["programs"] = records, programs
+    return data
+
+
+def _gather(pieces: Iterable[tuple], settings: dict, add_record: Callable[[bytes], None],
+            add_program: Callable[[bytes], None], pending: "list | None" = None) -> dict:  # fmt: skip
+    """The tables but for the lesson records and programs, which are handed to `add_record` and
+    `add_program` in order as the pieces come; `groups` is an iterator of groups, `recall` holds
+    arrays. The trigger entries wait marshalled in `pending` (a list, or one kept in a file by
+    compiled_stream), their grams shared (at 50,000 lessons, 70,000 entries as tuples would be
+    50 MB; they name fewer than 3,000 grams)."""
+    slugs: list[str] = []
+    priorities = array.array("q")
+    confidences = array.array("d")
+    programs = 0
+    entries: list = [] if pending is None else pending  # (number, tools, kind, source, program number, literals, marked, choices)
+    by_runs: list[tuple | None] = []  # each pending entry's grams by run
+    fallbacks: list[str] = []  # and its key when it has no gram
+    recall: dict[str, array.array] = {}
+    shared: dict = {}  # one object per gram and per tuple of them
+    for number, ((slug, priority, confidence), record, tools, triggers, keys) in enumerate(pieces):
+        slugs.append(slug)
+        priorities.append(priority)
+        confidences.append(confidence)
+        add_record(record)
+        for kind, source, program, literals, by_run, fallback, marked, choices in triggers:
+            if kind == "t":
+                entries.append(marshal.dumps((number, tools, kind, source, -1, (), (), ())))
+                by_runs.append(None)
+            else:
+                entries.append(marshal.dumps((number, tools, kind, source, programs, literals, marked, choices)))
+                runs = tuple(tuple(shared.setdefault(g, g) for g in run) for run in by_run) if by_run else None
+                by_runs.append(shared.setdefault(runs, runs) if runs else None)
+                add_program(program)
+                programs += 1
+            fallbacks.append(shared.setdefault(fallback, fallback))
+        for term in keys.split():
+            found = recall.get(term)
+            if found is None:
+                found = recall[term] = array.array("I")
+            found.append(number)
+    del shared
+    order = sorted(range(len(slugs)), key=lambda n: (-priorities[n], -confidences[n], slugs[n]))
+    rank = array.array("I", bytes(4 * len(slugs)))
     for position, number in enumerate(order):
         rank[number] = position
-    for number, piece_ in enumerate(pieces):
-        for item in row_entries(number, piece_, rank[number], len(programs)):
-            pending.append(item[:3])
-            if item[3] is not None:
-                programs.append(item[3])
-        for key in piece_[4].split():
-            recall[key].append(number)
+    del order
     frequency: Counter[str] = Counter()
-    for _, by_run, _ in pending:
+    for by_run in by_runs:
         if by_run:
             frequency.update({g for run in by_run for g in run})
     # A gram's rarity: fewer triggers first, then longer, then by text (a dict, so `min` runs no
     # Python function per gram: this loop is most of `bank index` after a small change).
     rarity = {gram: (count, -len(gram), gram) for gram, count in frequency.items()}.__getitem__
 
-    pre: dict[str, dict[str, list[tuple]]] = {}
-    for entry, by_run, fallback in pending:
+    pre: dict[str, dict[str, array.array]] = {}  # key -> second key -> pending entries, by number
+    for at, (by_run, fallback) in enumerate(zip(by_runs, fallbacks, strict=True)):
         key, second = file_under(by_run, fallback, rarity)
-        pre.setdefault(key, {}).setdefault(second, []).append(entry)
-    groups, table = number_groups(pre)
+        seconds = pre.get(key)
+        if seconds is None:
+            seconds = pre[key] = {}
+        found = seconds.get(second)
+        if found is None:
+            found = seconds[second] = array.array("I")
+        found.append(at)
+    del by_runs, fallbacks
+    table = group_table(pre)
+    lengths = gram_lengths(pre)
+    heads = (slugs, priorities, confidences)
     return {
         "settings": dict(settings),
-        "lessons": [p[1] for p in pieces],
-        "programs": programs,
         "pre": table,
-        "groups": groups,
-        "recall": {k: tuple(recall[k]) for k in sorted(recall)},
-        "gram_lengths": gram_lengths(pre),
+        "groups": _groups(pre, entries, heads, rank),
+        "recall": {k: recall[k] for k in sorted(recall)},
+        "gram_lengths": lengths,
+        "count": len(slugs),
         "grams": dict(sorted(frequency.items())),
     }
 
@@ -201,7 +256,7 @@ def assemble(pieces: list, settings: dict) -> dict:
 def row_entries(number: int, piece: tuple, rank: int, program: int) -> "list[tuple]":
     """The trigger entries of row `number` (its `piece`, its `rank`, its first program's number):
     (entry, grams by run, fallback key, marshalled program or None) each, in the order a build
-    files them (`compiled_patch` makes a new row's entries here too)."""
+    files them (`compiled_rows` files a new or moved row's entries with these)."""
     head, _, tools, triggers, _ = piece
     base = (number, *head, tools)
     out = []
@@ -214,7 +269,7 @@ def row_entries(number: int, piece: tuple, rank: int, program: int) -> "list[tup
     return out
 
 
-def file_under(by_run: "list[list[str]] | None", fallback: str, rarity: "Callable[[str], tuple]") -> "tuple[str, str]":
+def file_under(by_run: "Iterable[Iterable[str]] | None", fallback: str, rarity: "Callable[[str], tuple]") -> "tuple[str, str]":
     """(key, second key) an entry is filed under: its rarest gram, and the rarest of the runs that
     do not hold that one ("" when none); the fallback key and "" for an entry without grams."""
     if not by_run:
@@ -224,22 +279,44 @@ def file_under(by_run: "list[list[str]] | None", fallback: str, rarity: "Callabl
     return key, (min(others, key=rarity) if others else "")
 
 
-def number_groups(pre: dict) -> "tuple[list[tuple], dict[str, dict[str, int]]]":
-    """The groups (key, then second key, in sorted order) and the key table naming them by number."""
-    groups: list[tuple] = []
+def group_table(pre: dict) -> "dict[str, dict[str, int]]":
+    """The key table: key -> second key -> group number, groups numbered in sorted key order."""
     table: dict[str, dict[str, int]] = {}
+    count = 0
     for key in sorted(pre):
         table[key] = {}
         for second in sorted(pre[key]):
-            table[key][second] = len(groups)
-            groups.append(tuple(pre[key][second]))
-    return groups, table
+            table[key][second] = count
+            count += 1
+    return table
+
+
+def number_groups(pre: "dict[str, dict[str, list[tuple]]]") -> "tuple[list[tuple], dict[str, dict[str, int]]]":
+    """The groups of entries in `pre` (key -> second key -> entries), in number order, and the key table."""
+    table = group_table(pre)
+    return [tuple(pre[key][second]) for key in table for second in table[key]], table
 
 
 def gram_lengths(pre: dict) -> "tuple[int, ...]":
     """The lengths of the keys and second keys in use, longest first (what a call looks up)."""
     lengths = {len(k) for k in pre if not k.startswith("\x00")} | {len(g) for k in pre for g in pre[k] if g}
     return tuple(sorted(lengths, reverse=True))
+
+
+def _groups(pre: dict[str, dict[str, array.array]], pending: list, heads: tuple, rank: array.array) -> Iterator[tuple]:
+    """The groups in number order, their entries made as each group's turn comes:
+    (lesson number, slug, priority, confidence, tools, kind, source, program number, literals,
+    rank, bounded literals, choices)."""
+    slugs, priorities, confidences = heads
+    for key in sorted(pre):
+        seconds = pre.pop(key)
+        for second in sorted(seconds):
+            group = []
+            for at in seconds.pop(second):
+                number, tools, kind, source, program, literals, marked, choices = marshal.loads(pending[at])
+                head = (slugs[number], priorities[number], confidences[number])
+                group.append((number, *head, tools, kind, source, program, literals, rank[number], marked, choices))
+            yield tuple(group)
 
 
 def _grams(runs: list[str]) -> list[list[str]] | None:
@@ -279,15 +356,19 @@ def serialize_parts(data: dict, key: tuple) -> list[bytes]:
         records = data[name]
         table, payload = array_parts([r if type(r) is bytes else marshal.dumps(r, MARSHAL_VERSION) for r in records])
         sections += [(name + ".table", [table]), (name + ".data", payload)]
-    # Read only by `compiled_patch` (how many triggers hold each gram: where a new row's entries go).
-    sections.append(("grams", [marshal.dumps(data["grams"], MARSHAL_VERSION)]))
+    sections.append(grams_section(data["grams"]))
     return layout(sections, key, data["settings"], data["gram_lengths"], len(data["lessons"]))
+
+
+def grams_section(grams: dict) -> "tuple[str, list[bytes]]":
+    """The last section: gram -> how many triggers hold it, read only by `compiled_rows`."""
+    return ("grams", [marshal.dumps(grams, MARSHAL_VERSION)])
 
 
 def hashed_sections(name: str, mapping: dict) -> list[tuple[str, list[bytes]]]:
     """The filter, table and data sections of a hashed table (`pre` or `recall`)."""
     table, payload = _hashed(mapping)
-    return [(name + ".filter", [_filter(mapping)]), (name + ".table", [table]), (name + ".data", payload)]
+    return [(name + ".filter", [filter_section(mapping)]), (name + ".table", [table]), (name + ".data", payload)]
 
 
 def layout(sections: list[tuple[str, list[bytes]]], key: tuple, settings: dict, gram_lengths: tuple, count: int) -> list[bytes]:
@@ -320,14 +401,26 @@ def serialize_meta(meta: dict) -> bytes:
 
 
 def _hashed(mapping: dict) -> tuple[bytes, list[bytes]]:
+    return array_parts(list(hashed_buckets(mapping)))
+
+
+def hashed_buckets(mapping: dict) -> Iterator[bytes]:
+    """A hashed table's buckets in order, each marshalled as soon as it is filled (an array value
+    as the tuple it stands for), so no second copy of the mapping is made."""
     size = _prime_at_least(max(7, len(mapping)))
-    buckets: list[dict] = [{} for _ in range(size)]
-    for key in sorted(mapping):
-        buckets[bucket(key, size)][key] = mapping[key]
-    return array_parts([marshal.dumps(b, MARSHAL_VERSION) if b else b"" for b in buckets])
+    placed = sorted((bucket(key, size), key) for key in mapping)
+    start = 0
+    for number in range(size):
+        found = {}
+        while start < len(placed) and placed[start][0] == number:
+            key = placed[start][1]
+            value = mapping[key]
+            found[key] = tuple(value) if type(value) is array.array else value
+            start += 1
+        yield marshal.dumps(found, MARSHAL_VERSION) if found else b""
 
 
-def _filter(mapping: dict) -> bytes:
+def filter_section(mapping: dict) -> bytes:
     """A bit filter of the keys: three bits each, FILTER_BITS bits per key (a lookup of a key
     not in it reads no bucket, but for about one in a hundred)."""
     bits = bytearray(max(64, len(mapping) * FILTER_BITS // 8))

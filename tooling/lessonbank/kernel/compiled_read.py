@@ -28,7 +28,7 @@ ALWAYS_COMMAND = "\x00c"
 ALWAYS_PATH = "\x00p"
 TOOL = "\x00t:"
 # What `re`'s IGNORECASE equates with ASCII letters, folded alike in triggers and subjects.
-FOLD = {c: c + 32 for c in range(65, 91)}
+FOLD = dict(zip(range(65, 91), range(97, 123), strict=True))
 FOLD.update({0x130: 105, 0x131: 105, 0x17F: 115, 0x212A: 107})
 # Every whitespace character (str.isspace, what `\s` matches) folds to a space: a trigger's `\s`
 # stands in its literals as " " (regex_compiler), so "go " is a key `cargo tree` does not hold.
@@ -37,9 +37,13 @@ FOLD.update(dict.fromkeys(map(ord, WHITESPACE), 32))
 # The bounded form of an ASCII text: lower case, every character that is not a word character
 # as \x01 (regex_compiler.BOUNDARY), with one more at each end, so that a trigger's literal with
 # its word boundaries marked (`\bgo\s+test\b` -> "\x01go\x01", "\x01test\x01") is a substring
-# of every text the trigger can match: "go test" holds it, "cargo test" does not.
-BOUND = {c: c + 32 for c in range(65, 91)}
-BOUND.update({c: 1 for c in range(128) if not (chr(c).isalnum() or c == 95)})
+# of every text the trigger can match: "go test" holds it, "cargo test" does not. A string indexed
+# by code point (one constant, nothing to build at import); str.translate leaves characters past
+# its end as they are.
+BOUND = (
+    "\x01" * 48 + "0123456789" + "\x01" * 7 + "abcdefghijklmnopqrstuvwxyz" + "\x01" * 4 + "_\x01"
+    + "abcdefghijklmnopqrstuvwxyz" + "\x01" * 5
+)  # fmt: skip
 
 
 # Candidate keys are folded literals of these lengths: a literal run of a trigger is keyed by its
@@ -47,6 +51,10 @@ BOUND.update({c: 1 for c in range(128) if not (chr(c).isalnum() or c == 95)})
 KEY_LENGTHS = (8, 5, 3, 2)
 FILTER_BITS = 24
 _MIX = 0x9E3779B97F4A7C15
+# `_records` reads the offsets of records at most SPAN apart at once, and their data at once when
+# it is at most SPAN_BYTES.
+SPAN = 512
+SPAN_BYTES = 1 << 16
 
 
 def bucket(key: str, size: int) -> int:
@@ -56,8 +64,18 @@ def bucket(key: str, size: int) -> int:
 
 def filter_bits(key: str, bits: int) -> "tuple[int, int, int]":
     """The three bits of a key in a filter of `bits` bits."""
-    x = (int.from_bytes(key.encode("utf-8"), "little") % 2305843009213693951 * _MIX) & 0xFFFFFFFFFFFFFFFF
+    x = hashed([key])[0][2]
     return x % bits, (x >> 21) % bits, (x >> 42) % bits
+
+
+def hashed(keys: "list[str] | set[str]") -> "list[tuple[str, int, int]]":
+    """(key, its number, its mixed hash) of each key: what `bucket` and `filter_bits` take the
+    remainders of, worked out once per call however many layers' indexes it looks up."""
+    out = []
+    for key in keys:
+        n = int.from_bytes(key.encode("utf-8"), "little")
+        out.append((key, n, (n % 2305843009213693951 * _MIX) & 0xFFFFFFFFFFFFFFFF))
+    return out
 
 
 def fold(text: str) -> str:
@@ -157,24 +175,36 @@ class DiskIndex:
 
     def lookup(self, section: str, keys: "list[str] | set[str]") -> dict:
         """The stored values of those `keys` present in `section` ("pre" or "recall")."""
+        return self.probe(section, hashed(keys))
+
+    def probe(self, section: str, keys: "list[tuple[str, int, int]]") -> dict:
+        """`lookup` of keys already `hashed`."""
         size = self.sections[section + ".table"][1] // 4 - 1
         bits = self._filters.get(section)
         if bits is None:
             bits = self._filters[section] = self._read(section + ".filter")
         nbits = len(bits) * 8
         wanted: dict[int, list[str]] = {}
-        for key in keys:
-            a, b, c = filter_bits(key, nbits)
-            if bits[a >> 3] & (1 << (a & 7)) and bits[b >> 3] & (1 << (b & 7)) and bits[c >> 3] & (1 << (c & 7)):
-                wanted.setdefault(bucket(key, size), []).append(key)
-        found = {}
-        for number, names in wanted.items():
-            start, end = self._span(section, number)
-            if start == end:
+        for key, n, x in keys:
+            # Most keys miss at the first bit: the other two are worked out only when it is set.
+            a = x % nbits
+            if not bits[a >> 3] & (1 << (a & 7)):
                 continue
-            content = marshal.loads(self._read(section + ".data", start, end - start))
-            for name in names:
-                if name in content:
+            b = (x >> 21) % nbits
+            if not bits[b >> 3] & (1 << (b & 7)):
+                continue
+            c = (x >> 42) % nbits
+            if bits[c >> 3] & (1 << (c & 7)):
+                number = n % size
+                if number in wanted:
+                    wanted[number].append(key)
+                else:
+                    wanted[number] = [key]
+        found = {}
+        numbers = sorted(wanted)
+        for number, content in zip(numbers, self._records(section, numbers), strict=True):
+            for name in wanted[number]:
+                if content is not None and name in content:
                     found[name] = content[name]
         return found
 
@@ -188,11 +218,39 @@ class DiskIndex:
 
     def entries(self, found: dict, grams: "set[str]") -> "list[tuple]":
         """The trigger entries of the groups `lookup("pre", …)` found whose second key is in `grams`."""
-        return [e for gid in _wanted(found, grams) for e in self._record("groups", gid)]  # type: ignore[attr-defined]
+        return [e for group in self._records("groups", _wanted(found, grams)) for e in group]
 
     def _record(self, name: str, number: int) -> object:
         start, end = self._span(name, number)
         return marshal.loads(self._read(name + ".data", start, end - start))
+
+    def _records(self, name: str, numbers: "list[int]") -> list:
+        """Records or buckets `numbers` (ascending) of `name`, None for an empty one. Numbers
+        within SPAN of each other share one read of the offset table, and their data one read
+        when it is at most SPAN_BYTES: a call's groups lie close together (they are numbered by
+        key), so a few reads fetch them all."""
+        out: list = []
+        i, count = 0, len(numbers)
+        while i < count:
+            first = numbers[i]
+            j = i + 1
+            while j < count and numbers[j] - first < SPAN:
+                j += 1
+            last = numbers[j - 1]
+            offsets = memoryview(self._read(name + ".table", first * 4, (last - first + 2) * 4)).cast("I")
+            base = offsets[0]
+            size = offsets[last - first + 1] - base
+            data = self._read(name + ".data", base, size) if size <= SPAN_BYTES else None
+            for number in numbers[i:j]:
+                start, end = offsets[number - first], offsets[number - first + 1]
+                if start == end:
+                    out.append(None)
+                elif data is not None:
+                    out.append(marshal.loads(data[start - base : end - base]))
+                else:
+                    out.append(marshal.loads(self._read(name + ".data", start, end - start)))
+            i = j
+        return out
 
 
 class MemIndex:
@@ -210,6 +268,9 @@ class MemIndex:
     def lookup(self, section: str, keys: "list[str] | set[str]") -> dict:
         table = self.data[section]
         return {key: table[key] for key in keys if key in table}
+
+    def probe(self, section: str, keys: "list[tuple[str, int, int]]") -> dict:
+        return self.lookup(section, [key for key, _, _ in keys])
 
     def lesson(self, number: int) -> tuple:
         return self.data["lessons"][number]

@@ -287,7 +287,7 @@ def _rows_patched(
         sections += _splice_range(name, old.offsets(name), old.section(name + ".data"), start, stop, blobs)
     table_bytes, payload = compiled_build.array_parts([marshal.dumps(g, compiled_build.MARSHAL_VERSION) for g in group_list])
     sections += [("groups.table", [table_bytes]), ("groups.data", payload)]
-    sections.append(("grams", [marshal.dumps(counts, compiled_build.MARSHAL_VERSION)]))
+    sections.append(compiled_build.grams_section(counts))
     return compiled_build.layout(sections, key, old.meta["settings"], compiled_build.gram_lengths(table), count + shift)
 
 

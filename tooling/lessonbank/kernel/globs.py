@@ -11,36 +11,20 @@ Paths are relative to the bank root with `/` separators; matching is case-sensit
 `compile_glob` turns a glob into alternatives of tokens (plain tuples, stored in the compiled
 index); `match` runs them. `hazard` names a glob too costly to run (`bank check` and capture refuse
 it, `bank index` leaves it out); `match` remembers the (wildcard, position) pairs that failed, so
-no choice is tried twice, and gives up past a step budget all the same.
+no choice is tried twice, and gives up past its step budget all the same (`budget`: its own and
+the hook call's, which `regex_engine` shares).
 """
+
+from lessonbank.kernel import budget
+from lessonbank.kernel.budget import Exhausted
 
 LIT, ONE, STAR, DSTAR, DIRS, CLS = range(6)
 MAX_ALTERNATIVES = 64  # brace alternatives of one glob: `{a,b}` ten times over would be 1024
 MAX_WILDCARDS = 6  # `*` and `**` of one alternative
-BUDGET_BASE = 5_000
-BUDGET_PER_CHAR = 10
-# One hook call's allowance across all its glob matches, from `new_call` on (see
-# regex_engine.CALL_BUDGET).
-CALL_BUDGET = 40_000
-_call: list = [None]
-
-
-def new_call() -> None:
-    """Start a hook call's budget."""
-    _call[0] = CALL_BUDGET
-
-
-def end_call() -> None:
-    """End it: matches outside a hook call have only their own budget."""
-    _call[0] = None
 
 
 class GlobError(ValueError):
     """A glob with too many brace alternatives to expand."""
-
-
-class Exhausted(Exception):
-    """A match used up its step budget: the glob counts as not matching (the hook logs it)."""
 
 
 def hazard(glob: str) -> str:
@@ -95,21 +79,7 @@ def literals(tokens: tuple) -> list[str]:
 
 def match(compiled: tuple[bool, tuple[tuple, ...]], path: str) -> bool:
     """Does the relative `path` match the compiled glob? Raises Exhausted past the step budget."""
-    name_only, alternatives = compiled
-    subject = path.rpartition("/")[2] if name_only else path
-    allowed = BUDGET_BASE + BUDGET_PER_CHAR * len(path)
-    if _call[0] is not None:
-        allowed = min(allowed, _call[0])
-    if allowed <= 0:
-        raise Exhausted("skipped: this call's matching budget is spent")
-    left = [allowed]
-    try:
-        return any(_match(tokens, 0, subject, 0, left, set()) for tokens in alternatives)
-    except Exhausted:
-        raise Exhausted(f"gave up after {allowed} matching steps") from None
-    finally:
-        if _call[0] is not None:
-            _call[0] -= allowed - left[0]
+    return budget.run(_search, len(path), compiled, path)
 
 
 def measure(compiled: tuple[bool, tuple[tuple, ...]], path: str, steps: int) -> tuple[bool | None, int]:

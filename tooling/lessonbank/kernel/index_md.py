@@ -135,11 +135,12 @@ class IndexFormatError(ValueError):
     """INDEX.md does not hold the table this version writes."""
 
 
-def table_lines(text: str):  # -> Iterator[tuple[int, str]], unannotated: `typing` costs the hooks' fallback
+def table_lines(text):  # (str | Iterable[str]) -> Iterator[tuple[int, str]], unannotated: `typing` costs the hooks' fallback
     """(line number, stripped line) of each row of INDEX.md's lesson table, header and rule left
-    out, one at a time (50,000 rows are 24 MB). Raises IndexFormatError when there is no table."""
+    out, one at a time (50,000 rows are 24 MB); `text` is the file's text or its lines as
+    str.splitlines gives them. Raises IndexFormatError when there is no table."""
     in_table = False
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.splitlines() if isinstance(text, str) else text, start=1):
         stripped = line.strip()
         if not in_table:
             if stripped.startswith("|") and [c.strip() for c in split_row(stripped)] == list(COLUMNS):

@@ -136,9 +136,13 @@ class Layered:
     def __init__(self, layers: "list[tuple[str, object]]") -> None:
         self.layers = layers
         self.settings = layers[0][1].settings  # type: ignore[attr-defined]
+        self._lessons: dict[tuple[int, int], tuple] = {}  # read once: `dedupe` and then the handover read each hit
 
     def lesson(self, number: "tuple[int, int]") -> tuple:
-        return self.layers[number[0]][1].lesson(number[1])  # type: ignore[attr-defined]
+        found = self._lessons.get(number)
+        if found is None:
+            found = self._lessons[number] = self.layers[number[0]][1].lesson(number[1])  # type: ignore[attr-defined]
+        return found
 
     def layer(self, number: "tuple[int, int]") -> str:
         return self.layers[number[0]][0]

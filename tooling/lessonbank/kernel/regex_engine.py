@@ -6,77 +6,42 @@ groups, scoped flags, non-ASCII case folding) has no program and goes to `re`, w
 imported on demand. Only ASCII subjects run here; anything else also goes to `re`. The tests
 check this matcher against `re` on tables of patterns and subjects.
 
-Backtracking can take exponential time, so a search counts its steps and raises `Exhausted` past
-a budget linear in the subject (the hook then counts the trigger as not matching and logs it).
-`bank index` leaves out the patterns `regex_hazard` flags, so neither this matcher nor `re` ever
-runs one; the budget is for whatever the static check lets through.
+Backtracking can take exponential time, so a search counts its steps against `budget` (its own
+step budget and the hook call's, which `globs` shares) and raises `budget.Exhausted` past it (the
+hook then counts the trigger as not matching and logs it); `re`, for what this matcher cannot run,
+is stopped by the call's clock. `bank index` leaves out the patterns `regex_hazard` flags, so
+neither this matcher nor `re` ever runs one; the budget is for whatever the static check lets
+through.
 
 A program is `(icase, multiline, ascii, anchored, prefix, seq)`; `seq` is a tuple of nodes:
   (LIT, text) (ANY,) (ANYALL,) (NLIT, char) (IN, negate, chars, ranges, categories)
   (AT, kind) (REP, min, max or -1, seq, single node or None) (BRANCH, seqs) (LOOK, positive, seq)
 """
 
+from lessonbank.kernel import budget
+from lessonbank.kernel.budget import Exhausted
+
 LIT, ANY, ANYALL, NLIT, IN, AT, REP, BRANCH, LOOK = range(9)
 _ASCII_SPACE = " \t\n\r\f\v"
-# The step budget of one search: a fixed allowance plus a few steps per character of the subject,
-# so a linear-time match of any length fits and a backtracking one gives up within tens of
-# milliseconds. A step is one attempt to match a sequence at a position, or one character a
-# repeat scans.
-BUDGET_BASE = 5_000
-BUDGET_PER_CHAR = 10
+# The ASCII characters `\s`, `\d` and `\w` match in either mode (str.isspace adds \x1c-\x1f).
+_CATEGORY_CHARS = {
+    "s": _ASCII_SPACE + "\x1c\x1d\x1e\x1f",
+    "d": "0123456789",
+    "w": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
+}
 
 
 class Unsupported(Exception):
     """The mini matcher cannot decide; use `re`."""
 
 
-class Exhausted(Exception):
-    """The search used up its step budget: the trigger counts as not matching (the hook logs it)."""
-
-
-def budget(subject: str) -> int:
-    """The step budget of a search in `subject`."""
-    return BUDGET_BASE + BUDGET_PER_CHAR * len(subject)
-
-
-# One hook call's allowance across all its searches, from `new_call` on (the PreToolUse hook
-# starts one per call): at most about 60 ms at the slowest step measured (1.4 µs), so no number of slow
-# triggers adds up past it. `re`, which runs what this matcher cannot, gets a clock instead:
-# RE_SECONDS in all per call, enforced by SIGALRM (`re` checks for signals while it
-# backtracks). Before any `new_call` (other callers) only the per-search budget applies.
-CALL_BUDGET = 40_000
-RE_SECONDS = 0.015
-_call: list = [None, None]
-
-
-def new_call() -> None:
-    """Start a hook call's budget."""
-    _call[0], _call[1] = CALL_BUDGET, RE_SECONDS
-
-
-def end_call() -> None:
-    """End it: searches outside a hook call have only their own budget."""
-    _call[0] = _call[1] = None
-
-
 def search(program: tuple, pattern: str, subject: str) -> bool:
     """Does `pattern` match anywhere in `subject` (`re.search` semantics)? Raises Exhausted."""
     if program is not None and subject.isascii():
-        allowed = budget(subject)
-        if _call[0] is not None:
-            allowed = min(allowed, _call[0])
-        if allowed <= 0:
-            raise Exhausted("skipped: this call's matching budget is spent")
-        left = [allowed]
         try:
-            return _search(program, subject, left)
+            return budget.run(_search, len(subject), program, subject)
         except (Unsupported, RecursionError):
             pass
-        except Exhausted:
-            raise Exhausted(f"gave up after {allowed} matching steps") from None
-        finally:
-            if _call[0] is not None:
-                _call[0] -= allowed - left[0]
     return _timed_re(pattern, subject)
 
 
@@ -85,13 +50,14 @@ class _Late(Exception):
 
 
 def _timed_re(pattern: str, subject: str) -> bool:
-    """`re.search` stopped when this call's RE_SECONDS are spent (main thread only: elsewhere
-    no signal can reach it, and it runs unbounded as before)."""
+    """`re.search` stopped when this call's budget.RE_SECONDS are spent (main thread only:
+    elsewhere no signal can reach it, and it runs unbounded as before)."""
     import re  # only now: a program-less pattern, a non-ASCII subject or a too-deep match
 
-    if _call[1] is None:
+    seconds = budget.clock()
+    if seconds is None:
         return re.search(pattern, subject) is not None
-    if _call[1] <= 0:
+    if seconds <= 0:
         raise Exhausted("skipped: this call's matching time is spent")
     import signal
     import time
@@ -105,16 +71,16 @@ def _timed_re(pattern: str, subject: str) -> bool:
         return re.search(pattern, subject) is not None
     start = time.perf_counter()
     try:
-        signal.setitimer(signal.ITIMER_REAL, _call[1])
+        signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
             return re.search(pattern, subject) is not None
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
     except _Late:
-        raise Exhausted(f"gave up after {RE_SECONDS * 1000:g} ms of `re` in this call") from None
+        raise Exhausted(f"gave up after {budget.RE_SECONDS * 1000:g} ms of `re` in this call") from None
     finally:
         signal.signal(signal.SIGALRM, old)
-        _call[1] -= time.perf_counter() - start
+        budget.spend(time.perf_counter() - start)
 
 
 def measure(program: tuple, subject: str, steps: int) -> tuple[bool | None, int]:
@@ -135,15 +101,58 @@ def _search(program: tuple, s: str, left: list[int]) -> bool:
     if anchored:
         return _m(seq, 0, 0, ctx, _done)
     start, n = 0, len(s)
+    # Without a literal prefix, a match can still only start at one of the characters its first
+    # consumed node allows (`\b(?:cargo|uv)\s` at a 'c' or a 'u'): the other positions are skipped
+    # instead of each costing a few steps.
+    firsts = None if prefix else _firsts(seq)
     while start <= n:
         if prefix:
             start = s.find(prefix, start)
             if start < 0:
                 return False
+        elif firsts is not None:
+            while start < n and s[start] not in firsts:
+                start += 1
+            if start == n:
+                return False
         if _m(seq, 0, start, ctx, _done):
             return True
         start += 1
     return False
+
+
+def _firsts(seq: tuple) -> "frozenset[str] | None":
+    """The characters a match of `seq` can start with, or None when that is not known (the
+    first consumed node is a class or any character, or the sequence may match empty)."""
+    for node in seq:
+        op = node[0]
+        if op == LIT:
+            return frozenset((node[1][0],))
+        if op in (AT, LOOK):
+            continue  # zero-width: the first character comes from what follows
+        if op == IN:  # a set: its characters (subjects here are ASCII), lower-cased too for IGNORECASE
+            if node[1]:
+                return None
+            chars = set(node[2])
+            for lo, hi in node[3]:
+                chars.update(map(chr, range(lo, min(hi, 127) + 1)))
+            for cat in node[4]:
+                if cat not in _CATEGORY_CHARS:
+                    return None
+                chars.update(_CATEGORY_CHARS[cat])
+            return frozenset(chars | {c.lower() for c in chars})
+        if op == BRANCH:
+            out: set[str] = set()
+            for alt in node[1]:
+                first = _firsts(alt)
+                if first is None:
+                    return None
+                out |= first
+            return frozenset(out)
+        if op == REP and node[1] >= 1:
+            return _firsts((node[4],)) if node[4] is not None else _firsts(node[3])
+        return None
+    return None
 
 
 def _done(pos: int) -> bool:
@@ -254,13 +263,25 @@ def _rep(node: tuple, seq: tuple, nxt: int, pos: int, ctx: tuple, k) -> bool:
     s, icase, _multiline, ascii_, left = ctx
     if single is not None:
         limit = len(s) if hi < 0 else min(len(s), pos + hi)
-        end = pos
-        while end < limit and _one(single, s[end], icase, ascii_):
-            end += 1
+        if single[0] == ANY:  # `.`: up to the next newline, found at C speed
+            newline = s.find("\n", pos, limit)
+            end = limit if newline < 0 else newline
+        elif single[0] == ANYALL:
+            end = limit
+        else:
+            end = pos
+            while end < limit and _one(single, s[end], icase, ascii_):
+                end += 1
         left[0] -= end - pos
         if end - pos < lo:
             return False
-        return any(_m(seq, nxt, stop, ctx, k) for stop in range(end, pos + lo - 1, -1))
+        stops = range(end, pos + lo - 1, -1)
+        # Give back only to where what follows can start (`.*\bRUST_BACKTRACE=` tries the R's).
+        firsts = _firsts(seq[nxt:]) if nxt < len(seq) else None
+        if firsts is not None:
+            n = len(s)
+            return any(_m(seq, nxt, stop, ctx, k) for stop in stops if stop < n and s[stop] in firsts)
+        return any(_m(seq, nxt, stop, ctx, k) for stop in stops)
 
     def more(count: int, at: int) -> bool:
         if hi < 0 or count < hi:

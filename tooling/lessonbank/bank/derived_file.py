@@ -1,0 +1,302 @@
+"""How the derived cache (bank.derived) keeps its parts on disk and in memory, so that a
+50,000-lesson bank's rows, sections and pieces are never all held as objects at once.
+
+- A part is written as marshalled batches (`write_batches`), each read back on its own: no part
+  is ever one 20 or 30 MB blob in memory, when written or read.
+- The generated part is held by column (`Generated`): names, content hashes, rows, and where each
+  section and piece sits among the texts; a file's [content hash, row, section] list is made
+  when asked for, and only the new or changed ones are held as lists.
+- A section or a piece stays in the file (`Stored`) until it is written out.
+"""
+
+from __future__ import annotations
+
+import array
+import bisect
+import marshal
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import BinaryIO
+
+BATCH = 2048  # records per marshalled batch
+
+
+def write_batches(out: BinaryIO, blobs: Iterable[bytes]) -> int:
+    """Write each blob with its size before it; the bytes written."""
+    total = 0
+    for blob in blobs:
+        out.write(len(blob).to_bytes(4, "little"))
+        out.write(blob)
+        total += 4 + len(blob)
+    return total
+
+
+def read_batches(handle: BinaryIO, size: int) -> Iterator[bytes]:
+    """The blobs `write_batches` wrote in `size` bytes from where `handle` stands."""
+    while size > 0:
+        length = int.from_bytes(handle.read(4), "little")
+        blob = handle.read(length)
+        if len(blob) != length or length + 4 > size:
+            raise ValueError("a batch cut short")
+        size -= 4 + length
+        yield blob
+    if size:
+        raise ValueError("batches do not fill their part")
+
+
+def batched(items: Iterable, size: int = BATCH) -> Iterator[list]:
+    batch: list = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class Stored:
+    """A text kept in the cache file (a BANK.md section, a compiled piece), read when used: str()
+    gives a section, `data` the bytes."""
+
+    __slots__ = ("read", "offset", "size")
+
+    def __init__(self, read: Callable[[int, int], bytes], offset: int, size: int) -> None:
+        self.read, self.offset, self.size = read, offset, size
+
+    def data(self) -> bytes:
+        return self.read(self.offset, self.size)
+
+    def __str__(self) -> str:
+        return self.data().decode("utf-8")
+
+
+class Generated:
+    """File name -> [content hash, row, section], read as a dict is: the ones kept in the file by
+    column, the new ones (`new`) as lists. A kept one's list is made anew on each look-up, so a
+    caller that fills one in stores it (`derived.part` does)."""
+
+    def __init__(self, read: Callable[[int, int], bytes]) -> None:
+        self.read = read
+        self.names: list[str] = []  # sorted
+        self.digests = bytearray()  # 16 bytes each
+        self.rows: list[str | None] = []
+        # (offset, size) among the texts of each one's section and piece; size -1: none
+        self.spans = array.array("q")  # section offset, size, piece offset, size
+        self.new: dict[str, list] = {}
+
+    def load(self, batch: tuple) -> None:
+        names, digests, rows, spans = batch
+        if self.names and names and names[0] <= self.names[-1]:
+            raise ValueError("batches out of order")
+        self.names += names
+        self.digests += digests
+        self.rows += rows
+        self.spans.frombytes(spans)
+        if not (len(self.names) * 16 == len(self.digests) and len(self.rows) == len(self.names) and len(self.spans) == 4 * len(self.names)):
+            raise ValueError("columns of different lengths")
+
+    def _find(self, name: str) -> int:
+        at = bisect.bisect_left(self.names, name)
+        return at if at < len(self.names) and self.names[at] == name else -1
+
+    def _kept(self, at: int) -> list:
+        offset, size = self.spans[4 * at], self.spans[4 * at + 1]
+        section = None if size < 0 else Stored(self.read, offset, size)
+        return [bytes(self.digests[16 * at : 16 * at + 16]), self.rows[at], section]
+
+    def get(self, name: str, default: list | None = None) -> list | None:
+        found = self.new.get(name)
+        if found is not None:
+            return found
+        at = self._find(name)
+        return default if at < 0 else self._kept(at)
+
+    def __getitem__(self, name: str) -> list:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __setitem__(self, name: str, part: list) -> None:
+        self.new[name] = part
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.new or (isinstance(name, str) and self._find(name) >= 0)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.new
+        yield from (name for name in self.names if name not in self.new)
+
+    def __len__(self) -> int:
+        return len(self.new) + sum(1 for name in self.names if name not in self.new)
+
+    def values(self) -> Iterator[list]:
+        yield from self.new.values()
+        for at, name in enumerate(self.names):
+            if name not in self.new:
+                yield self._kept(at)
+
+    def items(self) -> Iterator[tuple[str, list]]:
+        """(name, part), sorted by name."""
+        new = sorted(self.new)
+        i = 0
+        for at, name in enumerate(self.names):
+            while i < len(new) and new[i] < name:
+                yield new[i], self.new[new[i]]
+                i += 1
+            if i < len(new) and new[i] == name:
+                yield name, self.new[name]
+                i += 1
+            else:
+                yield name, self._kept(at)
+        for name in new[i:]:
+            yield name, self.new[name]
+
+    def kept_pieces(self) -> dict[str, int]:
+        """Row -> the number of the kept one whose piece it is."""
+        return {row: at for at, row in enumerate(self.rows) if row is not None and self.spans[4 * at + 3] >= 0}
+
+    def piece(self, at: int) -> Stored:
+        return Stored(self.read, self.spans[4 * at + 2], self.spans[4 * at + 3])
+
+
+class Spool:
+    """Texts worked out in this run, kept in a temporary file until the cache is written (a build
+    from nothing works out 30 MB of sections and 75 MB of pieces at 50,000 lessons)."""
+
+    def __init__(self) -> None:
+        self.file: BinaryIO | None = None
+        self.size = 0
+
+    def keep(self, data: bytes) -> Stored:
+        if self.file is None:
+            import tempfile
+
+            self.file = tempfile.TemporaryFile(prefix="lessonbank-derived-")  # noqa: SIM115 -- kept until the cache is saved, closed by `close`
+        self.file.seek(self.size)
+        self.file.write(data)
+        self.size += len(data)
+        return Stored(self.read, self.size - len(data), len(data))
+
+    def read(self, offset: int, size: int) -> bytes:
+        if self.file is None:
+            raise ValueError("nothing kept")
+        self.file.seek(offset)
+        data = self.file.read(size)
+        if len(data) != size:
+            raise ValueError("the spool lost bytes")
+        return data
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+class Pieces(Mapping[str, bytes]):
+    """INDEX.md row line -> its marshalled compiled piece, read as a dict is: those kept in the
+    cache file, and the new ones (kept in `spool`), are read one at a time when asked for."""
+
+    def __init__(self, spool: Spool, generated: Generated | None = None) -> None:
+        self.generated = generated
+        self.stored: dict[str, int] = {} if generated is None else generated.kept_pieces()
+        self.spool = spool
+        self.new: dict[str, Stored] = {}
+
+    def get_stored(self, row: str) -> Stored | None:
+        """Where the piece sits: in the cache file, or in the spool."""
+        found = self.new.get(row)
+        if found is not None:
+            return found
+        at = self.stored.get(row)
+        return None if at is None or self.generated is None else self.generated.piece(at)
+
+    def __contains__(self, row: object) -> bool:
+        return row in self.new or row in self.stored
+
+    def __getitem__(self, row: str) -> bytes:
+        found = self.get_stored(row)
+        if found is None:
+            raise KeyError(row)
+        return found.data()
+
+    def __setitem__(self, row: str, piece: bytes) -> None:
+        self.new[row] = self.spool.keep(piece)
+
+    def __bool__(self) -> bool:
+        return bool(self.new or self.stored)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.new
+        yield from (row for row in self.stored if row not in self.new)
+
+    def __len__(self) -> int:
+        return len(self.stored) + sum(1 for row in self.new if row not in self.stored)
+
+
+def columns(parts: Iterable[tuple[str, bytes, str | None, tuple[int, int] | None, tuple[int, int] | None]]) -> Iterator[bytes]:
+    """The generated part's batches for (name, content hash, row, section span, piece span),
+    sorted by name."""
+    for batch in batched(parts):
+        spans = array.array("q")
+        for *_, section, piece in batch:
+            spans.extend(section or (0, -1))
+            spans.extend(piece or (0, -1))
+        names = [x[0] for x in batch]
+        yield marshal.dumps((names, b"".join(x[1] for x in batch), [x[2] for x in batch], spans.tobytes()))
+
+
+def write_texts(out: BinaryIO, parts: Iterable[tuple[str, list]], pieces: Pieces, index: list,
+                kept: Callable[[int, int], bytes], copy_kept: Callable[[int, int], int]) -> int:  # fmt: skip
+    """Write the section and the row's piece of each (name, [content hash, row, section]) (sorted
+    by name); their size. Texts read through `kept` (the file as read) are copied by
+    `copy_kept(offset, size)` a run at a time: the ones that follow each other there still do.
+    `index` gets (name, content hash, row, section span, piece span) of each."""
+    at = 0
+    run = [0, 0]  # a run of kept texts not written yet: start and end in the file as read
+
+    def flush() -> None:
+        if run[1] > run[0]:
+            copy_kept(run[0], run[1] - run[0])
+        run[0] = run[1] = 0
+
+    for name, (digest, row, section) in parts:
+        spans: list[tuple[int, int] | None] = []
+        for text in (section, None if row is None else pieces.get_stored(row)):
+            if text is None:
+                spans.append(None)
+                continue
+            if isinstance(text, Stored) and text.read == kept:
+                if text.offset != run[1] or run[1] == run[0]:
+                    flush()
+                    run[0] = run[1] = text.offset
+                run[1] += text.size
+                size = text.size
+            else:
+                flush()
+                data = text.encode("utf-8") if isinstance(text, str) else text.data()
+                out.write(data)
+                size = len(data)
+            spans.append((at, size))
+            at += size
+        index.append((name, digest, row, spans[0], spans[1]))
+    flush()
+    return at
+
+
+def copy(source: BinaryIO, out: BinaryIO, offset: int, size: int) -> int:
+    """Copy `size` bytes from `offset` of `source` in chunks; the size."""
+    source.seek(offset)
+    left = size
+    while left:
+        chunk = source.read(min(left, 1 << 20))
+        if not chunk:
+            raise ValueError("the cache changed meanwhile")
+        out.write(chunk)
+        left -= len(chunk)
+    return size
+
+
+def chain(first: bytes, rest: Iterable[bytes]) -> Iterator[bytes]:
+    yield first
+    yield from rest
