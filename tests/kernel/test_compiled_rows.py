@@ -113,4 +113,8 @@ def test_a_change_it_cannot_make_is_declined(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(compiled_rows, "MOST_ROWS", 50)
     monkeypatch.setattr(compiled_rows, "MOST_REFILED", 0)
     assert _patched(old, _lines([*_bank(), lesson("cb", commands=[r"\bcargo\s+build\b.*--x"])])) is None
+    monkeypatch.setattr(compiled_rows, "MOST_REFILED", 1000)
+    monkeypatch.setattr(compiled_rows, "MOST_BYTES", len(_file(old)) - 1)  # a big bank: the streamed build
+    assert _patched(old, new) is None
+    monkeypatch.setattr(compiled_rows, "MOST_BYTES", len(_file(old)))
     assert _patched(old, new) == _file(new)

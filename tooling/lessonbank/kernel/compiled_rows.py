@@ -21,6 +21,10 @@ from lessonbank.kernel.compiled_patch import MOST_ROWS, CompiledFile, first_row
 
 # More rows than this filed again and the join from all pieces is used.
 MOST_REFILED = 1000
+# A larger file is not patched: a patch holds the old file and its groups and recall postings
+# unmarshalled (a 14 MB file at 10,000 lessons: 44 MiB more than the streamed build's peak), and
+# the streamed build keeps `bank index` of 50,000 lessons (47 MB) under 200 MiB.
+MOST_BYTES = 24 << 20
 
 
 def patch_rows(
@@ -31,6 +35,8 @@ def patch_rows(
     from the INDEX.md of `old_lines` with these settings) when the two differ in one run of table
     rows (up to MOST_ROWS lines, removed and put in their place); `piece` gives a row line's
     `compiled_build.piece` (None when unknown). None when the change is not one it can make."""
+    if len(old_file) > MOST_BYTES:
+        return None
     start = _same_start(old_lines, new_lines)
     end = min(_same_start(old_lines[::-1], new_lines[::-1]), min(len(old_lines), len(new_lines)) - start)
     gone, added = old_lines[start : len(old_lines) - end], new_lines[start : len(new_lines) - end]
