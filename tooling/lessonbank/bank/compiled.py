@@ -193,6 +193,8 @@ def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str) -> tuple[st
     old_lines, new_lines = old_index.splitlines(), disk_text.splitlines()
     changes = compiled_patch.changed_rows(old_lines, new_lines)
     try:
+        if changes is None and path.stat().st_size > compiled_rows.MOST_BYTES:
+            return None  # rows came or went in a big bank: the streamed build, in bounded memory
         old_file = path.read_bytes()
     except OSError:
         return None
