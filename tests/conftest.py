@@ -22,6 +22,8 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("HOME", str(home))
     # The personal and team banks (kernel.layers) live under the data folder: in HOME here too.
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    # The secrets gate keeps detect-secrets' table in the user cache folder: in HOME too.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
