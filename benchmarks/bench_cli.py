@@ -201,13 +201,14 @@ def main() -> None:
                 cpu = percentile(cpus[i][name], 0.5)
                 print(f"{name:<30} {p50 * 1000:>8.1f} {max(times[i][name]) * 1000:>8.1f} {p50 / bare:>7.2f} {cpu * 1000:>11.0f} {peaks[i][name] / 1024:>9.0f}")
         if args.memory_size:
-            big = Path(tmp) / "big"
-            write_bank(big, args.memory_size)
             memory_cases = (("bank index from nothing", None), ("bank index, nothing changed", None),
                             ("bank index, one do changed", edit_do), ("bank capture, new lesson", None))  # fmt: skip
-            for tree in trees:
+            for number, tree in enumerate(trees):
+                # Each tree on a bank of its own: on a shared one the second tree's "new lesson"
+                # would be the first tree's, a repeat that only bumps `seen`.
+                big = Path(tmp) / f"big-{number}"
+                write_bank(big, args.memory_size)
                 ENV["PYTHONPATH"] = str(tree)
-                shutil.rmtree(big / ".lessonbank", ignore_errors=True)
                 for label, change in memory_cases:
                     if change is not None:
                         change(big, 1)
