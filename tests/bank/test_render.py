@@ -280,22 +280,45 @@ def test_bank_md_groups_lessons_by_topic_under_each_status_with_a_contents_table
     assert [line for line in contents.splitlines() if line.startswith("|")] == [
         "| topic | active | needs-review | disabled |",
         "|---|---:|---:|---:|",
-        "| [git](#git) | 2 | 0 | 1 |",
-        "| [python](#python) | 1 | 0 | 0 |",
-        "| [other](#other) | 1 | 0 | 0 |",
+        "| [git](#topic-git) | 2 | 0 | 1 |",
+        "| [python](#topic-python) | 1 | 0 | 0 |",
+        "| [other](#topic-other) | 1 | 0 | 0 |",
     ]
     headings = [line for line in text.splitlines() if line.startswith("##")]
     assert headings[headings.index("## Contents") + 1 :] == [
         "## Active (4)",
-        "### git",
+        "### Topic: git",
         "#### a git",
         "#### b git",
-        "### python",
+        "### Topic: python",
         "#### py",
-        "### other",
+        "### Topic: other",
         "#### plain",
         "## Needs-review (0)",
         "## Disabled (1)",
-        "### git",
+        "### Topic: git",
         "#### old git",
     ]
+
+
+def test_anchor_numbers_repeated_targets_as_github_does() -> None:
+    used: dict[str, int] = {}
+    got = [render.anchor(h, used) for h in ["Topic: c", "Topic: c++", "Topic: c#", "Topic: git", "Topic: c-1", "Topic: c"]]
+    assert got == ["topic-c", "topic-c-1", "topic-c-2", "topic-git", "topic-c-1-1", "topic-c-3"]
+
+
+def test_bank_md_contents_link_each_topic_to_its_first_heading(tmp_path: Path) -> None:
+    """`c` and `c++` share a target; a topic met again under another status takes the next number."""
+    bank = make_bank(
+        tmp_path / "b",
+        [
+            lesson("plus", tags=["lang:c++"]),
+            lesson("plain-c", tags=["lang:c"], status="disabled"),
+            lesson("old-plus", tags=["lang:c++"], status="disabled"),
+        ],
+    )
+    text = (bank.root / "BANK.md").read_text(encoding="utf-8")
+    links = [line.split("](#")[1].split(")")[0] for line in text.splitlines() if line.startswith("| [")]
+    # headings in order: Topic: c++ (active) -> topic-c; Topic: c (disabled) -> topic-c-1;
+    # Topic: c++ (disabled) -> topic-c-2
+    assert links == ["topic-c-1", "topic-c"]  # contents sorted by name: c, then c++

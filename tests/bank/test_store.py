@@ -69,3 +69,33 @@ def test_unreadable_target_is_a_bank_error(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     with pytest.raises(BankError, match="cannot read"):
         store.write_atomic(tmp_path / "d", b"x")
+
+
+@pytest.mark.parametrize("data", [b"small new", [b"x" * 5000] * 10], ids=["one write", "in parts"])
+def test_a_full_disk_names_the_file_and_leaves_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes | list[bytes]
+) -> None:
+    """A write that fails with ENOSPC (close() then fails again on the same buffer) is a BankError
+    naming the file; the old bytes stay and no temporary file is left beside them."""
+    import errno
+    import io
+
+    class Full(io.FileIO):
+        def write(self, b: object) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    real = store._start
+
+    def start(path: Path) -> tuple[io.BufferedWriter, str]:
+        out, tmp = real(path)
+        raw = Full(os.dup(out.fileno()), "wb")
+        out.close()
+        return io.BufferedWriter(raw), tmp
+
+    monkeypatch.setattr(store, "_start", start)
+    target = tmp_path / "out.md"
+    target.write_bytes(b"old")
+    with pytest.raises(BankError, match=r"cannot write .*out\.md: No space left on device"):
+        store.write_atomic(target, data)
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.md"]

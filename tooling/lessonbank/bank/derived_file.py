@@ -17,6 +17,8 @@ import marshal
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import BinaryIO
 
+from lessonbank.bank import store
+
 BATCH = 2048  # records per marshalled batch
 
 
@@ -287,13 +289,7 @@ def write_texts(out: BinaryIO, parts: Iterable[tuple[str, list]], pieces: Pieces
 def copy(source: BinaryIO, out: BinaryIO, offset: int, size: int) -> int:
     """Copy `size` bytes from `offset` of `source` in chunks; the size."""
     source.seek(offset)
-    left = size
-    while left:
-        chunk = source.read(min(left, 1 << 20))
-        if not chunk:
-            raise ValueError("the cache changed meanwhile")
-        out.write(chunk)
-        left -= len(chunk)
+    store.copy_bytes(source, out, size)
     return size
 
 

@@ -176,20 +176,38 @@ def topic(tags: list[str] | tuple[str, ...]) -> str:
     return OTHER_TOPIC
 
 
-def anchor(heading: str) -> str:
-    """The link target GitHub gives a heading that is the first with its text (punctuation but `-`
-    and `_` dropped, spaces made `-`)."""
-    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+def anchor(heading: str, used: dict[str, int] | None = None) -> str:
+    """The link target GitHub gives a heading: punctuation but `-` and `_` dropped, spaces made
+    `-`; with `used` (the targets given so far, and how often), a repeat gets `-1`, `-2`, …"""
+    base = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+    if used is None:
+        return base
+    target, n = base, used.get(base, 0)
+    while target in used:
+        n += 1
+        target = f"{base}-{n}"
+    used[base] = n
+    used[target] = used.get(target, 0)
+    return target
 
 
 def _topics(items: list[tuple[str, str, str | None, Any, str]]) -> tuple[list, list]:
-    """BANK.md's contents (topic, anchor, count per status) and its sections (status, count,
-    [(topic, sections)]): topics sorted by name, "other" last; lessons by slug within each."""
+    """BANK.md's contents (topic, anchor of its first heading, count per status) and its sections
+    (status, count, [(topic, sections)]): topics sorted by name, "other" last; lessons by slug
+    within each. Topic headings read "Topic: <name>", which the template's own headings and
+    lesson titles do not, so their targets depend only on each other (`c`, `c#` and `c++` are `topic-c`, `topic-c-1`, …)."""
     by_status: dict[str, dict[str, list[Any]]] = {s: {} for s in STATUSES}
     for _slug, status, _row, text, name in items:
         by_status[status].setdefault(name, []).append(text)
     order = sorted({name for groups in by_status.values() for name in groups}, key=lambda n: (n == OTHER_TOPIC, n))
-    contents = [(n, anchor(n), [len(by_status[s].get(n, ())) for s in STATUSES]) for n in order]
+    used: dict[str, int] = {}
+    first: dict[str, str] = {}
+    for s in STATUSES:  # in the order the headings appear: each one takes its target
+        for n in order:
+            if n in by_status[s]:
+                target = anchor(f"Topic: {n}", used)
+                first.setdefault(n, target)
+    contents = [(n, first[n], [len(by_status[s].get(n, ())) for s in STATUSES]) for n in order]
     sections = [(s, sum(len(v) for v in by_status[s].values()), [(n, by_status[s][n]) for n in order if n in by_status[s]])
                 for s in STATUSES]  # fmt: skip
     return contents, sections

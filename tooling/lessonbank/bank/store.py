@@ -93,7 +93,7 @@ def _write_parts(path: Path, parts: Iterable[bytes], old: BinaryIO | None, dry_r
                 out, tmp = _start(path)
                 if old is not None:
                     old.seek(0)
-                    _copy(old, out, same)
+                    copy_bytes(old, out, same)
             out.write(part)
         if out is None:
             if old is not None and not old.read(1):
@@ -103,7 +103,7 @@ def _write_parts(path: Path, parts: Iterable[bytes], old: BinaryIO | None, dry_r
             out, tmp = _start(path)
             if old is not None:
                 old.seek(0)
-                _copy(old, out, same)
+                copy_bytes(old, out, same)
         out.flush()
         if sync:
             os.fsync(out.fileno())
@@ -115,7 +115,10 @@ def _write_parts(path: Path, parts: Iterable[bytes], old: BinaryIO | None, dry_r
         raise BankError(f"cannot write {path}: {exc.strerror}") from None
     finally:
         if out is not None and not out.closed:
-            out.close()
+            # On a full disk close() retries the failed flush and raises again: the temporary
+            # file must still go, and the BankError naming the file must stand.
+            with contextlib.suppress(OSError):
+                out.close()
         if tmp:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
@@ -129,7 +132,8 @@ def _start(path: Path) -> tuple[BinaryIO, str]:
     return os.fdopen(fd, "wb"), tmp
 
 
-def _copy(source: BinaryIO, out: BinaryIO, size: int) -> None:
+def copy_bytes(source: BinaryIO, out: BinaryIO, size: int) -> None:
+    """Copy `size` bytes from where `source` stands to `out`, a megabyte at a time."""
     while size:
         chunk = source.read(min(size, 1 << 20))
         if not chunk:

@@ -11,6 +11,7 @@ which compile and cache it as usual. Standard library only.
 """
 
 import _frozen_importlib_external
+import _imp
 import marshal
 import posix
 import sys
@@ -52,6 +53,8 @@ class Finder:
         code = self._code(cached, st)
         if code is None:
             return None
+        # As importlib does: a package moved with its caches still names its own files in tracebacks.
+        _imp._fix_co_filename(code, source)  # type: ignore[attr-defined]
         spec = _ModuleSpec(name, self, origin=source, is_package=package)  # type: ignore[arg-type]
         spec.has_location = True
         spec.cached = cached

@@ -168,7 +168,7 @@ def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str]
             ranked.append((-e[2], -e[3], position, e[9], e[7], e))
     if not ranked:
         return
-    ranked.sort()  # by the first five: a layer's program numbers are unique, so no tie reaches the entry
+    ranked.sort()  # by the first five (rank, then program number); a full tie compares the entries, which is harmless
     # One matching budget for the whole call, shared by all its searches (regex and glob) in
     # every layer.
     from lessonbank.kernel import budget

@@ -44,7 +44,7 @@ def run(search, size: int, *args):  # noqa: ANN001, ANN201 - any search function
     """`search(*args, left)` with `left` = [the smaller of `steps(size)` and what the call has
     left]; the steps it used are charged to the call. Raises Exhausted when either runs out (the
     search raises it as soon as `left[0]` goes below zero)."""
-    allowed = BUDGET_BASE + BUDGET_PER_CHAR * size
+    allowed = steps(size)
     if _call[0] is not None and _call[0] < allowed:
         allowed = _call[0]
         if allowed <= 0:
