@@ -58,8 +58,8 @@ SPAN_BYTES = 1 << 16
 
 
 def bucket(key: str, size: int) -> int:
-    """A key's bucket: stable across processes (unlike `hash`)."""
-    return int.from_bytes(key.encode("utf-8"), "little") % size
+    """A key's bucket: stable across processes (unlike `hash`); its number from `hashed`."""
+    return hashed([key])[0][1] % size
 
 
 def filter_bits(key: str, bits: int) -> "tuple[int, int, int]":
