@@ -119,7 +119,8 @@ def _bump(bank: Bank, item: Any, session: str | None, dry_run: bool, cache: deri
 def pending_files(bank: Bank) -> list[Path]:
     """Where the Stop hook keeps blocks it could not save: the bank's state folder, and the
     user's state folder when the bank's could not be written (statedir.user_pending)."""
-    return [bank.state_dir / statedir.PENDING_LESSONS, Path(statedir.user_pending(str(bank.root)))]
+    user = statedir.user_pending(str(bank.root))
+    return [bank.state_dir / statedir.PENDING_LESSONS] + ([Path(user)] if user else [])
 
 
 def _taking(path: Path) -> Path:

@@ -208,9 +208,9 @@ def _library() -> list[tuple[str, str, int, str]]:
     so the pattern is not run on it (the scan redacts thousands of short texts, and most hold no
     secret at all).
     """
-    key = _library_key()
     path = statedir.user_cache(LIBRARY_CACHE)
-    if key is not None:
+    key = _library_key() if path is not None else None
+    if key is not None and path is not None:
         try:
             with open(path, "rb") as handle:
                 stored = marshal.load(handle)
@@ -228,7 +228,7 @@ def _library() -> list[tuple[str, str, int, str]]:
             continue
         kind = _KINDS.get(cls.__name__, str(cls.secret_type).lower())
         regexes.extend((kind, rx.pattern, rx.flags, _required_literal(rx)) for rx in getattr(cls, "denylist", ()))
-    if key is not None:
+    if key is not None and path is not None:
         with contextlib.suppress(OSError, ValueError):  # only speed is lost
             statedir.write_atomic(path, marshal.dumps((key, tuple(regexes))))
     return regexes

@@ -127,7 +127,9 @@ def keep_pending(
         error = error[error.index(DISK_ERROR) + len("Error: ") :]
     path = state_dir + "/" + PENDING
     kept: OSError | None = None
-    for path in (state_dir + "/" + PENDING, state.user_pending(state_dir.rpartition("/")[0])):
+    for path in (state_dir + "/" + PENDING, state.user_pending(state_dir.rpartition("/")[0]) or ""):
+        if not path:
+            continue
         try:
             state.append_line(path, entry)
             kept = None

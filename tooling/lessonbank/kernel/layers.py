@@ -19,12 +19,10 @@ over teams. Stdlib only (`posix`): the hooks import it on every call.
 """
 
 import posix
-import sys
 
 from lessonbank.kernel import compiled_read, jsonio
 from lessonbank.kernel import statedir as state
 
-APP = "lessonbank"
 PERSONAL = "personal"
 TEAMS = "teams"
 REGISTRY = "remotes.json"
@@ -39,17 +37,7 @@ _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.")
 
 def data_dir() -> "str | None":
     """The user's lessonbank data folder, or None when neither XDG_DATA_HOME nor HOME is usable."""
-    # posix.environ is a copy taken at start-up; a process that imported `os` (the CLI, tests) may
-    # have changed its environment since, and os.environb sees that. The hook process never has `os`.
-    loaded = sys.modules.get("os")
-    env = loaded.environb if loaded is not None else posix.environ
-    xdg = env.get(b"XDG_DATA_HOME", b"").decode("utf-8", "surrogateescape")
-    if xdg.startswith("/"):
-        return xdg.rstrip("/") + "/" + APP
-    home = env.get(b"HOME", b"").decode("utf-8", "surrogateescape")
-    if home.startswith("/"):
-        return home.rstrip("/") + "/.local/share/" + APP
-    return None
+    return state.user_dir("XDG_DATA_HOME", ".local/share")
 
 
 def valid_name(name: str) -> bool:

@@ -42,6 +42,7 @@ of a hook's whole run.
 """
 
 import posix
+import sys
 
 # Set by `bank hook` (a dry run): nothing is claimed, released, appended or written.
 READ_ONLY = False
@@ -72,25 +73,38 @@ SCHEDULED_LOG = "scheduled.log"
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
 
-def user_pending(root: str) -> str:
+def user_dir(variable: str, default: str) -> "str | None":
+    """The user's lessonbank folder of one XDG kind: `$<variable>/lessonbank`, else
+    `$HOME/<default>/lessonbank`; None when neither is an absolute path."""
+    # posix.environ is a copy taken at start-up; a process that imported `os` (the CLI, tests) may
+    # have changed its environment since, and os.environb sees that. The hook process never has `os`.
+    loaded = sys.modules.get("os")
+    env = loaded.environb if loaded is not None else posix.environ
+    base = env.get(variable.encode(), b"").decode("utf-8", "surrogateescape")
+    if not base.startswith("/"):
+        home = env.get(b"HOME", b"").decode("utf-8", "surrogateescape")
+        if not home.startswith("/"):
+            return None
+        base = home.rstrip("/") + "/" + default
+    return base.rstrip("/") + "/lessonbank"
+
+
+def user_pending(root: str) -> "str | None":
     """Where the Stop hook keeps the #lesson blocks of bank `root` when the bank's own folders
     cannot be written (a read-only checkout, a full disk): the user's state folder,
-    `$XDG_STATE_HOME/lessonbank/pending/` (default `~/.local/state/...`), one file per bank."""
-    env = posix.environ
-    base = env.get(b"XDG_STATE_HOME", b"").decode("utf-8", "replace")
-    if not base.startswith("/"):
-        base = env.get(b"HOME", b"/").decode("utf-8", "replace").rstrip("/") + "/.local/state"
-    return base + "/lessonbank/pending/" + safe_name(root) + ".jsonl"
+    `$XDG_STATE_HOME/lessonbank/pending/` (default `~/.local/state/...`), one file per bank, named
+    by the bank's real path (the hook finds it from the cwd, capture from its resolved root)."""
+    import os.path  # only on this failure path: the hook process otherwise never loads os
+
+    folder = user_dir("XDG_STATE_HOME", ".local/state")
+    return None if folder is None else folder + "/pending/" + safe_name(os.path.realpath(root)) + ".jsonl"
 
 
-def user_cache(name: str) -> str:
+def user_cache(name: str) -> "str | None":
     """A file in the user's cache folder, `$XDG_CACHE_HOME/lessonbank/` (default `~/.cache/...`):
     what can be worked out again at any time (deleting it costs only speed)."""
-    env = posix.environ
-    base = env.get(b"XDG_CACHE_HOME", b"").decode("utf-8", "replace")
-    if not base.startswith("/"):
-        base = env.get(b"HOME", b"/").decode("utf-8", "replace").rstrip("/") + "/.cache"
-    return base + "/lessonbank/" + name
+    folder = user_dir("XDG_CACHE_HOME", ".cache")
+    return None if folder is None else folder + "/" + name
 
 
 def find_root(cwd: str) -> str | None:
