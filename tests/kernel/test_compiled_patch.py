@@ -51,7 +51,7 @@ def _piece(line: str) -> tuple | None:
 
 
 def _file(lines: list[str], settings: dict = SETTINGS) -> bytes:
-    return compiled_build.serialize(compiled_build.tables([index_mod.parse_row(x, 0) for x in lines], settings), KEY)
+    return compiled_build.serialize(compiled_build.assemble([compiled_build.piece(index_mod.parse_row(x, 0), {}) for x in lines], settings), KEY)
 
 
 def _swap(slug: str, **fields: object) -> Change:

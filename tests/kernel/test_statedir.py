@@ -85,3 +85,21 @@ def test_user_cache_is_under_xdg_cache_home_or_home(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("XDG_CACHE_HOME", "relative")  # not absolute: ignored, as the XDG spec says
     monkeypatch.setenv("HOME", "/home/u")
     assert statedir.user_cache("f") == "/home/u/.cache/lessonbank/f"
+
+
+def test_user_pending_names_a_bank_by_its_real_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The Stop hook names the file from the cwd, `bank capture --pending` from the resolved root:
+    through a symlink both must reach the same file."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    assert statedir.user_pending(str(tmp_path / "link")) == statedir.user_pending(str(real))
+
+
+def test_user_folders_are_none_without_xdg_or_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "HOME"):
+        monkeypatch.delenv(name, raising=False)
+    assert statedir.user_pending("/b") is None
+    assert statedir.user_cache("f") is None
+    assert statedir.user_dir("XDG_DATA_HOME", ".local/share") is None

@@ -116,14 +116,10 @@ def command_trigger(pattern: str) -> "tuple | None":
     return program, tuple(runs), marked, choices
 
 
-def tables(rows: list, settings: dict, compiled: "dict | None" = None) -> dict:
-    """The lookup tables for INDEX.md rows (objects with IndexRow's attributes).
-
-    `compiled` (pattern -> `command_trigger`'s answer) holds regexes compiled before: those are
-    not compiled again, and the new ones are added to it (a cache kept by `bank index`).
-    """
-    known = {} if compiled is None else compiled
-    return assemble([piece(row, known) for row in rows], settings)
+def rank_key(head: tuple) -> tuple:
+    """How rows are ranked, from a piece's head (slug, priority, confidence): priority, then
+    confidence (both highest first), then slug."""
+    return (-head[1], -head[2], head[0])
 
 
 def piece(r: IndexRow, compiled: dict) -> tuple:
@@ -215,7 +211,7 @@ def _gather(pieces: Iterable[tuple], settings: dict, add_record: Callable[[bytes
                 found = recall[term] = array.array("I")
             found.append(number)
     del shared
-    order = sorted(range(len(slugs)), key=lambda n: (-priorities[n], -confidences[n], slugs[n]))
+    order = sorted(range(len(slugs)), key=lambda n: rank_key((slugs[n], priorities[n], confidences[n])))
     rank = array.array("I", bytes(4 * len(slugs)))
     for position, number in enumerate(order):
         rank[number] = position

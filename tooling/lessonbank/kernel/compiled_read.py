@@ -20,7 +20,7 @@ MAGIC = b"LBANKIX\x00"
 # 3: longer keys, literal checks, ranks, programs apart, key filters; 4: hazardous regexes and
 # globs left out; 5: word-boundary literals and required alternations in each entry; 6: entries
 # in groups by a second key; 7: each lesson record carries its terms; 8: a `grams` section at the
-# end (how many triggers hold each gram, read only by compiled_patch). A file of another format is
+# end (how many triggers hold each gram, read only by compiled_rows). A file of another format is
 # stale, so it is rebuilt.
 FORMAT = 8
 NAME = statedir.COMPILED_INDEX

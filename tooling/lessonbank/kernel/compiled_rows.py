@@ -64,31 +64,20 @@ def _same_start(a: "list[str]", b: "list[str]") -> int:
     return same
 
 
-def _rank_key(head: tuple) -> tuple:
-    """How a build orders rows by rank: priority, then confidence (both highest first), then slug."""
-    return (-head[1], -head[2], head[0])
-
-
-def _ranks_before(order: "list[tuple]", ranks: "list[int]", count: int, gone: "list[tuple]", new: "list[tuple]") -> "list[int] | None":
-    """How many of the `count` old rows rank before each of the `gone` and `new` rows' rank keys,
-    from the old rank keys `order` (sorted) and their `ranks`: every row's, or only those with
-    trigger entries. None when that cannot be told (a key beside a row the list leaves out, or one
-    key held twice)."""
+def _ranks_before(order: "list[tuple]", gone: "list[tuple]", new: "list[tuple]") -> "list[int] | None":
+    """How many old rows rank before each of the `gone` and `new` rows' rank keys, from every old
+    row's rank key `order` (sorted, so a key's place is its rank). None when that cannot be told
+    (a gone row's key missing, or one key held twice: a build then ranks them by row number)."""
     out = []
     for n, k in enumerate(gone + new):
         i = bisect_left(order, k)
         if i < len(order) and order[i] == k:
             if (i + 1 < len(order) and order[i + 1] == k) or (n >= len(gone) and k not in gone):
-                return None  # the same rank key twice: a build ranks them by row number
-            out.append(ranks[i])
-            continue
-        low = ranks[i - 1] if i else -1
-        high = ranks[i] if i < len(ranks) else count
-        if n < len(gone) or high != low + 1:
+                return None
+        elif n < len(gone):
             return None
-        out.append(high)
+        out.append(i)
     return out
-
 
 def _ranks_from_entries(groups: list, count: int, gone: "list[tuple]", new: "list[tuple]") -> "list[int] | None":
     """`_ranks_before` from the trigger entries alone (each holds its row's priority, confidence,
@@ -122,7 +111,7 @@ def _ranks_from_entries(groups: list, count: int, gone: "list[tuple]", new: "lis
 
 
 def _line_rank_key(line: str) -> tuple:
-    """`_rank_key` of a table row, read from its first and last two cells (not parsed whole)."""
+    """`compiled_build.rank_key` of a table row, read from its first and last two cells (not parsed whole)."""
     slug = line[line.index("[") + 1 : line.index("](")]
     _, priority, confidence = line[:-1].rsplit("|", 2)
     return (-int(priority), -float(confidence), slug)
@@ -151,12 +140,12 @@ def _rows_patched(
     groups = old.records("groups")
 
     # Ranks: a row left as it was moves down by the added rows before it, up by the removed ones.
-    gone_keys = [_rank_key(p[0]) for p in gone_pieces]
-    new_keys = [_rank_key(p[0]) for p in new_pieces]
+    gone_keys = [compiled_build.rank_key(p[0]) for p in gone_pieces]
+    new_keys = [compiled_build.rank_key(p[0]) for p in new_pieces]
     ranked = _ranks_from_entries(groups, count, gone_keys, new_keys)
     if ranked is None:  # beside a row without triggers: every row's rank key, from its line
         order = sorted(_line_rank_key(line) for line in old_lines[first : first + count])
-        ranked = _ranks_before(order, list(range(count)), count, gone_keys, new_keys)
+        ranked = _ranks_before(order, gone_keys, new_keys)
         if ranked is None:
             return None
     gone_ranks = sorted(ranked[: len(gone_keys)])
