@@ -49,7 +49,8 @@ def capture(bank: Bank, draft: Draft, dry_run: bool = False) -> Outcome:
     if not draft.when.strip() or not draft.do.strip():
         raise GateRefusal("fields", "refused: a lesson needs both a situation (--when) and what to do (--do)")
     dest = gates.destination(draft.promote_to)
-    # A dry run writes nothing, so it needs no lock (and works on a read-only checkout).
+    # A dry run writes no lesson or generated file, so it needs no lock (and works on a read-only
+    # checkout); like `bank list`, it may still refresh the derived cache under .lessonbank/.
     with contextlib.nullcontext() if dry_run else bank.lock():
         # Each banked lesson's slug and words come from the derived cache: only files changed
         # since it was written are parsed, and only the repeated lesson's file is read in full.

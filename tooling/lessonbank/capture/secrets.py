@@ -190,7 +190,7 @@ WINDOW, OVERLAP = 512, 192
 # its cache beside the formats it misses, each hint and window rule next to the code it guards.
 # `_library`'s table, kept in the user's cache folder: importing the plugins (their modules compile
 # every regex) and finding each regex's literal take 30-80 ms, most of the secrets gate of a capture.
-# It is keyed by the plugin folder (path, mtime), this module's choices, and this module's and the
+# It is keyed by the plugin folder (path, mtime) and by this module's and the
 # regex compiler's own files (path, mtime, size: they work out each regex's literal hint, and a
 # wrong hint would skip a regex), so a new detect-secrets or a new lessonbank works it out again.
 LIBRARY_CACHE = "detect-secrets-regexes.marshal"
@@ -255,7 +255,7 @@ def _library_key() -> tuple | None:
         own = tuple((f, os.stat(f).st_mtime_ns, os.stat(f).st_size) for f in (__file__, kernel + "/regex_compiler.py"))
     except OSError:
         return None
-    return (_LIBRARY_FORMAT, folder, mtime, own, tuple(sorted(_LEFT_OUT)), tuple(sorted(_KINDS.items())))
+    return (_LIBRARY_FORMAT, folder, mtime, own)  # `own` covers this module's tables (_LEFT_OUT, _KINDS) too
 
 
 @contextlib.contextmanager

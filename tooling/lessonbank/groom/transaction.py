@@ -254,9 +254,7 @@ def _drop_ref_locks(repo: GitRepo, journal: dict[str, Any]) -> None:
     ref_lock = repo.git_path(journal["ref"] + ".lock")
     try:
         content = ref_lock.read_text(encoding="ascii", errors="replace").strip()
-    except FileNotFoundError:
-        return
-    except OSError:
+    except OSError:  # no lock, or one we cannot read: nothing of ours to clear
         return
     if content not in ("", journal["new"]):
         return  # another process is moving the ref: not ours to touch
