@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 
 from lessonbank.kernel import compiled_build, index_md
-from lessonbank.kernel.compiled_read import FORMAT, MAGIC, bucket
+from lessonbank.kernel.compiled_read import Stale, bucket, meta_size
 
 # More changed rows than this and the join from all pieces is used (a patch is for small edits).
 MOST_ROWS = 50
@@ -81,9 +81,10 @@ class CompiledFile:
     """The sections of a compiled file as built with these settings (ValueError for another file)."""
 
     def __init__(self, data: bytes, settings: dict) -> None:
-        if data[:8] != MAGIC or int.from_bytes(data[8:12], "little") != FORMAT:
-            raise ValueError("another format")
-        size = int.from_bytes(data[12:16], "little")
+        try:
+            size = meta_size(data)
+        except Stale:
+            raise ValueError("another format") from None
         self.meta = marshal.loads(data[16 : 16 + size])
         if self.meta["settings"] != settings or self.meta["byteorder"] != sys.byteorder:
             raise ValueError("other settings")
@@ -119,7 +120,7 @@ def _patched(old_file: bytes, swaps: dict, settings: dict, key: tuple) -> "list[
     for name in meta["sections"]:  # in the order a build lays them out
         if name == "recall.filter":  # with recall.table and recall.data, which follow it
             if recall is None:  # a key came or went: the table's size and filter change
-                mapping = _recall(offsets("recall"), section("recall.data"), swaps)
+                mapping = _recall(found.records("recall"), swaps)
                 sections.extend(compiled_build.hashed_sections("recall", mapping))
             else:
                 sections.append((name, [section(name)]))
@@ -186,12 +187,12 @@ def _recall_buckets(table: array.array, data: "bytes | memoryview", swaps: dict)
     return {number: marshal.dumps(found, compiled_build.MARSHAL_VERSION) for number, found in touched.items()}
 
 
-def _recall(table: array.array, data: "bytes | memoryview", swaps: dict) -> dict:
-    """The whole recall table (key -> lesson numbers) with the changed rows' postings moved."""
+def _recall(buckets: list, swaps: dict) -> dict:
+    """The whole recall table (key -> lesson numbers), from its buckets, with the changed rows'
+    postings moved."""
     mapping: dict[str, tuple[int, ...]] = {}
-    for i in range(len(table) - 1):
-        if table[i + 1] > table[i]:
-            mapping.update(marshal.loads(data[table[i] : table[i + 1]]))
+    for found in buckets:
+        mapping.update(found)
     for n, leaves, joins in _moves(swaps):
         for term in leaves:
             rest = tuple(x for x in mapping[term] if x != n)

@@ -129,6 +129,13 @@ class Stale(Exception):
     """The compiled file does not describe the current INDEX.md and bank.toml."""
 
 
+def meta_size(head: bytes) -> int:
+    """The size of the meta after a compiled file's first 16 bytes (Stale for another format)."""
+    if head[:8] != MAGIC or int.from_bytes(head[8:12], "little") != FORMAT:
+        raise Stale("format")
+    return int.from_bytes(head[12:16], "little")
+
+
 class DiskIndex:
     """The compiled file, read lazily by section and bucket."""
 
@@ -136,9 +143,7 @@ class DiskIndex:
         self.fd = posix.open(path, posix.O_RDONLY)
         try:
             head = posix.pread(self.fd, 4096, 0)
-            if head[:8] != MAGIC or int.from_bytes(head[8:12], "little") != FORMAT:
-                raise Stale("format")
-            size = int.from_bytes(head[12:16], "little")
+            size = meta_size(head)
             raw = head[16 : 16 + size]
             if len(raw) < size:
                 raw = posix.pread(self.fd, size, 16)
