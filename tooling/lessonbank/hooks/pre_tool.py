@@ -97,7 +97,7 @@ def _fires(index, entry: tuple, commands: list[str], paths: list[str], state_dir
         return False
 
 
-def candidates(index, tool: str, commands: list[str], paths: list[str], shared: dict | None = None) -> list[tuple]:  # noqa: ANN001
+def candidates(index, tool: str, commands: list[str], paths: list[str], shared: dict) -> list[tuple]:  # noqa: ANN001
     """The trigger entries of one index that may fire for this call, in no particular order.
 
     Candidates come from the index by the literals the call contains; an entry that does not
@@ -105,8 +105,6 @@ def candidates(index, tool: str, commands: list[str], paths: list[str], shared: 
     is even read. `shared`, one dict per call, keeps what every layer's lookup has in common
     (the call's keys and their hashes, its folded texts), so a layered call works them out once.
     """
-    if shared is None:
-        shared = {}
     lengths = index.gram_lengths
     keys = shared.get(lengths)
     if keys is None:

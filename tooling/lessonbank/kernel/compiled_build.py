@@ -69,11 +69,15 @@ MARSHAL_VERSION = 2
 
 def settings_from_toml(text: str | None) -> dict:
     """The [recall] settings from bank.toml's text, through the one config parser (defaults if broken)."""
+    return _settings_and_problem(text)[0]
+
+
+def _settings_and_problem(text: str | None) -> "tuple[dict, str | None]":
     from lessonbank import config as config_mod
 
     # A broken bank.toml must not switch the hooks off: `rebuild` logs it, `bank check` reports it.
-    config, _ = config_mod.lenient(text)
-    return {key: config.get("recall." + key) for key in config_mod.DEFAULTS["recall"]}
+    config, problem = config_mod.lenient(text)
+    return {key: config.get("recall." + key) for key in config_mod.DEFAULTS["recall"]}, problem
 
 
 def from_texts(
@@ -446,10 +450,8 @@ def _prime_at_least(n: int) -> int:
 def rebuild(root: str, state_dir: str, write: bool = True) -> MemIndex:
     """Build the tables from INDEX.md (and bank.toml) and, when asked, rewrite the compiled file."""
     index_text, toml_text, key = read_sources(root)
-    data = from_texts(index_text, toml_text)
-    from lessonbank import config as config_mod
-
-    problem = config_mod.lenient(toml_text)[1]
+    settings, problem = _settings_and_problem(toml_text)
+    data = assemble(list(pieces_of(index_text)), settings)
     if problem:  # once per change of bank.toml: the rebuilt file is current until the next one
         state.log_line(state_dir, "config", problem)
     if write and key is not None:
