@@ -43,11 +43,6 @@ def destination(value: str) -> Destination:
 lesson_terms = derived.terms  # the words that say what a lesson says, for similarity
 
 
-def similarity(a_when: str, a_do: str, b_when: str, b_do: str) -> float:
-    """How alike two lessons are: Dice over the stemmed meaningful words of when+do."""
-    return words.dice(lesson_terms(a_when, a_do), lesson_terms(b_when, b_do))
-
-
 def find_duplicate(draft: Draft, banked: list[tuple[str, str]], threshold: float) -> str | None:
     """Gate 2a: the slug of the most similar banked lesson at or above `threshold`, or None.
 
@@ -157,5 +152,4 @@ __all__ = [
     "preference",
     "scrub",
     "scrub_draft",
-    "similarity",
 ]
