@@ -322,3 +322,28 @@ def test_bank_md_contents_link_each_topic_to_its_first_heading(tmp_path: Path) -
     # headings in order: Topic: c++ (active) -> topic-c; Topic: c (disabled) -> topic-c-1;
     # Topic: c++ (disabled) -> topic-c-2
     assert links == ["topic-c-1", "topic-c"]  # contents sorted by name: c, then c++
+
+
+def test_a_compiled_file_of_an_older_format_is_built_anew_not_rekeyed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an upgrade that changes the compiled format, `bank index` must not stamp the new
+    header on the old body (the re-key path for a seen-only change keeps the body)."""
+    from lessonbank.bank import store
+
+    monkeypatch.setattr(store, "RACY_NS", -(10**18))  # files written just now count as settled
+    bank = make_bank(tmp_path / "b", [lesson("one", commands=["make"]), lesson("two", commands=["tox"])])
+    path = render.compiled_path(bank)
+    render.regenerate(Bank.open(bank.root))  # the cache now knows the file it wrote
+    monkeypatch.setattr(compiled_read, "FORMAT", compiled_read.FORMAT + 1)
+    monkeypatch.setattr(compiled_build, "FORMAT", compiled_read.FORMAT)
+    from lessonbank.bank import compiled as compiled_mod
+
+    rekeyed: list[object] = []
+    real_rekey = compiled_mod._rekey
+    monkeypatch.setattr(compiled_mod, "_rekey", lambda *a: rekeyed.append(real_rekey(*a)) or rekeyed[-1])
+    render.regenerate(Bank.open(bank.root))
+    assert rekeyed and all(r is None for r in rekeyed)  # tried, and declined the old format
+    upgraded = path.read_bytes()
+    path.unlink()
+    render.regenerate(Bank.open(bank.root))
+    assert upgraded == path.read_bytes()
+    assert int.from_bytes(upgraded[8:12], "little") == compiled_read.FORMAT

@@ -265,10 +265,10 @@ def _rekey(bank: Bank, stored: object, shape: bytes) -> str | None:
     key = compiled_read.source_key(str(bank.root))
     try:
         with open(path, "rb") as handle:
-            head = handle.read(16)
-            meta = marshal.loads(handle.read(int.from_bytes(head[12:16], "little")))
+            # A file of another format (written before an upgrade) has other sections: built anew.
+            meta = marshal.loads(handle.read(compiled_read.meta_size(handle.read(16))))
             body = handle.read()
-    except (OSError, ValueError, EOFError):
+    except (OSError, ValueError, EOFError, compiled_read.Stale):
         return None
     meta["key"] = key
     fresh = compiled_build.serialize_meta(meta)
