@@ -201,8 +201,7 @@ def rebuild(path: Path) -> str:
     from lessonbank.bank import render
 
     bank = Bank.open(path)
-    lessons = [item.lesson for item in bank.load()]
-    render.write_compiled(bank, lessons)
+    render.write_compiled(bank)
     stale = render.stale(bank)
     if stale:
         return f"out of date with its lessons: {', '.join(stale)}; the hooks read INDEX.md, so run `bank index` in the team repository and merge that"

@@ -460,12 +460,14 @@ def _small_text(path: Path) -> str | None:
     return statedir.read_text(str(path))
 
 
-def write_compiled(bank: Bank, lessons: list[Lesson], dry_run: bool = False) -> str:
+def write_compiled(bank: Bank, lessons: list[Lesson] | None = None, dry_run: bool = False) -> str:
     """Write the compiled index when its bytes change; return create, update or unchanged.
 
     It is built from INDEX.md as it is on disk (the hooks' source of truth), so call this
-    after writing INDEX.md; `lessons` only matter for a dry run, which cannot rely on INDEX.md.
+    after writing INDEX.md; `lessons` are needed only by a dry run, which cannot rely on INDEX.md.
     """
-    index_text = render(bank, lessons)["INDEX.md"] if dry_run else None
+    if dry_run and lessons is None:
+        raise ValueError("a dry run renders INDEX.md from the lessons it is given")
+    index_text = render(bank, lessons)["INDEX.md"] if dry_run and lessons is not None else None
     parts = compiled.build(bank, custom(bank), dry_run, None, index_text)
     return compiled.write_parts(compiled_path(bank), parts, dry_run)

@@ -234,7 +234,7 @@ def finish(
                 _sweep_temps({compiled.parent}, {compiled.name}, 0.0)
             step("compiled", str(compiled))
             with contextlib.suppress(BankError):  # local state: `bank index` rebuilds it
-                render.write_compiled(bank, [item.lesson for item in bank.load()])
+                render.write_compiled(bank)
     worktree = journal.get("worktree")
     if worktree and repo is not None:
         repo.worktree_remove(Path(worktree))
