@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import TYPE_CHECKING
 
-from lessonbank.bank.lesson import Lesson
+if TYPE_CHECKING:  # the lesson module imports YAML: only annotations need it here
+    from lessonbank.bank.lesson import Lesson
 
 # An `@` that Claude Code would take for an import: not after a word character or a backslash.
 _AT = re.compile(r"(?<![\w\\])@(?=[^\s@])")

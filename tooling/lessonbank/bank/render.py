@@ -26,15 +26,17 @@ from typing import TYPE_CHECKING, Any
 from lessonbank.bank import compiled
 from lessonbank.bank import derived as derived_mod
 from lessonbank.bank.compiled import compiled_path
+from lessonbank.bank.fields import STATUSES
 from lessonbank.bank.inert import code_span, inert_lesson
-from lessonbank.bank.lesson import STATUSES, Lesson
 from lessonbank.bank.store import Bank, Problem, write_atomic
 from lessonbank.errors import BankError
 from lessonbank.kernel import compiled_read, statedir
 from lessonbank.kernel import index_md as index_mod
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the lesson module imports YAML: only annotations need it here
     from jinja2.sandbox import SandboxedEnvironment
+
+    from lessonbank.bank.lesson import Lesson
 
 # Longer than 400 lines: the one regenerate step, from the templates' context (rows, sections,
 # BANK.md's topics) through rendering or streaming them to the files and the compiled index
