@@ -52,7 +52,7 @@ from lessonbank.bank import lesson as lesson_mod  # noqa: E402
 from lessonbank.bank import render as generate  # noqa: E402
 from lessonbank.bank.store import Bank  # noqa: E402
 from lessonbank.install import claude as install  # noqa: E402
-from lessonbank.kernel import statedir  # noqa: E402
+from lessonbank.state import statedir  # noqa: E402
 
 FIXTURE = REPO / "tests" / "fixtures" / "claude-code-2.1.197" / "PreToolUse.json"
 PROMPT_FIXTURE = REPO / "tests" / "fixtures" / "claude-code-2.1.197" / "UserPromptSubmit.json"

@@ -37,8 +37,8 @@ import bench_hook  # noqa: E402 - the realistic generator and payloads
 from lessonbank.bank import lesson as lesson_mod  # noqa: E402
 from lessonbank.bank import render as generate  # noqa: E402
 from lessonbank.bank.store import Bank  # noqa: E402
+from lessonbank.index import layers  # noqa: E402
 from lessonbank.install import claude as install  # noqa: E402
-from lessonbank.kernel import layers  # noqa: E402
 
 CALLS = [c for c in bench_hook.CALLS if c[0] in ("bash match", "bash miss")]
 

@@ -5,7 +5,7 @@
 - the PreToolUse hook on a 50 MB payload (a Bash command, an Edit path, a prompt), spawned as
   installed, beside `python3 -I -S -c pass`;
 - with `--fuzz`, the hook's matching alone (pre_tool.matching, in process) over an index holding
-  every generated hostile regex and glob of tests/kernel/test_hostile_patterns.py (the flagged
+  every generated hostile regex and glob of tests/matching/test_hostile_patterns.py (the flagged
   ones are left out by the index, as `bank index` does) plus polynomial ones no static check
   flags, against adversarial subjects up to the 8 KiB cut, ASCII and not (`re`'s turn): the worst
   time of one call.
@@ -56,11 +56,11 @@ def make_bank(root: Path) -> None:
 def fuzz() -> None:
     """Worst matching time of one PreToolUse call over hostile triggers and subjects."""
     sys.path.insert(0, str(TOOLING.parent))
-    from tests.kernel.test_hostile_patterns import HOSTILE, HOSTILE_GLOBS, SUBJECTS, _row
+    from tests.matching.test_hostile_patterns import HOSTILE, HOSTILE_GLOBS, SUBJECTS, _row
 
     from lessonbank.hooks import dispatch, pre_tool
-    from lessonbank.kernel import compiled_build, compiled_read
-    from lessonbank.kernel import statedir as state
+    from lessonbank.index import compiled_build, compiled_read
+    from lessonbank.state import statedir as state
 
     polynomial = ["a*" * k + "b" for k in range(2, 12)] + [r"(a|b)*a(a|b)*a(a|b)*c", r"\w*\w*\w*\w*!x", r".*a.*a.*a.*a.*b"]
     rows = [_row(f"h{i}", commands=[p]) for i, p in enumerate(HOSTILE + polynomial)]

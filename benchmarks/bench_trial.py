@@ -3,7 +3,7 @@
 Uses bench_hook's bank of synthetic lessons and its interleaved measurement (hook spawned exactly as
 installed, `python3 -I -S -c pass` spawned the same way in the same run). The call, a Bash command
 lessons fit, starts a new session every time, so in `test` mode every call also assigns a new session: the flock, the log
-append (no fsync: see kernel/arms.py) and two small renames. Then `arms.assign` in process, for a new
+append (no fsync: see state/arms.py) and two small renames. Then `arms.assign` in process, for a new
 and a known session.
 
 Usage: python benchmarks/bench_trial.py [--runs 200] [--lessons 1000]
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_hook import CALLS, make_bank, measure, percentile  # noqa: E402
 
-from lessonbank.kernel import arms  # noqa: E402
+from lessonbank.state import arms  # noqa: E402
 from lessonbank.trial import ledger, turns  # noqa: E402
 
 

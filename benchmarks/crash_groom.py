@@ -38,7 +38,7 @@ import bench_groom  # beside this file
 
 from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import scaffold
-from lessonbank.kernel import statedir
+from lessonbank.state import statedir
 
 ENV = {**bench_groom.ENV}  # git with an isolated identity and no user config
 ENV.pop("BANK_ROOT", None)

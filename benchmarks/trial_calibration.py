@@ -1,6 +1,6 @@
 """Is the trial's verdict honest? Simulated trials with a known truth, analysed by the trial's own code.
 
-Each simulated trial assigns sessions with the real assignment (kernel.arms.arm_at: mixed blocks of
+Each simulated trial assigns sessions with the real assignment (state.arms.arm_at: mixed blocks of
 2, 4 and 6, a new seed per trial, drawn from --seed), draws each session's checks and failed checks
 from a scenario, and hands the sessions to trial.stats.decide, the function `bank trial report` and
 `bank trial analyze` use. Per scenario and true effect it prints how often the verdict is "helps"
@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tooling"))
 
-from lessonbank.kernel import arms  # noqa: E402
+from lessonbank.state import arms  # noqa: E402
 from lessonbank.trial import stats  # noqa: E402
 
 DROPS = (0.0, 0.2, 0.4)

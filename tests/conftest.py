@@ -20,7 +20,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     """HOME and git's global config point into a temporary folder for every test."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
-    # The personal and team banks (kernel.layers) live under the data folder: in HOME here too.
+    # The personal and team banks (index.layers) live under the data folder: in HOME here too.
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     # The secrets gate keeps detect-secrets' table in the user cache folder: in HOME too.
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))

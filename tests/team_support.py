@@ -10,7 +10,7 @@ from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import render as generate
 from lessonbank.bank.store import Bank
 from lessonbank.cli import main
-from lessonbank.kernel import layers
+from lessonbank.index import layers
 from tests.conftest import git
 
 

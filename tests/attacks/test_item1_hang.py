@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from lessonbank.bank import lesson as lesson_mod
-from lessonbank.kernel import index_md
+from lessonbank.index import index_md
 from tests.conftest import run as bank_cli
 from tests.hook_support import bash, context, lesson, make_bank, payload
 from tests.hook_support import run as hook
-from tests.kernel.test_hostile_patterns import HOSTILE, HOSTILE_GLOBS
+from tests.matching.test_hostile_patterns import HOSTILE, HOSTILE_GLOBS
 
 # The patterns the issue reports, and a command of the length that held the hook past 10 s.
 ISSUE = [r"(a+)+$", r"(x+x+)+y", r"^(a|a)*b", r"(a+)+\1b"]

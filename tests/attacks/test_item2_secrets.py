@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from lessonbank.bank.store import Bank
-from lessonbank.kernel import statedir
+from lessonbank.state import statedir
 from tests.capture.secret_cases import LOOK_ALIKES, SECRETS
 from tests.capture.test_secrets import BY_NAME, _secret_of, assert_nothing_secret, pieces
 from tests.conftest import git, run

@@ -27,7 +27,7 @@ from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank.store import Bank
 from lessonbank.cli.demo import DEMO_TRANSCRIPTS
 from lessonbank.hooks import dispatch
-from lessonbank.kernel import statedir
+from lessonbank.state import statedir
 from tests.conftest import REPO, git, run
 from tests.hook_support import HOOK, bash, context, lesson, make_bank, payload
 from tests.hook_support import run as hook

@@ -9,7 +9,7 @@ import pytest
 from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import render
 from lessonbank.bank.store import Bank
-from lessonbank.kernel import compiled_build, compiled_read
+from lessonbank.index import compiled_build, compiled_read
 from tests.hook_support import lesson, make_bank
 
 
@@ -55,7 +55,7 @@ def test_the_same_tables_give_the_same_bytes_whatever_the_process_holds() -> Non
     """Interning and sharing must not leak into the file, or `bank index` rewrites unchanged files."""
     import sys
 
-    from lessonbank.kernel import compiled_build as build
+    from lessonbank.index import compiled_build as build
 
     def tables(name: str) -> dict:
         return build.from_texts(None, None) | {"lessons": [(name, 5, 0.7, name + " text", name)]}
@@ -69,7 +69,7 @@ def test_lessons_come_from_the_cache_until_their_file_changes(tmp_path: Path, mo
     import os
 
     from lessonbank.bank import store
-    from lessonbank.kernel import statedir
+    from lessonbank.state import statedir
 
     monkeypatch.setattr(store, "RACY_NS", -(10**18))  # files written just now may be cached here
 
@@ -100,7 +100,8 @@ def test_lessons_come_from_the_cache_until_their_file_changes(tmp_path: Path, mo
 
 def test_bank_index_compiles_only_new_regexes_and_writes_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from lessonbank.bank import compiled as compiled_mod
-    from lessonbank.kernel import compiled_build, statedir
+    from lessonbank.index import compiled_build
+    from lessonbank.state import statedir
 
     monkeypatch.setattr(compiled_mod, "FEW_NEW_ROWS", 0)  # the kept regexes are read for any new row
     bank = make_bank(tmp_path / "b", [lesson(f"t-{i}", commands=[rf"\bgo{i}\s+test\b"]) for i in range(4)])
@@ -126,7 +127,8 @@ def test_bank_index_compiles_only_new_regexes_and_writes_the_same_bytes(tmp_path
 
 def test_a_few_new_rows_compile_their_regexes_without_reading_the_kept_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from lessonbank.bank import compiled as compiled_mod
-    from lessonbank.kernel import compiled_build, statedir
+    from lessonbank.index import compiled_build
+    from lessonbank.state import statedir
 
     monkeypatch.setattr(compiled_mod, "FEW_NEW_ROWS", 2)
     bank = make_bank(tmp_path / "b", [lesson(f"t-{i}", commands=[rf"\bgo{i}\s+test\b"]) for i in range(4)])
@@ -180,7 +182,7 @@ def test_summaries_come_from_the_cache_and_follow_a_changed_file(tmp_path: Path,
 def test_compiled_templates_are_kept_and_a_changed_template_is_still_used(tmp_path: Path) -> None:
     """Jinja's bytecode cache in .lessonbank/ is keyed by each template's source: a bank's own
     section template, added or edited later, shows in BANK.md at once."""
-    from lessonbank.kernel import statedir
+    from lessonbank.state import statedir
 
     bank = make_bank(tmp_path / "b", [lesson("kept-one")])
     assert any((bank.state_dir / statedir.TEMPLATE_CACHE).iterdir())
@@ -205,7 +207,7 @@ def _streamed_bank(root: Path) -> Bank:
 
 
 def test_bank_index_writes_the_bytes_of_the_hooks_in_memory_build(tmp_path: Path) -> None:
-    """`bank index` builds the compiled file streamed (kernel.compiled_stream); the hooks' fallback
+    """`bank index` builds the compiled file streamed (index.compiled_stream); the hooks' fallback
     builds it in memory (compiled_build.rebuild): the same bytes."""
     bank = _streamed_bank(tmp_path / "b")
     written = render.compiled_path(bank).read_bytes()

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from lessonbank.cli import main
-from lessonbank.kernel import layers
+from lessonbank.index import layers
 from tests.conftest import git, run
 from tests.hook_support import bash, context, lesson, slugs
 from tests.hook_support import run as hook

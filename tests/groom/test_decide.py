@@ -284,7 +284,7 @@ def test_decisions_are_sorted_and_carry_the_destination() -> None:
     ],
 )
 def test_trigger_globs_match_as_the_hooks_do(glob: str, path: str, hit: bool) -> None:
-    # The same semantics as lessonbank.kernel.globs, so groom flags exactly the globs the hooks never fire on.
+    # The same semantics as lessonbank.matching.globs, so groom flags exactly the globs the hooks never fire on.
     outcome, _ = one(make(paths=[glob]), {path: "", "other/file.txt": ""})
     assert (outcome == PROMOTE) is hit
 

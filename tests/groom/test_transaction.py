@@ -18,7 +18,7 @@ import pytest
 
 from lessonbank.bank.git import GitRepo
 from lessonbank.groom import transaction
-from lessonbank.kernel import statedir
+from lessonbank.state import statedir
 from tests.conftest import git, run
 from tests.groom import test_apply
 from tests.groom.test_apply import add_lesson, commit_all, files_of, golden

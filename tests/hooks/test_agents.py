@@ -19,8 +19,9 @@ import pytest
 
 from lessonbank.hooks import dispatch
 from lessonbank.hooks.agents import claude, codex, copilot, cursor, gemini
-from lessonbank.kernel import exit_status, records
-from lessonbank.kernel import statedir as state
+from lessonbank.matching import exit_status
+from lessonbank.state import records
+from lessonbank.state import statedir as state
 from tests.hook_support import HOOK, PROBE, lesson, make_bank
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from lessonbank.hooks import discover, dispatch
-from lessonbank.kernel import statedir as state
 from lessonbank.scan import sources
+from lessonbank.state import statedir as state
 from tests.conftest import run as bank_run
 from tests.hook_support import HOOK, make_bank, payload
 from tests.scan.test_learning import Claude

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lessonbank.hooks import dispatch as main
-from lessonbank.kernel import compiled_build, compiled_read
+from lessonbank.index import compiled_build, compiled_read
 from tests.hook_support import bash, context, lesson, make_bank, payload, run, slugs
 
 
@@ -226,8 +226,8 @@ def test_the_index_fires_exactly_what_re_fires_on_a_bank_of_shared_tools(tmp_pat
     import re
 
     from lessonbank.hooks import pre_tool
-    from lessonbank.kernel import globs, shell
-    from lessonbank.kernel import statedir as state
+    from lessonbank.matching import globs, shell
+    from lessonbank.state import statedir as state
 
     rng = random.Random(14)
     words = ("cache", "flaky", "billing", "seed", "worker")

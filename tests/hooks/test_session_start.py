@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.kernel import records
-from lessonbank.kernel import statedir as state
+from lessonbank.state import records
+from lessonbank.state import statedir as state
 from tests.hook_support import HOOK, bash, context, lesson, make_bank, payload, run, slugs
 
 LESSONS = [
@@ -97,7 +97,7 @@ def test_off_mode_hands_over_nothing_and_records_nothing(root: Path) -> None:
 
 def test_test_mode_asks_the_trial_for_the_arm(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from lessonbank.hooks import dispatch as main
-    from lessonbank.kernel import arms as trial
+    from lessonbank.state import arms as trial
 
     (root / ".lessonbank" / "mode").write_text("test\n", encoding="utf-8")
     calls = []

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from lessonbank.hooks import stop
-from lessonbank.kernel import records
-from lessonbank.kernel import statedir as state
+from lessonbank.state import records
+from lessonbank.state import statedir as state
 from tests.hook_support import CALC_LESSON, lesson, make_bank, payload, run
 
 SESSION = "1ebd0fc0-db0b-4702-adbd-8545317a8e7d"

@@ -14,9 +14,9 @@ from lessonbank.bank import frontmatter_edit
 from lessonbank.bank.store import Bank
 from lessonbank.cli import main
 from lessonbank.errors import BankError
-from lessonbank.kernel import arms as trial
-from lessonbank.kernel import records
-from lessonbank.kernel import statedir as hot_state
+from lessonbank.state import arms as trial
+from lessonbank.state import records
+from lessonbank.state import statedir as hot_state
 from lessonbank.trial import ledger, report, turns
 
 PYTEST = [

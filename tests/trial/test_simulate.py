@@ -20,8 +20,8 @@ from click.testing import CliRunner
 
 from lessonbank.bank.store import Bank
 from lessonbank.cli import main
-from lessonbank.kernel import arms as trial
-from lessonbank.kernel import statedir as state
+from lessonbank.state import arms as trial
+from lessonbank.state import statedir as state
 from lessonbank.trial import simulate, turns
 from lessonbank.trial import stats as v
 
@@ -414,7 +414,7 @@ def test_a_trial_started_by_hand_gets_a_fresh_seed_and_a_log_line(tmp_path: Path
 def test_parallel_processes_never_share_an_index(tmp_path: Path) -> None:
     tooling = str(Path(trial.__file__).resolve().parents[2])
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); from lessonbank.kernel import arms as trial; "
+        "import sys; sys.path.insert(0, sys.argv[1]); from lessonbank.state import arms as trial; "
         "[trial.assign(sys.argv[2], f's{n % 5}') for n in range(10)]; "
         "[trial.assign(sys.argv[2], sys.argv[3] + str(n)) for n in range(10)]"
     )

@@ -1,11 +1,11 @@
 """The compiled index (`.lessonbank/index.bin`) of a bank, written after INDEX.md by bank.render.
 
-It is built from INDEX.md as written (what the hooks read) through kernel.compiled_build, with
+It is built from INDEX.md as written (what the hooks read) through index.compiled_build, with
 each row's piece taken from the derived cache (bank.derived) when it was worked out before, and
 the command regexes compiled before from `.lessonbank/triggers.cache`. Nothing is built when the
 file already describes INDEX.md and bank.toml; when only `seen` counts changed, only its
 staleness key is rewritten; when only a few rows changed, came or went, it is patched from the file
-on disk (kernel.compiled_patch, kernel.compiled_rows). The file is compared and written in parts,
+on disk (index.compiled_patch, index.compiled_rows). The file is compared and written in parts,
 never joined.
 """
 
@@ -20,15 +20,9 @@ from pathlib import Path
 from lessonbank.bank import derived as derived_mod
 from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.errors import BankError
-from lessonbank.kernel import (
-    compiled_build,
-    compiled_patch,
-    compiled_read,
-    compiled_rows,
-    compiled_stream,
-    statedir,
-)
-from lessonbank.kernel import index_md as index_mod
+from lessonbank.index import compiled_build, compiled_patch, compiled_read, compiled_rows, compiled_stream
+from lessonbank.index import index_md as index_mod
+from lessonbank.state import statedir
 
 # Up to this many new rows, their regexes are compiled rather than looked up in triggers.cache.
 FEW_NEW_ROWS = 20
@@ -151,7 +145,7 @@ def write(
     for a dry run; otherwise INDEX.md on disk is read); nothing is built when the file on disk
     already describes INDEX.md and bank.toml as they are (it was built from those very bytes),
     only its staleness key is rewritten when what changed in INDEX.md is nothing but `seen`
-    counts, and it is patched (kernel.compiled_patch or compiled_rows) when only a few rows changed,
+    counts, and it is patched (index.compiled_patch or compiled_rows) when only a few rows changed,
     came or went since `old_index`, the INDEX.md it was built from."""
     found = compiled_read.current(str(bank.root), str(bank.state_dir))
     if found is not None:
@@ -181,8 +175,8 @@ def _digest(text: str) -> bytes:
 
 def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str) -> tuple[str, bytes] | None:
     """(action, hash of INDEX.md's text) when the file on disk, built from `old_index`, could be
-    patched into the one INDEX.md on disk gives (rows reworded: kernel.compiled_patch; rows added,
-    removed or moved: kernel.compiled_rows); None when a build is needed."""
+    patched into the one INDEX.md on disk gives (rows reworded: index.compiled_patch; rows added,
+    removed or moved: index.compiled_rows); None when a build is needed."""
     path = compiled_path(bank)
     stored = derived.meta.get("compiled")
     if not isinstance(stored, tuple) or len(stored) != 3 or stored[1] != _stat_key(path) or stored[2] != _digest(old_index):

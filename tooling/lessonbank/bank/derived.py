@@ -36,7 +36,8 @@ from lessonbank.bank import derived_file as dfile
 from lessonbank.bank import store
 from lessonbank.bank.store import Bank, Problem
 from lessonbank.errors import LessonFormatError
-from lessonbank.kernel import statedir, words
+from lessonbank.matching import words
+from lessonbank.state import statedir
 
 if TYPE_CHECKING:  # the YAML parser and the checks are imported only when a file is parsed
     from lessonbank.bank import lesson as lesson_mod

@@ -10,7 +10,7 @@ and so into CLAUDE.md and the copies `bank rules` makes).
   so an unclosed `<!--` cannot hide the rest of a page and `<script>` is shown, not kept.
 
 Code spans and fenced code blocks are left alone: both are literal already, and a backslash
-would show there. INDEX.md's cells need none of this: `kernel.index_md.escape` puts a
+would show there. INDEX.md's cells need none of this: `index.index_md.escape` puts a
 backslash before every markdown character, `@` and `<` included. The text the hooks hand an
 agent is not a memory file (no import is expanded in it) and is not rendered, so it is not
 made inert (see README, Safety).

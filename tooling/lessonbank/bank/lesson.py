@@ -18,7 +18,7 @@ import yaml
 
 from lessonbank.bank.fields import SOURCES, STATUSES, TYPES
 from lessonbank.errors import LessonFormatError
-from lessonbank.kernel import globs, regex_hazard
+from lessonbank.matching import globs, regex_hazard
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

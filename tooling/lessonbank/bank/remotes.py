@@ -1,6 +1,6 @@
 """Team banks: the user's registry of them, their clones under the data folder, pull and branch commits.
 
-Where things live is kernel.layers' (the hooks read the same paths): the registry
+Where things live is index.layers' (the hooks read the same paths): the registry
 `<data>/remotes.json` ({"teams": {NAME: {"url": URL, "branch": BRANCH}}}, written sorted and
 indented) and one clone per team at `<data>/teams/NAME`. A clone's `.lessonbank/` (its compiled
 index) is excluded through .git/info/exclude, so the hooks' state never makes it dirty.
@@ -24,7 +24,8 @@ from pathlib import Path
 from lessonbank.bank.git import GitRepo, clone
 from lessonbank.bank.store import MARKER, Bank, flocked, write_atomic
 from lessonbank.errors import BankError, GitError
-from lessonbank.kernel import layers, statedir
+from lessonbank.index import layers
+from lessonbank.state import statedir
 
 EXCLUDE = "/" + statedir.STATE + "/"
 

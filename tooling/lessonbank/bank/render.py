@@ -30,8 +30,9 @@ from lessonbank.bank.fields import STATUSES
 from lessonbank.bank.inert import code_span, inert_lesson
 from lessonbank.bank.store import Bank, Problem, write_atomic
 from lessonbank.errors import BankError
-from lessonbank.kernel import compiled_read, statedir
-from lessonbank.kernel import index_md as index_mod
+from lessonbank.index import compiled_read
+from lessonbank.index import index_md as index_mod
+from lessonbank.state import statedir
 
 if TYPE_CHECKING:  # the lesson module imports YAML: only annotations need it here
     from jinja2.sandbox import SandboxedEnvironment

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from lessonbank import config as config_mod
 from lessonbank.errors import BankError, LessonFormatError, NoBankError, NotFoundError
-from lessonbank.kernel import statedir
+from lessonbank.state import statedir
 
 if TYPE_CHECKING:  # the YAML parser is imported only when a lesson is parsed
     from lessonbank.bank import lesson as lesson_mod

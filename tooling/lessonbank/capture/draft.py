@@ -19,7 +19,7 @@ from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import names
 from lessonbank.capture import blocks
 from lessonbank.errors import BankError
-from lessonbank.kernel import words
+from lessonbank.matching import words
 
 # Words that name a tool (-> tool:<word> tag and a command trigger) or a language (-> lang:<word>).
 KNOWN_TOOLS = (

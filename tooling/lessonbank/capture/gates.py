@@ -11,7 +11,7 @@ from lessonbank.bank.lesson import DESTINATION_FORMS, Destination, parse_destina
 from lessonbank.capture.redaction import Redaction, redact
 from lessonbank.capture.secrets import MARKER, redact_secrets
 from lessonbank.errors import GateRefusal
-from lessonbank.kernel import words
+from lessonbank.matching import words
 
 if TYPE_CHECKING:
     from lessonbank.capture.draft import Draft

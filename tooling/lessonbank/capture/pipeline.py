@@ -18,7 +18,7 @@ from lessonbank.capture import gates
 from lessonbank.capture.draft import Draft, parse_lesson_blocks, to_lesson
 from lessonbank.capture.redaction import Redaction, describe
 from lessonbank.errors import GateRefusal
-from lessonbank.kernel import statedir
+from lessonbank.state import statedir
 
 
 @dataclass

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from lessonbank.kernel import statedir
+from lessonbank.state import statedir
 
 MARKER = "[REDACTED:{kind}]"
 
@@ -251,8 +251,9 @@ def _library_key() -> tuple | None:
     except OSError:
         return None
     try:
-        kernel = os.path.dirname(statedir.__file__)  # not imported here: a cache hit needs no compiler
-        own = tuple((f, os.stat(f).st_mtime_ns, os.stat(f).st_size) for f in (__file__, kernel + "/regex_compiler.py"))
+        # regex_compiler is not imported here: a cache hit needs no compiler
+        compiler = os.path.dirname(os.path.dirname(statedir.__file__)) + "/matching/regex_compiler.py"
+        own = tuple((f, os.stat(f).st_mtime_ns, os.stat(f).st_size) for f in (__file__, compiler))
     except OSError:
         return None
     return (_LIBRARY_FORMAT, folder, mtime, own)  # `own` covers this module's tables (_LEFT_OUT, _KINDS) too
@@ -296,7 +297,7 @@ def _requests_deferred() -> Iterator[None]:
 
 def _required_literal(rx: re.Pattern[str]) -> str:
     """The longest literal every match of `rx` contains, lower-cased; "" when none is known."""
-    from lessonbank.kernel import regex_compiler
+    from lessonbank.matching import regex_compiler
 
     try:
         _, runs = regex_compiler.compile_pattern(rx.pattern)

@@ -18,7 +18,7 @@ from lessonbank.capture import pipeline
 from lessonbank.capture.draft import Draft
 from lessonbank.capture.redaction import describe, redact
 from lessonbank.errors import BankError, GateRefusal
-from lessonbank.kernel import layers
+from lessonbank.index import layers
 
 
 @dataclass

@@ -43,7 +43,7 @@ def init(path: Path | None, ci: bool, personal: bool, dry_run: bool) -> None:
         raise click.UsageError("--personal sets up the bank in your data folder: give no PATH and no --ci")
     if personal:
         from lessonbank.bank import remotes
-        from lessonbank.kernel import layers
+        from lessonbank.index import layers
 
         try:
             path = Path(layers.personal_root(str(remotes.data_dir())))

@@ -32,8 +32,8 @@ from lessonbank.groom import rulesync
 from lessonbank.groom.plan import commit_message, plan_groom
 from lessonbank.install import claude as install
 from lessonbank.install import hookfiles
-from lessonbank.kernel import statedir
 from lessonbank.scan.candidates import Store, run_scan, short_id
+from lessonbank.state import statedir
 from lessonbank.trial import ledger, simulate
 from lessonbank.trial import report as trial_report
 

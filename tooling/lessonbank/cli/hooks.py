@@ -100,7 +100,7 @@ def install_claude(ctx: click.Context, uninstall: bool, dry_run: bool, project: 
 
 def _hook_root(ctx: click.Context) -> Path:
     """The bank root as the hook finds it (bank.toml is not parsed here; see `hook`)."""
-    from lessonbank.kernel import statedir as hot_state
+    from lessonbank.state import statedir as hot_state
 
     given = (ctx.find_root().obj or {}).get("root") or os.environ.get("BANK_ROOT")
     start = Path(given).expanduser().resolve() if given else Path.cwd().resolve()
@@ -138,7 +138,7 @@ def hook(
 
     from lessonbank import config as config_mod
     from lessonbank.hooks import dispatch as hot_main
-    from lessonbank.kernel import statedir as hot_state
+    from lessonbank.state import statedir as hot_state
 
     root = _hook_root(ctx)
     # bank.toml read as the installed hook reads it: a broken file warns and the defaults apply.

@@ -120,7 +120,7 @@ def capture_to(to: str, drafts: list[Draft], dry_run: bool) -> None:
 
 def list_layers(ctx: click.Context, tag: str | None, status: str | None, source: str | None, as_json: bool) -> None:
     """`bank list --all`: the project's lessons (when here is a bank), then each other layer's."""
-    from lessonbank.kernel import layers
+    from lessonbank.index import layers
 
     banks: list[tuple[str, Bank]] = []
     with contextlib.suppress(click.ClickException):  # outside a project the other layers still list

@@ -207,7 +207,7 @@ def _compliance(bank: Bank, as_json: bool) -> None:
 def _schedule(bank: Bank) -> bool:
     """Set when the next scheduled scan is due (now + scan.every); False when it should not run now."""
     from lessonbank.config import period_seconds
-    from lessonbank.kernel import statedir
+    from lessonbank.state import statedir
 
     state_dir = str(bank.state_dir)
     every = period_seconds(bank.config.get("scan.every"))

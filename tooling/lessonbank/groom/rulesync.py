@@ -6,7 +6,7 @@ files and agents reading it do not follow links, so its block holds a copy of ea
 GEMINI.md (or Gemini's `context.fileName`) and .github/copilot-instructions.md get the same
 copy, with the same markers, where the project uses those agents (see `copy_targets`). Cursor
 gets one `.cursor/rules/<name>.mdc` per rule file when asked. Nothing outside a managed block is
-ever changed. It imports `bank.store`, `markers`, `kernel.agent_tools` (the hook files that say a
+ever changed. It imports `bank.store`, `markers`, `matching.agent_tools` (the hook files that say a
 project uses Copilot or Gemini) and `errors`; `apply` also runs it after every groom.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 from lessonbank.bank.store import Bank, remove, write_atomic
 from lessonbank.errors import BankError
 from lessonbank.groom.markers import MARK_RE, break_markers, shift_headings
-from lessonbank.kernel import agent_tools
+from lessonbank.matching import agent_tools
 
 BLOCK_BEGIN = "<!-- lessonbank:rules:begin -->"
 BLOCK_END = "<!-- lessonbank:rules:end -->"

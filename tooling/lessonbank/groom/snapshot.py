@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from lessonbank.kernel import globs
+from lessonbank.matching import globs
 
 # Evidence that a repository uses a tool: a file glob, optionally with a regex its text must match.
 Evidence = tuple[str, str | None]
@@ -92,7 +92,7 @@ class RepoView:
         return i < len(self.paths) and self.paths[i].startswith(path + "/")
 
     def _glob(self, glob: str, first_only: bool) -> frozenset[str]:
-        """Paths matching `glob` with the hooks' semantics (kernel.globs); a literal search finds candidates."""
+        """Paths matching `glob` with the hooks' semantics (matching.globs); a literal search finds candidates."""
         try:
             compiled = globs.compile_glob(glob)
         except globs.GlobError:  # too many brace alternatives: `bank check` names it

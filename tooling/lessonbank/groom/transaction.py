@@ -31,7 +31,7 @@ from lessonbank.bank.git import GitRepo
 from lessonbank.bank.store import TEMP_RE, Bank, flocked, remove, write_atomic
 from lessonbank.errors import BankError, GitError
 from lessonbank.groom.plan import bank_paths
-from lessonbank.kernel import statedir
+from lessonbank.state import statedir
 
 JOURNAL = "journal.json"
 _GROOM_LOCK = "lock"  # flock'd for a whole `bank groom` run: one groom at a time per bank

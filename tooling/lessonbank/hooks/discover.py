@@ -13,7 +13,7 @@ or a CI job (the test suite sets it). It imports the kernel only.
 
 import posix
 
-from lessonbank.kernel import statedir as state
+from lessonbank.state import statedir as state
 
 # Until the scan it starts sets the real next time, no other session starts one.
 LEASE = 3600.0

@@ -10,8 +10,8 @@ a bank costs only the interpreter start and a few `stat` calls.
 
 import sys
 
-from lessonbank.kernel import jsonio
-from lessonbank.kernel import statedir as state
+from lessonbank.state import jsonio
+from lessonbank.state import statedir as state
 
 # Texts matched against the lessons are cut to this many characters first: a command, a path or
 # any other string in tool_input, and a prompt. Matching time then does not grow with a payload

@@ -1,8 +1,8 @@
 """Handing lessons over: the byte budget, the once-per-session claim, the session's trial arm, the ledger."""
 
-from lessonbank.kernel import jsonio
-from lessonbank.kernel import records as ledger
-from lessonbank.kernel import statedir as state
+from lessonbank.state import jsonio
+from lessonbank.state import records as ledger
+from lessonbank.state import statedir as state
 
 
 def line(slug: str, text: str, layer: str = "project") -> str:
@@ -63,7 +63,7 @@ def hand_over(
         return ""
     arm = "on"
     if mode == "test" and not state.READ_ONLY:  # a dry run (`bank hook`) must not assign a session
-        from lessonbank.kernel import arms as trial
+        from lessonbank.state import arms as trial
 
         # Known sessions answer from one small file; an unknown one (begun before `bank test`,
         # or its SessionStart missed) is assigned here, before any lesson reaches it.

@@ -4,9 +4,9 @@ The agent's adapter supplies `exit_status`; a call whose status the agent did no
 recorded (a check is never guessed to have passed).
 """
 
-from lessonbank.kernel import check_commands as checks
-from lessonbank.kernel import records as ledger
-from lessonbank.kernel import statedir as state
+from lessonbank.matching import check_commands as checks
+from lessonbank.state import records as ledger
+from lessonbank.state import statedir as state
 
 
 def post_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:

@@ -9,8 +9,8 @@ rest run best first and only until the budget is full, most on the small `rx` ma
 rarely imported.
 """
 
-from lessonbank.kernel import compiled_read
-from lessonbank.kernel import statedir as state
+from lessonbank.index import compiled_read
+from lessonbank.state import statedir as state
 
 # shell, rx, globs and inject are imported only when a call needs them: each module costs start-up
 # time (a Read or Edit call never splits a command).
@@ -54,7 +54,7 @@ def subjects(tool: str, tool_input: dict, root: str, cwd: str) -> tuple[list[str
     if tool == "Bash":
         command = tool_input.get("command")
         if isinstance(command, str):
-            from lessonbank.kernel import shell
+            from lessonbank.matching import shell
 
             commands = shell.trigger_texts(command)
         return commands, paths
@@ -80,15 +80,15 @@ def _fires(index, entry: tuple, commands: list[str], paths: list[str], state_dir
     kind, source = entry[5], entry[6]
     if kind != "c" and kind != "p":
         return True
-    from lessonbank.kernel import budget
+    from lessonbank.matching import budget
 
     program = index.program(entry[7])
     try:
         if kind == "c":
-            from lessonbank.kernel import regex_engine as rx
+            from lessonbank.matching import regex_engine as rx
 
             return any(rx.search(program, source, text) for text in commands)
-        from lessonbank.kernel import globs
+        from lessonbank.matching import globs
 
         return any(globs.match(program, path) for path in paths)
     except budget.Exhausted as exc:
@@ -169,7 +169,7 @@ def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str]
     ranked.sort()  # by the first five (rank, then program number); a full tie compares the entries, which is harmless
     # One matching budget for the whole call, shared by all its searches (regex and glob) in
     # every layer.
-    from lessonbank.kernel import budget
+    from lessonbank.matching import budget
 
     budget.new_call()
     try:
@@ -213,7 +213,7 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return ""
     session = state.Session(state_dir, str(payload.get("session_id") or ""))
-    from lessonbank.kernel import layers
+    from lessonbank.index import layers
 
     index = layers.Layered(layers.indexes(root, state_dir))
     cwd = payload.get("cwd")

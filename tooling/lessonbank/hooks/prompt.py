@@ -7,8 +7,8 @@ confidence and slug, so the same prompt always recalls the same lessons.
 """
 
 from lessonbank.hooks import handover as inject
-from lessonbank.kernel import statedir as state
-from lessonbank.kernel import words
+from lessonbank.matching import words
+from lessonbank.state import statedir as state
 
 
 def ranked(index, prompt: str, session: "state.Session | None", limit: int) -> list[tuple]:
@@ -52,7 +52,7 @@ def user_prompt_submit(payload: dict, root: str, state_dir: str, mode: str) -> s
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return ""
-    from lessonbank.kernel import layers
+    from lessonbank.index import layers
 
     index = layers.Layered(layers.indexes(root, state_dir))
     settings = index.settings

@@ -2,7 +2,7 @@
 and the scheduled scan when one is due (hooks.discover)."""
 
 from lessonbank.hooks import handover as inject
-from lessonbank.kernel import statedir as state
+from lessonbank.state import statedir as state
 
 PROTOCOL = """\
 lessonbank: this project keeps a bank of lessons its coding agents learned (lessons/ in {root}).
@@ -27,14 +27,14 @@ def session_start(payload: dict, root: str, state_dir: str, mode: str) -> str:
     """
     session = state.Session(state_dir, str(payload.get("session_id") or ""))
     if mode == "test" and not state.READ_ONLY:
-        from lessonbank.kernel import arms as trial
+        from lessonbank.state import arms as trial
 
         trial.assign(state_dir, session.id)
     source = payload.get("source")
     if source == "clear":
         session.release()
     elif source == "compact":
-        from lessonbank.kernel import layers
+        from lessonbank.index import layers
 
         index = layers.index(root, state_dir)
         threshold = index.settings["compact_priority"]

@@ -7,8 +7,8 @@ no block blocks the stop once with a request for the one durable lesson or a pla
 slip". Nothing blocks when `stop_hook_active` is set (the agent is already answering a block).
 """
 
-from lessonbank.kernel import jsonio, records
-from lessonbank.kernel import statedir as state
+from lessonbank.state import jsonio, records
+from lessonbank.state import statedir as state
 
 NUDGE = (
     "lessonbank: {checks} failed earlier in this turn and passes now. If the fix taught something "

@@ -24,7 +24,7 @@ from lessonbank.bank.store import write_atomic
 from lessonbank.errors import BankError
 from lessonbank.install import claude
 from lessonbank.install.claude import Result, is_ours, read_settings
-from lessonbank.kernel import agent_tools
+from lessonbank.matching import agent_tools
 
 GEMINI_TOOLS = "|".join(agent_tools.GEMINI)
 

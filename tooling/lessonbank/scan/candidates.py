@@ -16,11 +16,11 @@ from lessonbank.capture import blocks
 from lessonbank.capture.draft import parse_lesson_blocks
 from lessonbank.capture.pipeline import Outcome, capture
 from lessonbank.errors import BankError, GateRefusal
-from lessonbank.kernel import statedir
 from lessonbank.scan import compliance, distill
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan import sources as transcripts
 from lessonbank.scan.events import Candidate
+from lessonbank.state import statedir
 
 MAX_BODY_EVIDENCE = 3
 MAX_EVIDENCE = 5

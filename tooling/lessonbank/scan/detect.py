@@ -8,7 +8,7 @@ from typing import Any
 
 from lessonbank.capture import blocks
 from lessonbank.capture.redaction import redact
-from lessonbank.kernel import words
+from lessonbank.matching import words
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan import prose, shellfail
 from lessonbank.scan.events import NOT_STORED, Candidate, Event

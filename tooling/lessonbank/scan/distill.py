@@ -14,7 +14,7 @@ import re
 import shlex
 
 from lessonbank.bank import names
-from lessonbank.kernel.words import STOP_WORDS
+from lessonbank.matching.words import STOP_WORDS
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan import prose, shellfail
 from lessonbank.scan.events import Candidate

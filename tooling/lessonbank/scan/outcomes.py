@@ -1,7 +1,7 @@
 """Shell commands and tool results, read for mining transcripts: which check a command ran, how it ended. Pure.
 
-Which commands are checks, and under what name, is kernel/check_commands.py's answer (the hooks' too);
-the command is cut into simple commands by kernel/shell.py. This module adds what only the scan needs:
+Which commands are checks, and under what name, is matching/check_commands.py's answer (the hooks' too);
+the command is cut into simple commands by matching/shell.py. This module adds what only the scan needs:
 whether the exit status was masked, what the run was narrowed to, whether a command may have fixed
 something, and how a tool result ended (status, error lines, their signature).
 """
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from lessonbank.kernel import check_commands, shell
+from lessonbank.matching import check_commands, shell
 
 # Category of a check -> the rule a lesson about it is proposed to graduate to.
 DESTINATIONS = {"test": "rule:testing", "build": "rule:build", "lint": "rule:lint"}
@@ -21,7 +21,7 @@ DESTINATIONS = {"test": "rule:testing", "build": "rule:build", "lint": "rule:lin
 
 @dataclass(frozen=True)
 class Check:
-    """A command that verifies the project, as kernel/check_commands.py names it, and how it ran."""
+    """A command that verifies the project, as matching/check_commands.py names it, and how it ran."""
 
     name: str  # what the hooks' ledger calls it too: "pytest", "pnpm test", "make test"
     key: str  # the same check across runs, e.g. "pytest", "pnpm test", "make -C sub test", "gcc a.c"

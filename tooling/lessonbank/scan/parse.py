@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lessonbank.capture.redaction import redact
-from lessonbank.kernel import exit_status
+from lessonbank.matching import exit_status
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan.events import Event
 

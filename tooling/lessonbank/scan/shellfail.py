@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lessonbank.kernel import shell
+from lessonbank.matching import shell
 
 LOOKAHEAD = 6  # shell calls after the failure in which a different approach may succeed
 # Kinds that are another face of one lesson.

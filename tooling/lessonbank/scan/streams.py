@@ -7,7 +7,7 @@
 - Gemini CLI (~/.gemini/tmp/<project>/chats/session-*.jsonl, or $GEMINI_CLI_HOME/.gemini): a first
   line with `sessionId` and `projectHash` (sha256 of the project folder), then `user` and `gemini`
   messages; a `gemini` message is written again once its `toolCalls` carry their results, so
-  messages and calls are read once by id. The shell's exit status is in its output (kernel/exit_status).
+  messages and calls are read once by id. The shell's exit status is in its output (matching/exit_status).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from lessonbank.kernel import agent_tools, exit_status
+from lessonbank.matching import agent_tools, exit_status
 from lessonbank.scan import outcomes as mining
 from lessonbank.scan.events import Event
 from lessonbank.scan.parse import EDIT_MARK, ClaudeStream, CodexStream, Stream, bound, clip
 
 MAX_SEEN = 2000
-# Their shell tools, and their edit tools -> the argument naming the file (kernel/agent_tools).
+# Their shell tools, and their edit tools -> the argument naming the file (matching/agent_tools).
 SHELL = agent_tools.shell_tools()
 EDITS = agent_tools.edit_tools()
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from lessonbank.bank.store import Bank, Loaded, write_atomic
 from lessonbank.errors import BankError
-from lessonbank.kernel import arms, statedir
+from lessonbank.state import arms, statedir
 from lessonbank.trial import stats
 from lessonbank.trial.turns import (
     CheckRun,
@@ -51,7 +51,7 @@ class LessonUse:
     sessions: int = 0
     same_failure_turns: int = 0
     injected_turns: int = 0
-    layer: str = "project"  # kernel.layers: "project", "personal" or "team:<name>"
+    layer: str = "project"  # index.layers: "project", "personal" or "team:<name>"
 
 
 @dataclass

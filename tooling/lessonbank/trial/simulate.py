@@ -18,7 +18,7 @@ from typing import Any
 
 from lessonbank.errors import BankError
 from lessonbank.install import claude as install
-from lessonbank.kernel import arms, statedir
+from lessonbank.state import arms, statedir
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The hooks' records as typed rows, and the trial's per-turn records joined from them and the arms' log.
 
-The rows come from kernel.records, the one reader of ledger.jsonl and checks.jsonl (the Stop hook
+The rows come from state.records, the one reader of ledger.jsonl and checks.jsonl (the Stop hook
 reads them the same way); a turn "ended failing" by records.still_failing, beside the Stop hook's
 records.recovered.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from lessonbank.bank.store import Bank
 from lessonbank.errors import BankError
-from lessonbank.kernel import arms, records, statedir
+from lessonbank.state import arms, records, statedir
 from lessonbank.trial import stats
 
 
@@ -77,7 +77,7 @@ def read_checks(bank: Bank) -> tuple[list[CheckRun], int]:
 
 
 def trial_dir(bank: Bank) -> Path:
-    """The trial's folder, where the hooks keep the arms (kernel.arms)."""
+    """The trial's folder, where the hooks keep the arms (state.arms)."""
     return Path(arms.trial_dir(str(bank.state_dir)))
 
 

@@ -13,7 +13,7 @@ to add context, or {"decision": "block", "reason"} to keep the agent going; `ans
 
 Each adapter module has `event(payload, named) -> dict | None` (`named`: the event name the
 installed command passed, for agents whose payload lacks one) and `answer(event, out) -> str`.
-`shapes` holds what several adapters read (answers, transcript tails); kernel/exit_status reads
+`shapes` holds what several adapters read (answers, transcript tails); matching/exit_status reads
 each agent's exit status in text, for the scan too. Standard library only, like the rest of the
 hook process: adapters import the kernel and `shapes` only.
 """

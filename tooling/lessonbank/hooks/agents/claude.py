@@ -11,7 +11,7 @@ def event(payload: dict, named: "str | None") -> dict:
         payload["exit_status"] = 0
     elif name == "PostToolUseFailure":
         payload["hook_event_name"] = "PostToolUse"
-        from lessonbank.kernel import exit_status  # only a failure reads it: most calls are PreToolUse
+        from lessonbank.matching import exit_status  # only a failure reads it: most calls are PreToolUse
 
         error = payload.get("error")
         code = exit_status.after(error, "Exit code") if isinstance(error, str) else None

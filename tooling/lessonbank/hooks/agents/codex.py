@@ -8,8 +8,8 @@ developer message; a Stop block's reason comes back as a user message).
 """
 
 from lessonbank.hooks.agents.shapes import tail_lines
-from lessonbank.kernel import exit_status as status_text
-from lessonbank.kernel import jsonio
+from lessonbank.matching import exit_status as status_text
+from lessonbank.state import jsonio
 
 
 def event(payload: dict, named: "str | None") -> dict:

@@ -9,8 +9,9 @@ level; a stop block keeps Claude Code's {"decision": "block", "reason"}.
 """
 
 from lessonbank.hooks.agents.shapes import context_of, tail_lines
-from lessonbank.kernel import agent_tools, jsonio
-from lessonbank.kernel import exit_status as status_text
+from lessonbank.matching import agent_tools
+from lessonbank.matching import exit_status as status_text
+from lessonbank.state import jsonio
 
 EVENTS = {
     "sessionStart": "SessionStart",

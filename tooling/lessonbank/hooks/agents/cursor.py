@@ -10,7 +10,7 @@ answered as `followup_message`).
 """
 
 from lessonbank.hooks.agents.shapes import context_of
-from lessonbank.kernel import jsonio
+from lessonbank.state import jsonio
 
 EVENTS = {
     "beforeSubmitPrompt": "UserPromptSubmit",

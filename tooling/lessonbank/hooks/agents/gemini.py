@@ -11,8 +11,9 @@ The lessons are claimed, so the retry passes. AfterAgent's block is `decision: "
 """
 
 from lessonbank.hooks.agents.shapes import context_of
-from lessonbank.kernel import agent_tools, jsonio
-from lessonbank.kernel import exit_status as status_text
+from lessonbank.matching import agent_tools
+from lessonbank.matching import exit_status as status_text
+from lessonbank.state import jsonio
 
 EVENTS = {
     "SessionStart": "SessionStart",
@@ -59,7 +60,7 @@ def event(payload: dict, named: "str | None") -> "dict | None":
 
 
 def exit_status(response: object) -> "int | None":
-    """The shell's exit status from `llmContent` (see kernel/exit_status), or None when it does not say."""
+    """The shell's exit status from `llmContent` (see matching/exit_status), or None when it does not say."""
     text = response.get("llmContent") if isinstance(response, dict) else None
     return status_text.gemini(text) if isinstance(text, str) else None
 

@@ -3,7 +3,7 @@
 
 def context_of(out: str) -> tuple[str, str]:
     """(kind, text) of a handler's answer: ("context", text), ("block", reason) or ("", "")."""
-    from lessonbank.kernel import jsonio
+    from lessonbank.state import jsonio
 
     data = jsonio.loads(out)
     if not isinstance(data, dict):

@@ -1,0 +1,52 @@
+"""The compiled index's reader: its tables, the shared key hashes and the grouped reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lessonbank.index import compiled_build, compiled_read
+from tests.hook_support import lesson, make_bank
+
+
+def test_bound_maps_word_characters_to_lower_case_and_every_other_to_a_boundary() -> None:
+    for code in range(0x250):
+        c = chr(code)
+        want = c if code >= 128 else c.lower() if c.isalnum() or c == "_" else "\x01"
+        assert c.translate(compiled_read.BOUND) == want, hex(code)
+
+
+@pytest.mark.parametrize("key", ["go ", "_backtra", "\x00t:Bash", "caf\u00e9", "\u3000x", "z"])
+def test_a_hashed_key_gives_the_bucket_and_the_filter_bits_of_the_key(key: str) -> None:
+    [(same, n, x)] = compiled_read.hashed([key])
+    assert same == key
+    for size in (7, 907, 21432):
+        assert n % size == compiled_read.bucket(key, size)
+        assert (x % size, (x >> 21) % size, (x >> 42) % size) == compiled_read.filter_bits(key, size)
+
+
+@pytest.mark.parametrize(("span", "span_bytes"), [(512, 1 << 16), (3, 1 << 16), (512, 0), (1, 0)])
+def test_grouped_reads_give_what_the_tables_in_memory_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, span: int, span_bytes: int
+) -> None:
+    """However the reads are grouped (one offset read per SPAN, one data read up to SPAN_BYTES,
+    or one read per record), lookups and entries equal the tables built in memory."""
+    root = tmp_path / "proj"
+    lessons = [
+        lesson(f"l{i:02d}", commands=[rf"\b(?:cargo|tool{i})\s+test{i % 4}\b"], paths=[f"src/m{i}/**/*.rs"])
+        for i in range(40)
+    ]
+    make_bank(root, lessons)
+    monkeypatch.setattr(compiled_read, "SPAN", span)
+    monkeypatch.setattr(compiled_read, "SPAN_BYTES", span_bytes)
+    disk = compiled_build.load(str(root), str(root / ".lessonbank"))
+    assert isinstance(disk, compiled_read.DiskIndex)
+    memory = compiled_build.rebuild(str(root), str(root / ".lessonbank"), write=False)
+    keys = set(memory.data["pre"]) | {"absent", "zz"}
+    assert disk.lookup("pre", keys) == memory.lookup("pre", keys)
+    assert disk.probe("pre", compiled_read.hashed(keys)) == memory.lookup("pre", keys)
+    every = keys | {g for seconds in memory.data["pre"].values() for g in seconds}
+    got = disk.entries(disk.lookup("pre", keys), every)
+    assert got == memory.entries(memory.lookup("pre", keys), every)
+    assert len(got) == sum(map(len, memory.data["groups"])) >= 80
