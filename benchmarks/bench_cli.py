@@ -46,7 +46,7 @@ sys.path.insert(0, str(REPO / "tooling"))
 
 import bench_hook  # noqa: E402
 
-from lessonbank.bank import lesson as lesson_mod  # noqa: E402
+from lessonbank.bank.lesson import render  # noqa: E402
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO / "tooling")}
 ENV.pop("BANK_ROOT", None)
@@ -79,7 +79,7 @@ def write_bank(root: Path, n: int) -> None:
     (root / "bank.toml").write_text("", encoding="utf-8")
     (root / "lessons").mkdir()
     for lesson in bench_hook.synthetic(n):
-        (root / "lessons" / f"{lesson.slug}.md").write_text(lesson_mod.render(lesson), encoding="utf-8")
+        (root / "lessons" / f"{lesson.slug}.md").write_text(render(lesson), encoding="utf-8")
 
 
 def edit_do(root: Path, number: int) -> None:
@@ -104,7 +104,7 @@ def add_file(root: Path, number: int) -> None:
     """Write one new lesson file by hand (a new INDEX.md row, BANK.md section and compiled piece)."""
     made = bench_hook.synthetic(1, seed=1000 + number)[0]
     lesson = dataclasses.replace(made, slug=f"{made.slug}-added-{number}", id=f"01ADDED{number:019d}")
-    (root / "lessons" / f"{lesson.slug}.md").write_text(lesson_mod.render(lesson), encoding="utf-8")
+    (root / "lessons" / f"{lesson.slug}.md").write_text(render(lesson), encoding="utf-8")
 
 
 def delete_file(root: Path, number: int) -> None:

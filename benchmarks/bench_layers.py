@@ -35,10 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_hook  # noqa: E402 - the realistic generator and payloads
 
 from lessonbank.bank import lesson as lesson_mod  # noqa: E402
-from lessonbank.bank import render as generate  # noqa: E402
+from lessonbank.bank import render  # noqa: E402
 from lessonbank.bank.store import Bank  # noqa: E402
 from lessonbank.index import layers  # noqa: E402
-from lessonbank.install import claude as install  # noqa: E402
+from lessonbank.install import claude  # noqa: E402
 
 CALLS = [c for c in bench_hook.CALLS if c[0] in ("bash match", "bash miss")]
 
@@ -51,10 +51,10 @@ def build(root: Path, n: int, seed: int, hooks: bool) -> float:
     for lesson in bench_hook.synthetic(n, seed=seed):
         (root / "lessons" / f"{lesson.slug}.md").write_text(lesson_mod.render(lesson), encoding="utf-8")
     started = time.perf_counter()
-    generate.regenerate(Bank.open(root))
+    render.regenerate(Bank.open(root))
     built = time.perf_counter() - started
     if hooks:
-        install.install(root)
+        claude.install(root)
     return built
 
 
@@ -87,7 +87,7 @@ def main() -> None:
         # The banks just built are about 100 MB of new files: write them out now, so that their
         # writeback does not stall the first case's writes (a fitting call claims and records).
         os.sync()
-        hook = install.installed_command(project, "PreToolUse")
+        hook = claude.installed_command(project, "PreToolUse")
         assert hook
         bare = hook.split(" -I -S ")[0] + " -I -S -c pass"
         env_layered = {**os.environ, "XDG_DATA_HOME": str(data)}

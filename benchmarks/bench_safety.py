@@ -60,7 +60,7 @@ def fuzz() -> None:
 
     from lessonbank.hooks import dispatch, pre_tool
     from lessonbank.index import compiled_build, compiled_read
-    from lessonbank.state import statedir as state
+    from lessonbank.state import statedir
 
     polynomial = ["a*" * k + "b" for k in range(2, 12)] + [r"(a|b)*a(a|b)*a(a|b)*c", r"\w*\w*\w*\w*!x", r".*a.*a.*a.*a.*b"]
     rows = [_row(f"h{i}", commands=[p]) for i, p in enumerate(HOSTILE + polynomial)]
@@ -74,7 +74,7 @@ def fuzz() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for n, subject in enumerate(subjects):
             for tool, tool_input in (("Bash", {"command": subject}), ("Edit", {"file_path": f"/r/{subject[:4000]}/{subject[:200]}.py"})):
-                session = state.Session(tmp, f"s{n}{tool}")
+                session = statedir.Session(tmp, f"s{n}{tool}")
                 start = time.perf_counter()
                 pre_tool.matching(index, tool, tool_input, "/r", "/r", session)
                 took = time.perf_counter() - start

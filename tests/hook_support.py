@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from lessonbank.bank import lesson as lesson_mod
-from lessonbank.bank import render as generate
+from lessonbank.bank import render
 from lessonbank.bank.store import Bank
-from lessonbank.install import claude as install
+from lessonbank.install.claude import hook_script
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude-code-2.1.197"
 # The Claude Code hook events recorded in FIXTURES, in the order a session fires them.
@@ -34,7 +34,7 @@ fix: keep calc.add returning a + b and rerun pytest -q after editing calc.py
 tags: tool:pytest, area:calc
 promote-to: rule:testing
 #/lesson"""
-HOOK = [sys.executable, "-I", "-S", str(install.hook_script())]
+HOOK = [sys.executable, "-I", "-S", str(hook_script())]
 # `python -I -S -c PROBE <hook script> [args]` runs the hook script and, as the process ends
 # (entry.py ends it with posix._exit, which skips atexit), writes "MODULES <every module loaded>"
 # to stderr: what the tests check the hook process never imports.
@@ -76,7 +76,7 @@ def make_bank(root: Path, lessons: list[lesson_mod.Lesson], toml: str = "") -> B
     for item in lessons:
         (root / "lessons" / f"{item.slug}.md").write_text(lesson_mod.render(item), encoding="utf-8")
     bank = Bank.open(root)
-    generate.regenerate(bank)
+    render.regenerate(bank)
     return bank
 
 

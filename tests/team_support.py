@@ -6,8 +6,7 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from lessonbank.bank import lesson as lesson_mod
-from lessonbank.bank import render as generate
+from lessonbank.bank import lesson, render
 from lessonbank.bank.store import Bank
 from lessonbank.cli import main
 from lessonbank.index import layers
@@ -19,7 +18,7 @@ def cli(*args: str, input: str | None = None) -> Result:
     return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
 
 
-def team_remote(tmp_path: Path, name: str, lessons: list[lesson_mod.Lesson] = ()) -> tuple[Path, Path]:  # type: ignore[assignment]
+def team_remote(tmp_path: Path, name: str, lessons: list[lesson.Lesson] = ()) -> tuple[Path, Path]:  # type: ignore[assignment]
     """(bare repository, a colleague's working clone of it) holding a bank with `lessons`, pushed to main."""
     bare = tmp_path / f"{name}.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
@@ -31,11 +30,11 @@ def team_remote(tmp_path: Path, name: str, lessons: list[lesson_mod.Lesson] = ()
     return bare, work
 
 
-def publish(work: Path, lessons: list[lesson_mod.Lesson], message: str) -> None:
+def publish(work: Path, lessons: list[lesson.Lesson], message: str) -> None:
     """Write `lessons` into the colleague's clone, regenerate, commit everything and push main."""
     for item in lessons:
-        (work / "lessons" / f"{item.slug}.md").write_text(lesson_mod.render(item), encoding="utf-8")
-    generate.regenerate(Bank.open(work))
+        (work / "lessons" / f"{item.slug}.md").write_text(lesson.render(item), encoding="utf-8")
+    render.regenerate(Bank.open(work))
     git(work, "add", "-A")
     git(work, "commit", "-q", "-m", message)
     git(work, "push", "-q", "origin", "HEAD:main")

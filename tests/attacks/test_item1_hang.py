@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank.lesson import render
 from lessonbank.index import index_md
 from tests.conftest import run as bank_cli
 from tests.hook_support import bash, context, lesson, make_bank, payload
@@ -52,7 +52,7 @@ def test_capture_by_blocks_refuses_a_hostile_trigger(bank: Path) -> None:
 
 def test_a_hand_written_hostile_lesson_is_flagged_and_left_out_of_the_index(bank: Path) -> None:
     bad = lesson("hostile", commands=[r"(a+)+$"], paths=["**/**/x"], id="01JBQX0000000000000000000A")
-    (bank / "lessons" / "hostile.md").write_text(lesson_mod.render(bad), encoding="utf-8")
+    (bank / "lessons" / "hostile.md").write_text(render(bad), encoding="utf-8")
     checked = bank_cli(bank, "check")
     assert checked.exit_code == 1
     assert "lessons/hostile.md:" in checked.output and "(a+)+$" in checked.output

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank.lesson import render
 from tests.conftest import run
 from tests.hook_support import lesson
 
@@ -41,7 +41,7 @@ def test_capture_refuses_the_banks_own_files_in_any_case_or_form(bank: Path, des
 @pytest.mark.parametrize("dest", OWN[:6])
 def test_check_reports_a_lesson_file_naming_one(bank: Path, dest: str) -> None:
     item = lesson("release-notes", promote_to=dest, id="01JBQX0000000000000000000A")
-    (bank / "lessons" / "release-notes.md").write_text(lesson_mod.render(item), encoding="utf-8")
+    (bank / "lessons" / "release-notes.md").write_text(render(item), encoding="utf-8")
     result = run(bank, "check")
     assert result.exit_code == 1
     assert "lessons/release-notes.md:" in result.output

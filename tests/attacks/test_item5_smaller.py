@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank.lesson import render
 from lessonbank.bank.store import Bank
 from lessonbank.cli.demo import DEMO_TRANSCRIPTS
 from lessonbank.hooks import dispatch
@@ -320,7 +320,7 @@ def test_bank_index_leaves_invalid_lessons_out_with_a_warning(bank: Path) -> Non
 )
 def test_bank_check_validates_ids(bank: Path, ident: str, message: str) -> None:
     item = lesson("odd-id", id=ident)
-    (bank / "lessons" / "odd-id.md").write_text(lesson_mod.render(item), encoding="utf-8")
+    (bank / "lessons" / "odd-id.md").write_text(render(item), encoding="utf-8")
     result = run(bank, "check")
     assert result.exit_code == 1
     assert f"lessons/odd-id.md:2: {message}" in result.output
@@ -328,7 +328,7 @@ def test_bank_check_validates_ids(bank: Path, ident: str, message: str) -> None:
 
 def test_bank_check_finds_ids_equal_but_for_case(bank: Path) -> None:
     for slug, ident in (("one", "01JBQX0000000000000000000A"), ("two", "01jbqx0000000000000000000a")):
-        (bank / "lessons" / f"{slug}.md").write_text(lesson_mod.render(lesson(slug, id=ident)), encoding="utf-8")
+        (bank / "lessons" / f"{slug}.md").write_text(render(lesson(slug, id=ident)), encoding="utf-8")
     result = run(bank, "check")
     assert result.exit_code == 1
     assert "duplicate id '01JBQX0000000000000000000A' (also in two.md)" in result.output

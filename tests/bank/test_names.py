@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from lessonbank.bank import names as L
+from lessonbank.bank import names
 
 
 def test_ids_sort_by_time_and_do_not_collide() -> None:
-    a = L.new_id(now_ms=1_700_000_000_000, rand=b"\x00" * 10)
-    b = L.new_id(now_ms=1_700_000_000_001, rand=b"\x00" * 10)
+    a = names.new_id(now_ms=1_700_000_000_000, rand=b"\x00" * 10)
+    b = names.new_id(now_ms=1_700_000_000_001, rand=b"\x00" * 10)
     assert len(a) == 26 and a < b
-    assert len({L.new_id() for _ in range(2000)}) == 2000
+    assert len({names.new_id() for _ in range(2000)}) == 2000
 
 
 @pytest.mark.parametrize(
@@ -19,7 +19,7 @@ def test_ids_sort_by_time_and_do_not_collide() -> None:
     [("Pytest hangs on a TTY!", "pytest-hangs-on-a-tty"), ("", "lesson"), ("a" * 80, "a" * 60)],
 )
 def test_slugify(title: str, slug: str) -> None:
-    assert L.slugify(title) == slug
+    assert names.slugify(title) == slug
 
 
 @pytest.mark.parametrize(
@@ -32,9 +32,9 @@ def test_slugify(title: str, slug: str) -> None:
     ],
 )  # fmt: skip
 def test_a_cut_never_ends_on_a_word_that_leaves_the_sentence_hanging(text: str, limit: int, cut: str) -> None:
-    assert L.cut_words(text, limit) == cut
+    assert names.cut_words(text, limit) == cut
 
 
 def test_a_long_slug_is_cut_before_a_dangling_word() -> None:
     title = "After moving the package under src/, pytest fails with ModuleNotFoundError"
-    assert L.slugify(title) == "after-moving-the-package-under-src-pytest-fails"
+    assert names.slugify(title) == "after-moving-the-package-under-src-pytest-fails"

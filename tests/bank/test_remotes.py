@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import remotes
+from lessonbank.bank.lesson import render
 from tests.conftest import git
 from tests.hook_support import lesson
 from tests.team_support import cli, team_remote
@@ -15,7 +15,7 @@ def test_pull_names_a_stale_index_of_the_team_bank(tmp_path: Path) -> None:
     bare, work = team_remote(tmp_path, "acme", [lesson("first-one")])
     assert cli("remote", "add", "acme", str(bare)).exit_code == 0
     # A colleague adds a lesson file without `bank index`: INDEX.md no longer lists the lessons.
-    (work / "lessons/second-one.md").write_text(lesson_mod.render(lesson("second-one")))
+    (work / "lessons/second-one.md").write_text(render(lesson("second-one")))
     git(work, "add", "lessons/second-one.md")
     git(work, "commit", "-q", "-m", "no index")
     git(work, "push", "-q", "origin", "HEAD:main")

@@ -55,14 +55,14 @@ def test_the_same_tables_give_the_same_bytes_whatever_the_process_holds() -> Non
     """Interning and sharing must not leak into the file, or `bank index` rewrites unchanged files."""
     import sys
 
-    from lessonbank.index import compiled_build as build
+    from lessonbank.index.compiled_build import from_texts, serialize
 
     def tables(name: str) -> dict:
-        return build.from_texts(None, None) | {"lessons": [(name, 5, 0.7, name + " text", name)]}
+        return from_texts(None, None) | {"lessons": [(name, 5, 0.7, name + " text", name)]}
 
     fresh = "".join(["ma", "ke"])  # equal to "make", but neither interned nor shared
     assert fresh is not sys.intern("make")
-    assert build.serialize(tables(fresh), ("k",)) == build.serialize(tables(sys.intern("make")), ("k",))
+    assert serialize(tables(fresh), ("k",)) == serialize(tables(sys.intern("make")), ("k",))
 
 
 def test_lessons_come_from_the_cache_until_their_file_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from lessonbank.bank import lesson as lesson_mod
-from lessonbank.capture import draft as draft_mod
-from lessonbank.capture.draft import Draft, to_lesson
+from lessonbank.bank.lesson import Lesson, attribute, validate
+from lessonbank.capture.draft import JSON_FIELDS, Draft, derive_title, to_lesson
 
 
 def test_every_draft_field_but_the_session_is_a_lesson_field() -> None:
-    lesson_fields = {f.name for f in fields(lesson_mod.Lesson)}
+    lesson_fields = {f.name for f in fields(Lesson)}
     assert {f.name for f in fields(Draft)} - lesson_fields == {"session"}
 
 
 def test_json_reads_every_draft_field_under_its_frontmatter_name() -> None:
-    read = sorted(lesson_mod.attribute(k) for k in draft_mod.JSON_FIELDS)
+    read = sorted(attribute(k) for k in JSON_FIELDS)
     assert read == sorted(f.name for f in fields(Draft))
 
 
@@ -39,7 +38,7 @@ def test_to_lesson_copies_the_shared_fields_and_derives_the_rest() -> None:
     assert lesson.updated == "2026-11-30"
     assert (lesson.body, lesson.verify) == ("The story.", {"paths": ["pytest.ini"]})
     assert lesson.tools is not draft.tools and lesson.verify is not draft.verify
-    assert lesson_mod.validate(lesson) == []
+    assert validate(lesson) == []
 
 
 def test_a_draft_s_own_priority_and_confidence_win_over_the_defaults() -> None:
@@ -51,4 +50,4 @@ def test_a_draft_s_own_priority_and_confidence_win_over_the_defaults() -> None:
 
 def test_a_long_derived_title_keeps_its_first_clause_whole() -> None:
     when = "after moving the package under src/, pytest fails with ModuleNotFoundError while loading conftest.py"
-    assert draft_mod.derive_title(when, "") == "After moving the package under src/, pytest fails with ModuleNotFoundError"
+    assert derive_title(when, "") == "After moving the package under src/, pytest fails with ModuleNotFoundError"

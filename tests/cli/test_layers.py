@@ -292,10 +292,10 @@ def test_a_project_lesson_wins_over_a_team_lesson_with_the_same_slug_or_meaning(
     bare, _ = team_remote(tmp_path, "acme", [CARGO, same_words])
     assert cli("remote", "add", "acme", str(bare)).exit_code == 0
     (bank / "lessons").mkdir(exist_ok=True)
-    from lessonbank.bank import lesson as lesson_mod
+    from lessonbank.bank.lesson import render
 
     mine = lesson("cargo-backtrace", tools=["Bash"], commands=[r"\bcargo\b"], priority=1, do="remember cargo-backtrace")
-    (bank / "lessons/cargo-backtrace.md").write_text(lesson_mod.render(mine))
+    (bank / "lessons/cargo-backtrace.md").write_text(render(mine))
     assert run(bank, "index").exit_code == 0
     text = context(hook(bash(bank, "cargo test", session_id="w1")))
     # The team's priority-9 twin came first, but the project's own lesson takes its place.

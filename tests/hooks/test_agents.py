@@ -20,8 +20,7 @@ import pytest
 from lessonbank.hooks import dispatch
 from lessonbank.hooks.agents import claude, codex, copilot, cursor, gemini
 from lessonbank.matching import exit_status
-from lessonbank.state import records
-from lessonbank.state import statedir as state
+from lessonbank.state import records, statedir
 from tests.hook_support import HOOK, PROBE, lesson, make_bank
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -291,7 +290,7 @@ def test_cursor_answers_with_an_agent_message(root: Path) -> None:
 
 
 def checks(root: Path, session: str) -> list[tuple[str, bool]]:
-    rows, _ = records.read_checks(state.Session(str(root / ".lessonbank"), session).dir)
+    rows, _ = records.read_checks(statedir.Session(str(root / ".lessonbank"), session).dir)
     return [(r["check"], r["ok"]) for r in rows]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.hooks import dispatch as main
+from lessonbank.hooks import dispatch
 from tests.hook_support import context, lesson, make_bank, payload, run, slugs
 
 LESSONS = [
@@ -30,7 +30,7 @@ def root(tmp_path: Path) -> Path:
 
 def recall(root: Path, prompt: str, session: str) -> list[str]:
     data = payload("UserPromptSubmit", root, prompt=prompt, session_id=session)
-    out = main.handle(json.dumps(data).encode(), raise_errors=True)
+    out = dispatch.handle(json.dumps(data).encode(), raise_errors=True)
     return slugs(json.loads(out)["hookSpecificOutput"]["additionalContext"]) if out else []
 
 

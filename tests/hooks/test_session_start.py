@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.state import records
-from lessonbank.state import statedir as state
+from lessonbank.state import records, statedir
 from tests.hook_support import HOOK, bash, context, lesson, make_bank, payload, run, slugs
 
 LESSONS = [
@@ -96,7 +95,7 @@ def test_off_mode_hands_over_nothing_and_records_nothing(root: Path) -> None:
 
 
 def test_test_mode_asks_the_trial_for_the_arm(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lessonbank.hooks import dispatch as main
+    from lessonbank.hooks import dispatch
     from lessonbank.state import arms as trial
 
     (root / ".lessonbank" / "mode").write_text("test\n", encoding="utf-8")
@@ -108,7 +107,7 @@ def test_test_mode_asks_the_trial_for_the_arm(root: Path, monkeypatch: pytest.Mo
 
     monkeypatch.setattr(trial, "assign", without)
     data = bash(root, "pytest", session_id="t1", tool_use_id="toolu_9")
-    assert main.handle(json.dumps(data).encode(), raise_errors=True) == ""
+    assert dispatch.handle(json.dumps(data).encode(), raise_errors=True) == ""
     turn = data["prompt_id"]
     assert calls == [(str(root / ".lessonbank"), "t1")]
     rows, _ = records.read_ledger(str(root / ".lessonbank"))
@@ -119,7 +118,7 @@ def test_test_mode_asks_the_trial_for_the_arm(root: Path, monkeypatch: pytest.Mo
         for slug, size in (("high-pytest", 78), ("low-pytest", 74))
     ]  # fmt: skip
     # The would-be injection still claims the lessons: both arms see each lesson once a session.
-    assert main.handle(json.dumps(data).encode(), raise_errors=True) == ""
+    assert dispatch.handle(json.dumps(data).encode(), raise_errors=True) == ""
     assert len(calls) == 1
 
 
@@ -143,7 +142,7 @@ def test_ledger_bytes_are_the_lines_handed_over(root: Path) -> None:
 
 
 def test_turn_is_the_prompt_id_else_a_counter(root: Path) -> None:
-    session = state.Session(str(root / ".lessonbank"), "counter")
+    session = statedir.Session(str(root / ".lessonbank"), "counter")
     assert session.turn("abc") == "abc"
     assert session.turn(None) == "0"
     for _ in range(2):

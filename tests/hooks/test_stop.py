@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from lessonbank.hooks import stop
-from lessonbank.state import records
-from lessonbank.state import statedir as state
+from lessonbank.state import records, statedir
 from tests.hook_support import CALC_LESSON, lesson, make_bank, payload, run
 
 SESSION = "1ebd0fc0-db0b-4702-adbd-8545317a8e7d"
@@ -24,7 +23,7 @@ def root(tmp_path: Path) -> Path:
 
 
 def checks(root: Path, session: str = SESSION) -> list[dict]:
-    rows, skipped = records.read_checks(state.Session(str(root / ".lessonbank"), session).dir)
+    rows, skipped = records.read_checks(statedir.Session(str(root / ".lessonbank"), session).dir)
     assert skipped == 0
     return rows
 

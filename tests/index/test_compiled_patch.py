@@ -7,18 +7,17 @@ from collections.abc import Callable
 
 import pytest
 
-from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import render
-from lessonbank.index import compiled_build, compiled_patch
-from lessonbank.index import index_md as index_mod
+from lessonbank.bank.lesson import Lesson
+from lessonbank.index import compiled_build, compiled_patch, index_md
 from tests.hook_support import lesson
 
 KEY = (("INDEX.md", 1), None)
 SETTINGS = compiled_build.settings_from_toml("")
-Change = Callable[[list[lesson_mod.Lesson]], list[lesson_mod.Lesson]]
+Change = Callable[[list[Lesson]], list[Lesson]]
 
 
-def _bank() -> list[lesson_mod.Lesson]:
+def _bank() -> list[Lesson]:
     return [
         lesson("cargo-locked", commands=[r"\bcargo\s+build\b"], keywords=["cargo"], tags=["tool:cargo"], priority=7),
         lesson("npm-ci", commands=[r"\bnpm\s+install\b"], do="use npm ci in ci", keywords=["npm"]),
@@ -28,13 +27,13 @@ def _bank() -> list[lesson_mod.Lesson]:
     ]
 
 
-def _lines(lessons: list[lesson_mod.Lesson]) -> list[str]:
+def _lines(lessons: list[Lesson]) -> list[str]:
     rows = [render.index_row(x) for x in sorted(lessons, key=lambda x: x.slug)]
     return [row for row in rows if row is not None]
 
 
 def _text(lines: list[str]) -> str:
-    head = [index_mod.row_line(list(index_mod.COLUMNS)), index_mod.row_line(["---"] * len(index_mod.COLUMNS))]
+    head = [index_md.row_line(list(index_md.COLUMNS)), index_md.row_line(["---"] * len(index_md.COLUMNS))]
     return "\n".join(["# Lessons", "", *head, *lines, "", "(generated)"]) + "\n"
 
 
@@ -45,13 +44,13 @@ def _changes(old: list[str], new: list[str]) -> list[tuple[int, str, str]] | Non
 def _piece(line: str) -> tuple | None:
     """A row's piece, as the derived cache knows it; None for a line that is no row."""
     try:
-        return compiled_build.piece(index_mod.parse_row(line, 0), {})
-    except index_mod.IndexFormatError:
+        return compiled_build.piece(index_md.parse_row(line, 0), {})
+    except index_md.IndexFormatError:
         return None
 
 
 def _file(lines: list[str], settings: dict = SETTINGS) -> bytes:
-    return compiled_build.serialize(compiled_build.assemble([compiled_build.piece(index_mod.parse_row(x, 0), {}) for x in lines], settings), KEY)
+    return compiled_build.serialize(compiled_build.assemble([compiled_build.piece(index_md.parse_row(x, 0), {}) for x in lines], settings), KEY)
 
 
 def _swap(slug: str, **fields: object) -> Change:

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank.lesson import Lesson
 from lessonbank.index import compiled_build, compiled_rows
 from tests.hook_support import lesson
 from tests.index.test_compiled_patch import KEY, SETTINGS, _bank, _file, _lines, _piece, _swap, _text
@@ -20,7 +20,7 @@ def _patched(old: list[str], new: list[str], piece=_piece) -> bytes | None:  # t
     return None if parts is None else b"".join(parts)
 
 
-def _random_lesson(rng: random.Random, slug: str) -> lesson_mod.Lesson:
+def _random_lesson(rng: random.Random, slug: str) -> Lesson:
     """Triggers from a small vocabulary, so rows share literals (and the keys they are filed under)."""
     commands = [rf"\b{rng.choice(WORDS)}\s+{rng.choice(WORDS)}\b" for _ in range(rng.randint(0, 2))]
     if rng.random() < 0.2:

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from lessonbank.bank import compiled, render
-from lessonbank.index import compiled_build, compiled_stream
-from lessonbank.index import index_md as index_mod
+from lessonbank.index import compiled_build, compiled_stream, index_md
 from tests.hook_support import lesson
 
 KEY = (("INDEX.md", 1), None)
@@ -35,7 +34,7 @@ def _rows(count: int, seed: int) -> list[str]:
 
 
 def _text(rows: list[str], newline: str = "\n") -> str:
-    head = [index_mod.row_line(list(index_mod.COLUMNS)), index_mod.row_line(["---"] * len(index_mod.COLUMNS))]
+    head = [index_md.row_line(list(index_md.COLUMNS)), index_md.row_line(["---"] * len(index_md.COLUMNS))]
     return newline.join(["# INDEX", "", *head, *rows, "", "(generated)"]) + newline
 
 

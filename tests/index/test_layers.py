@@ -9,8 +9,7 @@ import pytest
 
 from lessonbank import config
 from lessonbank.index import layers
-from lessonbank.state import records
-from lessonbank.state import statedir as state
+from lessonbank.state import records, statedir
 from tests.hook_support import lesson, make_bank
 
 
@@ -79,7 +78,7 @@ def _layered(tmp_path: Path, banks: dict[str, list]) -> layers.Layered:
     for name, lessons in banks.items():
         root = tmp_path / name.replace(":", "-")
         make_bank(root, lessons)
-        out.append((name, layers.index(str(root), str(root / state.STATE))))
+        out.append((name, layers.index(str(root), str(root / statedir.STATE))))
     return layers.Layered(out)
 
 
@@ -142,12 +141,12 @@ def test_a_higher_score_ranks_first_whatever_the_priority(tmp_path: Path) -> Non
 def test_ledger_rows_name_their_layer_and_old_rows_read_as_project(tmp_path: Path) -> None:
     folder = str(tmp_path)
     old = {"session": "s", "turn": "1", "lesson": "old", "event": "PreToolUse", "bytes": 3, "arm": "on", "injected": True}
-    (tmp_path / state.LEDGER).write_text(json.dumps(old) + "\n")
+    (tmp_path / statedir.LEDGER).write_text(json.dumps(old) + "\n")
     records.record_injection(folder, "s", "2", "new", "UserPromptSubmit", 5, "on", True, "", "team:acme")
     rows, skipped = records.read_ledger(folder)
     assert skipped == 0
     assert [(r["lesson"], r["tool_use_id"], r["layer"]) for r in rows] == [("old", "", "project"), ("new", "", "team:acme")]
-    assert json.loads((tmp_path / state.LEDGER).read_text().splitlines()[1]) == {
+    assert json.loads((tmp_path / statedir.LEDGER).read_text().splitlines()[1]) == {
         "session": "s", "turn": "2", "lesson": "new", "event": "UserPromptSubmit", "bytes": 5, "arm": "on",
         "injected": True, "tool_use_id": "", "layer": "team:acme",
     }  # fmt: skip
@@ -162,8 +161,8 @@ def test_a_broken_layer_is_left_out_and_logged_the_project_still_answers(tmp_pat
     (team / "bank.toml").write_text("")
     (team / "INDEX.md").write_text("no table here\n")
     (data / "remotes.json").write_text(json.dumps({"teams": {"acme": {"url": "u", "branch": "main"}}}))
-    state_dir = str(project / state.STATE)
+    state_dir = str(project / statedir.STATE)
     found = layers.indexes(str(project), state_dir)
     assert [name for name, _ in found] == ["project"]
-    assert "layer team:acme" in (project / state.STATE / state.HOOK_LOG).read_text()
-    assert "INDEX.md has no lesson table" in (project / state.STATE / state.HOOK_LOG).read_text()
+    assert "layer team:acme" in (project / statedir.STATE / statedir.HOOK_LOG).read_text()
+    assert "INDEX.md has no lesson table" in (project / statedir.STATE / statedir.HOOK_LOG).read_text()

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from lessonbank.cli import main
 from lessonbank.install import claude as install
-from lessonbank.install import hookfiles as agents
+from lessonbank.install import hookfiles
 from tests.hook_support import lesson, make_bank
 
 MINE_GROUPED = {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}
@@ -31,7 +31,7 @@ def root(tmp_path: Path) -> Path:
 
 
 def read(root: Path, name: str) -> dict:
-    return json.loads((root / agents.AGENTS[name].path).read_text(encoding="utf-8"))
+    return json.loads((root / hookfiles.AGENTS[name].path).read_text(encoding="utf-8"))
 
 
 def commands(data: dict) -> list[str]:
@@ -43,34 +43,34 @@ def commands(data: dict) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("name", sorted(agents.AGENTS))
+@pytest.mark.parametrize("name", sorted(hookfiles.AGENTS))
 def test_install_keeps_the_users_hooks_and_is_idempotent(root: Path, name: str) -> None:
-    path = root / agents.AGENTS[name].path
+    path = root / hookfiles.AGENTS[name].path
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(USER_FILES[name]), encoding="utf-8")
 
-    first = agents.install(root, name)
+    first = hookfiles.install(root, name)
     text = path.read_text(encoding="utf-8")
-    second = agents.install(root, name)
+    second = hookfiles.install(root, name)
 
     assert (first.action, second.action) == ("update", "unchanged")
     assert path.read_text(encoding="utf-8") == text
     data = read(root, name)
     assert "echo mine" in commands(data)
     ours = [c for c in commands(data) if c != "echo mine"]
-    assert len(ours) == len(agents.AGENTS[name].events)
+    assert len(ours) == len(hookfiles.AGENTS[name].events)
     assert all(f"entry.py {name}" in c for c in ours)
     for key, value in USER_FILES[name].items():
         if key != "hooks":
             assert data[key] == value
 
-    removed = agents.install(root, name, uninstall=True)
+    removed = hookfiles.install(root, name, uninstall=True)
     assert removed.action == "update"
     assert read(root, name) == USER_FILES[name]
 
 
 def test_codex_uses_claude_codes_shape_with_its_own_command(root: Path) -> None:
-    agents.install(root, "codex")
+    hookfiles.install(root, "codex")
     data = read(root, "codex")
     assert list(data["hooks"]) == ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
     (group,) = data["hooks"]["PreToolUse"]
@@ -79,7 +79,7 @@ def test_codex_uses_claude_codes_shape_with_its_own_command(root: Path) -> None:
 
 
 def test_gemini_timeouts_are_milliseconds(root: Path) -> None:
-    agents.install(root, "gemini")
+    hookfiles.install(root, "gemini")
     hooks = read(root, "gemini")["hooks"]
     assert hooks["BeforeTool"][0]["matcher"].startswith("run_shell_command|")
     assert hooks["BeforeTool"][0]["hooks"][0]["timeout"] == 10_000
@@ -87,8 +87,8 @@ def test_gemini_timeouts_are_milliseconds(root: Path) -> None:
 
 
 def test_copilot_and_cursor_commands_name_the_event(root: Path) -> None:
-    agents.install(root, "copilot")
-    agents.install(root, "cursor")
+    hookfiles.install(root, "copilot")
+    hookfiles.install(root, "cursor")
     copilot = read(root, "copilot")
     assert copilot["version"] == 1
     assert copilot["hooks"]["postToolUse"] == [
@@ -98,17 +98,17 @@ def test_copilot_and_cursor_commands_name_the_event(root: Path) -> None:
 
 
 def test_copilots_own_file_goes_when_only_ours_was_in_it(root: Path) -> None:
-    agents.install(root, "copilot")
-    path = root / agents.AGENTS["copilot"].path
-    assert agents.install(root, "copilot", uninstall=True, dry_run=True).action == "delete"
+    hookfiles.install(root, "copilot")
+    path = root / hookfiles.AGENTS["copilot"].path
+    assert hookfiles.install(root, "copilot", uninstall=True, dry_run=True).action == "delete"
     assert path.exists()
-    assert agents.install(root, "copilot", uninstall=True).action == "delete"
+    assert hookfiles.install(root, "copilot", uninstall=True).action == "delete"
     assert not path.exists()
-    assert agents.install(root, "copilot", uninstall=True).action == "unchanged"
+    assert hookfiles.install(root, "copilot", uninstall=True).action == "unchanged"
 
 
 def test_dry_run_writes_nothing(root: Path) -> None:
-    result = agents.install(root, "gemini", dry_run=True)
+    result = hookfiles.install(root, "gemini", dry_run=True)
     assert result.action == "create"
     assert not (root / ".gemini").exists()
 

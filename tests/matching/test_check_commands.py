@@ -10,8 +10,7 @@ from lessonbank.hooks import post_tool
 from lessonbank.matching import check_commands as checks
 from lessonbank.matching import shell
 from lessonbank.scan import outcomes
-from lessonbank.state import records
-from lessonbank.state import statedir as state
+from lessonbank.state import records, statedir
 
 # Real-world commands and the check each runs ("": not a check), across languages and tools.
 COMMANDS = [
@@ -221,7 +220,7 @@ def _through_the_hooks(command: str, state_dir: Path) -> str:
         "tool_use_id": "t1",
     }
     post_tool.post_tool_use(payload, str(state_dir.parent), str(state_dir), "on")
-    rows, _ = records.read_checks(state.Session(str(state_dir), "s1").dir)
+    rows, _ = records.read_checks(statedir.Session(str(state_dir), "s1").dir)
     return rows[-1]["check"] if rows else ""
 
 

@@ -18,11 +18,9 @@ import pytest
 
 from lessonbank.hooks import pre_tool
 from lessonbank.index import compiled_build, compiled_read
-from lessonbank.matching import budget, globs
-from lessonbank.matching import regex_compiler as rxbuild
-from lessonbank.matching import regex_engine as rx
+from lessonbank.matching import budget, globs, regex_compiler, regex_engine
 from lessonbank.matching.regex_hazard import hazard
-from lessonbank.state import statedir as state
+from lessonbank.state import statedir
 
 # Character classes whose letters overlap on the characters the subjects repeat.
 ATOMS = ["a", r"\w", "[a-z]", ".", r"\S", "[ab]", "(?:a)", r"[^!]"]
@@ -104,11 +102,11 @@ def test_the_mini_matcher_gives_up_within_its_step_budget() -> None:
     budget = 2000  # the property is the same for any budget; a small one keeps the test quick
     gave_up = runs = 0
     for pattern in HOSTILE:
-        program, _ = rxbuild.compile_pattern(pattern)
+        program, _ = regex_compiler.compile_pattern(pattern)
         if program is None:
             continue  # backreferences: no mini program; `bank index` leaves them out (below)
         for subject in SUBJECTS:
-            found, steps = rx.measure(program, subject, budget)
+            found, steps = regex_engine.measure(program, subject, budget)
             runs += 1
             # A repeat scans its run of characters before the next step is counted.
             assert steps <= budget + len(subject) + 1, (pattern, subject)
@@ -119,10 +117,10 @@ def test_the_mini_matcher_gives_up_within_its_step_budget() -> None:
 
 def test_the_reported_patterns_hit_the_budget_instead_of_hanging() -> None:
     for pattern, subject in [(r"(a+)+$", "a" * 22 + "!"), (r"(x+x+)+y", "x" * 22), (r"^(a|a)*b", "a" * 22)]:
-        program, _ = rxbuild.compile_pattern(pattern)
-        assert rx.measure(program, subject, budget.steps(len(subject)))[0] is None
+        program, _ = regex_compiler.compile_pattern(pattern)
+        assert regex_engine.measure(program, subject, budget.steps(len(subject)))[0] is None
         with pytest.raises(budget.Exhausted, match=f"gave up after {budget.steps(len(subject))} matching steps"):
-            rx.search(program, pattern, subject)
+            regex_engine.search(program, pattern, subject)
 
 
 def _row(slug: str, commands: list[str] = (), paths: list[str] = ()) -> SimpleNamespace:  # type: ignore[assignment]
@@ -150,11 +148,11 @@ def test_a_slow_trigger_in_the_hook_is_dropped_and_logged(tmp_path: Path) -> Non
     assert hazard(slow) == ""
     rows = [_row("slow", commands=[slow]), _row("push", commands=[r"\bgit\b"])]
     index = compiled_read.MemIndex(compiled_build.assemble([compiled_build.piece(r, {}) for r in rows], SETTINGS))
-    session = state.Session(str(tmp_path), "s1")
+    session = statedir.Session(str(tmp_path), "s1")
     command = "git " + "a" * 120
     hits = pre_tool.matching(index, "Bash", {"command": command}, "/r", "/r", session)
     assert [slug for _, slug, _ in hits] == ["push"]
-    log = (tmp_path / state.HOOK_LOG).read_text()
+    log = (tmp_path / statedir.HOOK_LOG).read_text()
     assert "PreToolUse: lesson slow: command trigger 'a*a*a*a*a*a*a*a*b' gave up after" in log
     assert log.count("\n") == 1
 
@@ -186,13 +184,13 @@ def test_remembered_failures_keep_a_many_star_glob_polynomial() -> None:
 
 
 def test_one_call_shares_one_budget_across_its_searches() -> None:
-    program, _ = rxbuild.compile_pattern(r"a*a*a*a*a*a*a*a*b")
+    program, _ = regex_compiler.compile_pattern(r"a*a*a*a*a*a*a*a*b")
     budget.new_call()
     try:
         outcomes = []
         for _ in range(20):
             try:
-                rx.search(program, "slow", "a" * 200)
+                regex_engine.search(program, "slow", "a" * 200)
                 outcomes.append("matched")
             except budget.Exhausted as exc:
                 outcomes.append(str(exc))
@@ -204,7 +202,7 @@ def test_one_call_shares_one_budget_across_its_searches() -> None:
     finally:
         budget.end_call()
     with pytest.raises(budget.Exhausted, match="gave up after"):  # outside a call: its own budget only
-        rx.search(program, "slow", "a" * 200)
+        regex_engine.search(program, "slow", "a" * 200)
 
 
 def test_the_re_fallback_of_a_call_is_stopped_by_its_clock() -> None:
@@ -213,12 +211,12 @@ def test_the_re_fallback_of_a_call_is_stopped_by_its_clock() -> None:
     budget.new_call()
     try:
         with pytest.raises(budget.Exhausted, match="of `re` in this call"):
-            rx.search(None, r"a*a*a*a*b", "a" * 200 + "é")
+            regex_engine.search(None, r"a*a*a*a*b", "a" * 200 + "é")
         with pytest.raises(budget.Exhausted, match="matching time is spent"):
-            rx.search(None, r"caf.", "café")
+            regex_engine.search(None, r"caf.", "café")
     finally:
         budget.end_call()
-    assert rx.search(None, r"caf.", "café") is True  # outside a call: no clock
+    assert regex_engine.search(None, r"caf.", "café") is True  # outside a call: no clock
 
 
 def test_globs_share_one_budget_per_call() -> None:
@@ -239,14 +237,14 @@ def test_globs_share_one_budget_per_call() -> None:
 def test_globs_and_regexes_draw_on_one_allowance_per_call() -> None:
     """Slow globs spend the call's steps, and then a regex search of the same call is skipped."""
     compiled = globs.compile_glob("*a*a*a*a*a*a*a*b")
-    program, _ = rxbuild.compile_pattern(r"a*a*a*a*a*a*a*a*b")
+    program, _ = regex_compiler.compile_pattern(r"a*a*a*a*a*a*a*a*b")
     budget.new_call()
     try:
         for _ in range(-(-budget.CALL_BUDGET // budget.steps(200))):
             with pytest.raises(budget.Exhausted, match="gave up after"):
                 globs.match(compiled, "a" * 200)
         with pytest.raises(budget.Exhausted, match="skipped: this call's matching budget is spent"):
-            rx.search(program, "slow", "a" * 200)
+            regex_engine.search(program, "slow", "a" * 200)
     finally:
         budget.end_call()
     assert globs.match(compiled, "a" * 10 + "b")  # outside a call: each search has its own budget

@@ -8,8 +8,7 @@ import re
 import pytest
 
 from lessonbank.index import compiled_read
-from lessonbank.matching import regex_compiler as rxbuild
-from lessonbank.matching import regex_engine as rx
+from lessonbank.matching import regex_compiler, regex_engine
 
 PATTERNS = [
     r"\bpytest\b", r"pytest(?!.*--timeout)", r"^git\s+push\b.*--force", r"(?i)NPM (test|run test)",
@@ -37,10 +36,10 @@ def _subjects(seed: int, count: int) -> list[str]:
 
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_mini_matcher_agrees_with_re(pattern: str) -> None:
-    program, _ = rxbuild.compile_pattern(pattern)
+    program, _ = regex_compiler.compile_pattern(pattern)
     assert program is not None, "every pattern in this table is in the supported subset"
     compiled_re = re.compile(pattern)
-    wrong = [s for s in _subjects(11, 1500) if rx.search(program, pattern, s) != bool(compiled_re.search(s))]
+    wrong = [s for s in _subjects(11, 1500) if regex_engine.search(program, pattern, s) != bool(compiled_re.search(s))]
     assert wrong == []
 
 
@@ -71,9 +70,9 @@ def test_random_patterns_agree_with_re() -> None:
             compiled_re = re.compile(pattern)
         except re.error:
             continue
-        program, _ = rxbuild.compile_pattern(pattern)
+        program, _ = regex_compiler.compile_pattern(pattern)
         for s in subjects:
-            assert rx.search(program, pattern, s) == bool(compiled_re.search(s)), (pattern, s)
+            assert regex_engine.search(program, pattern, s) == bool(compiled_re.search(s)), (pattern, s)
         checked += 1
     assert checked == 229  # the figure the README quotes
 
@@ -92,12 +91,12 @@ def test_random_patterns_agree_with_re() -> None:
     ],
 )
 def test_required_literals(pattern: str, runs: list[str]) -> None:
-    assert rxbuild.compile_pattern(pattern)[1] == runs
+    assert regex_compiler.compile_pattern(pattern)[1] == runs
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_required_literals_occur_in_every_match(pattern: str) -> None:
-    _, runs = rxbuild.compile_pattern(pattern)
+    _, runs = regex_compiler.compile_pattern(pattern)
     compiled_re = re.compile(pattern)
     matched = [s for s in _subjects(13, 800) + ["\u212aelvin", "\u017f", "PIP \u0130NSTALL"] if compiled_re.search(s)]
     assert matched, "every pattern needs a subject it matches, or this test checks nothing for it"
@@ -110,16 +109,16 @@ def test_required_literals_occur_in_every_match(pattern: str) -> None:
     [r"(a)\1", r"(?<=a)b", r"(?<!a)b", r"a++", r"(?>a)", r"(?i:a)b", r"(?i)\u00e9", r"(a)?(?(1)b|c)"],
 )
 def test_outside_the_subset_goes_to_re(pattern: str) -> None:
-    program, _ = rxbuild.compile_pattern(pattern)
+    program, _ = regex_compiler.compile_pattern(pattern)
     assert program is None
     for s in ["ab", "aab", "b", "AB", "\u00c9", "\u00e9"]:
-        assert rx.search(program, pattern, s) == bool(re.search(pattern, s))
+        assert regex_engine.search(program, pattern, s) == bool(re.search(pattern, s))
 
 
 def test_non_ascii_subjects_go_to_re() -> None:
-    program, _ = rxbuild.compile_pattern(r"(?i)kelvin")
+    program, _ = regex_compiler.compile_pattern(r"(?i)kelvin")
     assert program is not None
-    assert rx.search(program, r"(?i)kelvin", "\u212aelvin") is True
+    assert regex_engine.search(program, r"(?i)kelvin", "\u212aelvin") is True
 
 
 def test_fold_covers_what_ignorecase_equates_with_ascii() -> None:

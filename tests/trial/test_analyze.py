@@ -9,13 +9,13 @@ import pytest
 from click.testing import CliRunner
 
 from lessonbank.cli import main
-from lessonbank.trial import stats as v
+from lessonbank.trial import stats
 from tests.trial.test_stats import HEAVY_WITH, HEAVY_WITHOUT, HELPED, NULL, UNHELPED, records
 
 
 def write(path: Path, with_sessions: list[list[int]], without_sessions: list[list[int]]) -> Path:
     """A record file as `bank trial export` writes it: one JSON object a line, sessions alternating."""
-    w, wo = records("w", v.WITH, with_sessions), records("o", v.WITHOUT, without_sessions)
+    w, wo = records("w", stats.WITH, with_sessions), records("o", stats.WITHOUT, without_sessions)
     lines = []
     for i in range(max(len(with_sessions), len(without_sessions))):
         for row in [r for r in w if r.session == f"w{i}"] + [r for r in wo if r.session == f"o{i}"]:
@@ -60,7 +60,7 @@ def test_the_verdict_on_hand_built_files(
 def test_the_text_report_of_a_file(tmp_path: Path) -> None:
     path = write(tmp_path / "trial.jsonl", HELPED, UNHELPED)
     out = analyze(str(path), "--planned", "30").splitlines()
-    assert out[0] == v.rule_text(30)
+    assert out[0] == stats.rule_text(30)
     assert out[2:10] == [
         "Verdict: HELPS (58.8% fewer failed checks per check run with lessons, one-sided p < 0.001).",
         "  arm      sessions  turns  checks  failed  failed/check   turns ending  checks/turn",
@@ -69,7 +69,7 @@ def test_the_text_report_of_a_file(tmp_path: Path) -> None:
         "  without        30    120     360      85          0.24           8.3%         3.00",
         "Failed checks per check run, with/without lessons: 0.41, 95% interval 0.33 to 0.53; one-sided p < 0.001.",
         "  The data are consistent with anything from 67% fewer to 47% fewer failed checks per check run.",
-        f"Method: {v.METHOD}.",
+        f"Method: {stats.METHOD}.",
     ]
 
 
@@ -82,7 +82,7 @@ def test_the_planned_size_comes_from_the_export_document_unless_overridden(tmp_p
     assert json.loads(analyze(str(document), "--json"))["verdict"] == "collecting"
     assert json.loads(analyze(str(document), "--json", "--planned", "30"))["verdict"] == "helps"
     plain = json.loads(analyze(str(tmp_path / "t.jsonl"), "--json"))
-    assert (plain["planned"], plain["verdict"]) == (v.DEFAULT_PLANNED, "collecting")
+    assert (plain["planned"], plain["verdict"]) == (stats.DEFAULT_PLANNED, "collecting")
 
 
 @pytest.mark.parametrize(

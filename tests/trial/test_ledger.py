@@ -15,8 +15,7 @@ from lessonbank.bank.store import Bank
 from lessonbank.cli import main
 from lessonbank.errors import BankError
 from lessonbank.state import arms as trial
-from lessonbank.state import records
-from lessonbank.state import statedir as hot_state
+from lessonbank.state import records, statedir
 from lessonbank.trial import ledger, report, turns
 
 PYTEST = [
@@ -77,7 +76,7 @@ def write_state(root: Path, rows: list[dict], checks: dict[str, list[dict]], ext
     text = "".join(json.dumps(r) + "\n" for r in rows) + extra_lines
     (state / "ledger.jsonl").write_text(text, encoding="utf-8")
     for session, items in checks.items():
-        folder = state / "sessions" / hot_state.safe_name(session)
+        folder = state / "sessions" / statedir.safe_name(session)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "checks.jsonl").write_text("".join(json.dumps(c) + "\n" for c in items), encoding="utf-8")
 
@@ -351,4 +350,4 @@ def test_groom_reports_the_lessons_the_ledger_flags(root: Path) -> None:
 def test_the_cli_reads_the_mode_as_the_hooks_do(root: Path, text: str, mode: str) -> None:
     (root / ".lessonbank").mkdir(exist_ok=True)
     (root / ".lessonbank" / "mode").write_text(text, encoding="utf-8")
-    assert ledger.read_mode(Bank.open(root)) == hot_state.mode(str(root / ".lessonbank")) == mode
+    assert ledger.read_mode(Bank.open(root)) == statedir.mode(str(root / ".lessonbank")) == mode

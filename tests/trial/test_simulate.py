@@ -22,8 +22,7 @@ from lessonbank.bank.store import Bank
 from lessonbank.cli import main
 from lessonbank.state import arms as trial
 from lessonbank.state import statedir as state
-from lessonbank.trial import simulate, turns
-from lessonbank.trial import stats as v
+from lessonbank.trial import simulate, stats, turns
 
 # (slug, capture flags); the trigger of the turn that fits each, and the check that turn runs.
 LESSONS = {
@@ -202,7 +201,7 @@ def test_a_true_40_percent_drop_is_found(project: Path, tmp_path: Path) -> None:
     assert status[0] == "mode: test"
     assert status[1].startswith("trial: helps — ")
     data = json.loads(bank(project, "trial", "report", "--json"))
-    assert data["verdict"] == v.HELPS and data["planned"] == PLANNED
+    assert data["verdict"] == stats.HELPS and data["planned"] == PLANNED
     assert min(data["sessions"].values()) == PLANNED
     assert data["interval"][0] < 1 - data["drop"] < data["interval"][1] < 1
     # The export analysed offline gives the same report.
@@ -223,7 +222,7 @@ def test_no_true_effect_gives_no_effect_and_says_bank_off(project: Path) -> None
     print(out)
     assert "Verdict: NO EFFECT (" in out
     assert "No help was shown, so the honest move is `bank off`." in out
-    assert v.rule_text(PLANNED) in out
+    assert stats.rule_text(PLANNED) in out
 
 
 def test_before_the_planned_size_the_trial_only_counts(project: Path) -> None:

@@ -6,9 +6,8 @@ import random
 
 import pytest
 
-from lessonbank.trial import chart
+from lessonbank.trial import chart, stats
 from lessonbank.trial import report as r
-from lessonbank.trial import stats as v
 
 # Failed checks per turn (3 checks a turn, 4 turns a session), six session patterns repeated.
 HELPED = [[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 1], [0, 0, 0, 0], [1, 1, 0, 0]] * 5
@@ -23,51 +22,51 @@ HEAVY_WITHOUT = CALM[:-1] + [[3, 3, 3, 3], [3, 0, 3, 3]]
 
 def records(
     prefix: str, arm: str, sessions: list[list[int]], lesson: str = "pytest-order"
-) -> list[v.TurnRecord]:
+) -> list[stats.TurnRecord]:
     out = []
     for i, failed in enumerate(sessions):
         for t, f in enumerate(failed):
             lessons = (lesson,) if t == 0 else ()
-            out.append(v.TurnRecord(f"{prefix}{i}", f"{prefix}{i}-t{t}", arm, 3, f, f > 1, lessons))
+            out.append(stats.TurnRecord(f"{prefix}{i}", f"{prefix}{i}-t{t}", arm, 3, f, f > 1, lessons))
     return out
 
 
-def trial(with_sessions: list[list[int]], without_sessions: list[list[int]]) -> list[v.Session]:
+def trial(with_sessions: list[list[int]], without_sessions: list[list[int]]) -> list[stats.Session]:
     """Sessions alternating between the arms, as balanced assignment would give them."""
-    w, wo = records("w", v.WITH, with_sessions), records("o", v.WITHOUT, without_sessions)
-    out: list[v.TurnRecord] = []
+    w, wo = records("w", stats.WITH, with_sessions), records("o", stats.WITHOUT, without_sessions)
+    out: list[stats.TurnRecord] = []
     for i in range(max(len(with_sessions), len(without_sessions))):
         out += [r for r in w if r.session == f"w{i}"] + [r for r in wo if r.session == f"o{i}"]
-    return v.sessions_of(out)
+    return stats.sessions_of(out)
 
 
 @pytest.mark.parametrize(
     ("with_sessions", "without_sessions", "verdict", "reason"),
     [
         (
-            HELPED, UNHELPED, v.HELPS,
+            HELPED, UNHELPED, stats.HELPS,
             "58.8% fewer failed checks per check run with lessons, one-sided p < 0.001",
         ),
         (
-            NULL, NULL[3:] + NULL[:3], v.NO_EFFECT,
+            NULL, NULL[3:] + NULL[:3], stats.NO_EFFECT,
             "0.0% fewer failed checks per check run with lessons, which chance alone can explain "
             "(one-sided p = 0.530)",
         ),
         (
-            HEAVY_WITH, HEAVY_WITHOUT, v.NO_EFFECT,
+            HEAVY_WITH, HEAVY_WITHOUT, stats.NO_EFFECT,
             "30.8% fewer failed checks per check run with lessons, which chance alone can explain "
             "(one-sided p = 0.246)",
         ),
         (
-            HELPED[:12], UNHELPED[:14], v.COLLECTING,
+            HELPED[:12], UNHELPED[:14], stats.COLLECTING,
             "12/30 sessions with lessons, 14/30 without; no verdict before 30 in each arm",
         ),
         (
-            UNHELPED, HELPED, v.HARMS,
+            UNHELPED, HELPED, stats.HARMS,
             "142.9% more failed checks per check run with lessons, one-sided p < 0.001",
         ),
         (
-            [[0, 0, 0, 0]] * 27 + [[1, 0, 0, 0]] * 3, [[0, 0, 0, 0]] * 24 + [[0, 1, 0, 0]] * 6, v.NO_EFFECT,
+            [[0, 0, 0, 0]] * 27 + [[1, 0, 0, 0]] * 3, [[0, 0, 0, 0]] * 24 + [[0, 1, 0, 0]] * 6, stats.NO_EFFECT,
             "too few to tell: 9 session(s) had a failed check, the rule needs 10",
         ),
     ],
@@ -75,7 +74,7 @@ def trial(with_sessions: list[list[int]], without_sessions: list[list[int]]) -> 
 def test_the_rule_on_hand_built_trials(
     with_sessions: list[list[int]], without_sessions: list[list[int]], verdict: str, reason: str
 ) -> None:
-    result = v.decide(trial(with_sessions, without_sessions), 30)
+    result = stats.decide(trial(with_sessions, without_sessions), 30)
     assert (result.verdict, result.reason) == (verdict, reason)
 
 
@@ -83,8 +82,8 @@ def test_a_real_drop_smaller_than_the_floor_is_not_help() -> None:
     # Many sessions, 10% fewer failures with lessons: significant, but under the 20% floor.
     with_sessions = [[1, 1, 1, 0]] * 9 + [[1, 1, 0, 0]]
     without_sessions = [[1, 1, 1, 0]] * 10
-    result = v.decide(trial(with_sessions * 20, without_sessions * 20), 200)
-    assert result.verdict == v.NO_EFFECT
+    result = stats.decide(trial(with_sessions * 20, without_sessions * 20), 200)
+    assert result.verdict == stats.NO_EFFECT
     assert result.reason == (
         "3.3% fewer failed checks per check run with lessons (one-sided p < 0.001), "
         "but the rule needs a drop of 20%"
@@ -96,10 +95,10 @@ def test_a_drop_significant_at_5_but_not_at_4_percent_is_not_help() -> None:
     rng = random.Random(132)
     with_sessions = [[rng.choice([0, 0, 0, 1, 1, 2]) for _ in range(4)] for _ in range(30)]
     without_sessions = [[rng.choice([0, 0, 1, 1, 1, 2]) for _ in range(4)] for _ in range(30)]
-    result = v.decide(trial(with_sessions, without_sessions), 30)
-    assert v.ALPHA == 0.04
+    result = stats.decide(trial(with_sessions, without_sessions), 30)
+    assert stats.ALPHA == 0.04
     assert (result.verdict, result.reason) == (
-        v.NO_EFFECT,
+        stats.NO_EFFECT,
         "20.2% fewer failed checks per check run with lessons, which chance alone can explain "
         "(one-sided p = 0.048)",
     )
@@ -107,37 +106,37 @@ def test_a_drop_significant_at_5_but_not_at_4_percent_is_not_help() -> None:
 
 def test_the_overdispersed_null_would_have_passed_the_old_rule() -> None:
     """The old rule (30 per arm and a 20% lower point estimate) said "help" here; the test does not."""
-    result = v.decide(trial(HEAVY_WITH, HEAVY_WITHOUT), 30)
+    result = stats.decide(trial(HEAVY_WITH, HEAVY_WITHOUT), 30)
     assert result.drop is not None and result.drop > 0.2
     assert result.comparison.low is not None and result.comparison.low < 1 < (result.comparison.high or 0)
 
 
 def test_only_the_first_planned_sessions_of_each_arm_are_analysed() -> None:
     sessions = trial(HELPED + NULL, UNHELPED + UNHELPED)
-    result = v.decide(sessions, 30)
-    first = v.decide(trial(HELPED, UNHELPED), 30)
+    result = stats.decide(sessions, 30)
+    first = stats.decide(trial(HELPED, UNHELPED), 30)
     assert (result.verdict, result.reason, result.comparison) == (
         first.verdict,
         first.reason,
         first.comparison,
     )
-    assert (result.counts, result.beyond_plan) == ({v.WITH: 60, v.WITHOUT: 60}, 60)
+    assert (result.counts, result.beyond_plan) == ({stats.WITH: 60, stats.WITHOUT: 60}, 60)
 
 
 def test_the_planned_size_has_a_floor() -> None:
     with pytest.raises(ValueError, match="at least 30 sessions in each arm, got 29"):
-        v.decide([], 29)
+        stats.decide([], 29)
 
 
 def test_sessions_sum_their_turns_in_first_seen_order() -> None:
     rows = [
-        v.TurnRecord("b", "1", v.WITH, 3, 1, False, ("x",)),
-        v.TurnRecord("a", "1", v.WITHOUT, 2, 2, True, ()),
-        v.TurnRecord("b", "2", v.WITH, 4, 0, False, ("y", "x")),
+        stats.TurnRecord("b", "1", stats.WITH, 3, 1, False, ("x",)),
+        stats.TurnRecord("a", "1", stats.WITHOUT, 2, 2, True, ()),
+        stats.TurnRecord("b", "2", stats.WITH, 4, 0, False, ("y", "x")),
     ]
-    assert v.sessions_of(rows) == [
-        v.Session("b", v.WITH, 2, 7, 1, 0, frozenset({"x", "y"})),
-        v.Session("a", v.WITHOUT, 1, 2, 2, 1, frozenset()),
+    assert stats.sessions_of(rows) == [
+        stats.Session("b", stats.WITH, 2, 7, 1, 0, frozenset({"x", "y"})),
+        stats.Session("a", stats.WITHOUT, 1, 2, 2, 1, frozenset()),
     ]
 
 
@@ -167,11 +166,11 @@ def test_sessions_sum_their_turns_in_first_seen_order() -> None:
 )  # fmt: skip
 def test_a_record_that_is_not_one_says_why(data: object, problem: str) -> None:
     with pytest.raises(ValueError, match="^" + problem.replace("(", r"\(").replace(")", r"\)") + "$"):
-        v.record_from_json(data)
+        stats.record_from_json(data)
 
 
 def test_the_rule_as_printed_names_its_levels_and_its_floor() -> None:
-    assert v.rule_text(60) == (
+    assert stats.rule_text(60) == (
         "Rule (fixed before the trial started): sessions, not turns, are compared. After 60 sessions in "
         "each arm (the planned size), lessons are said to help only if a one-sided session-level "
         "permutation test finds fewer failed checks per check run with lessons at the 4% level (set below "
@@ -180,7 +179,7 @@ def test_the_rule_as_printed_names_its_levels_and_its_floor() -> None:
         "level; otherwise no effect is claimed. Before 60 there is no verdict, and sessions after the "
         "first 60 of an arm are not analysed, so looking early or often cannot change the answer."
     )
-    assert v.METHOD_SHORT == "session permutation (studentized), one-sided at 4%; session-robust ratio interval"
+    assert stats.METHOD_SHORT == "session permutation (studentized), one-sided at 4%; session-robust ratio interval"
 
 
 def test_the_power_table_bank_test_shows() -> None:
@@ -198,9 +197,9 @@ def test_the_power_table_bank_test_shows() -> None:
 
 
 def test_report_while_collecting() -> None:
-    result = v.decide(trial(HELPED[:3], UNHELPED[:2]), 30)
+    result = stats.decide(trial(HELPED[:3], UNHELPED[:2]), 30)
     assert r.report_lines(result) == [
-        v.rule_text(30),
+        stats.rule_text(30),
         "",
         "Verdict: COLLECTING (3/30 sessions with lessons, 2/30 without; no verdict before 30 in each arm).",
         "  arm      sessions  turns  checks  failed  failed/check   turns ending  checks/turn",
@@ -209,7 +208,7 @@ def test_report_while_collecting() -> None:
         "  without         2      8      24       6          0.25          12.5%         3.00",
         "No estimate, interval or test before 30 sessions in each arm: acting on an early look is how a "
         "trial finds help that is not there.",
-        f"Method: {v.METHOD}.",
+        f"Method: {stats.METHOD}.",
         "Turns ending with a check still failing, and checks per turn, are shown beside it but not tested: "
         "fewer checks is not fewer mistakes.",
         "Keep `bank test` on: the verdict comes at 30 sessions in each arm.",
@@ -226,7 +225,7 @@ def test_report_while_collecting() -> None:
 
 
 def test_report_of_a_null_says_what_the_data_allow_and_that_bank_off_is_honest() -> None:
-    lines = r.report_lines(v.decide(trial(NULL, NULL[3:] + NULL[:3]), 30), attribution=False)
+    lines = r.report_lines(stats.decide(trial(NULL, NULL[3:] + NULL[:3]), 30), attribution=False)
     assert lines[2:] == [
         "Verdict: NO EFFECT (0.0% fewer failed checks per check run with lessons, which chance alone can "
         "explain (one-sided p = 0.530)).",
@@ -236,7 +235,7 @@ def test_report_of_a_null_says_what_the_data_allow_and_that_bank_off_is_honest()
         "  without        30    120     360      55          0.15           8.3%         3.00",
         "Failed checks per check run, with/without lessons: 1.00, 95% interval 0.72 to 1.38; one-sided p = 0.530.",
         "  The data are consistent with anything from 28% fewer to 38% more failed checks per check run.",
-        f"Method: {v.METHOD}.",
+        f"Method: {stats.METHOD}.",
         "Turns ending with a check still failing, and checks per turn, are shown beside it but not tested: "
         "fewer checks is not fewer mistakes.",
         "No help was shown, so the honest move is `bank off`.",
@@ -245,7 +244,7 @@ def test_report_of_a_null_says_what_the_data_allow_and_that_bank_off_is_honest()
 
 def test_report_of_too_few_says_so_plainly() -> None:
     sessions = trial([[0, 0, 0, 0]] * 27 + [[1, 0, 0, 0]] * 3, [[0, 0, 0, 0]] * 24 + [[0, 1, 0, 0]] * 6)
-    lines = r.report_lines(v.decide(sessions, 30), attribution=False)
+    lines = r.report_lines(stats.decide(sessions, 30), attribution=False)
     assert lines[-1] == (
         "The data are too few to say anything, for or against lessons. No help was shown, so the honest "
         "move is `bank off` (or `bank trial reset` with a larger planned size)."
@@ -253,7 +252,7 @@ def test_report_of_too_few_says_so_plainly() -> None:
 
 
 def test_report_when_lessons_help_does_not_suggest_bank_off() -> None:
-    result = v.decide(trial(HELPED, UNHELPED), 30)
+    result = stats.decide(trial(HELPED, UNHELPED), 30)
     lines = r.report_lines(result)
     assert not any("bank off" in line for line in lines)
     assert (
@@ -268,13 +267,13 @@ def test_report_when_lessons_help_does_not_suggest_bank_off() -> None:
 def test_only_a_lesson_the_corrected_test_finds_harmful_is_flagged() -> None:
     """Ten lessons, each fitting its own sessions: nine neutral, one whose sessions fail more with it."""
     rng = random.Random(5)
-    rows: list[v.TurnRecord] = []
+    rows: list[stats.TurnRecord] = []
     for i in range(200):
-        arm = v.WITH if (i // 10) % 2 else v.WITHOUT
+        arm = stats.WITH if (i // 10) % 2 else stats.WITHOUT
         slug = "harmful" if i % 10 == 0 else f"neutral-{i % 10}"
-        failed = rng.choice([0, 0, 1, 2]) + (2 if slug == "harmful" and arm == v.WITH else 0)
-        rows.append(v.TurnRecord(f"s{i}", "t", arm, 4, failed, failed > 0, (slug,)))
-    result = v.decide(v.sessions_of(rows), 100)
+        failed = rng.choice([0, 0, 1, 2]) + (2 if slug == "harmful" and arm == stats.WITH else 0)
+        rows.append(stats.TurnRecord(f"s{i}", "t", arm, 4, failed, failed > 0, (slug,)))
+    result = stats.decide(stats.sessions_of(rows), 100)
     flagged = {item.slug: item.flag for item in result.lessons if item.flag}
     assert list(flagged) == ["harmful"]
     assert flagged["harmful"] == (
@@ -285,14 +284,14 @@ def test_only_a_lesson_the_corrected_test_finds_harmful_is_flagged() -> None:
 
 
 def test_no_lesson_is_tested_before_the_planned_size() -> None:
-    result = v.decide(trial(UNHELPED[:20], HELPED[:20]), 30)
+    result = stats.decide(trial(UNHELPED[:20], HELPED[:20]), 30)
     assert [(item.slug, item.p_adjusted, item.flag) for item in result.lessons] == [
         ("pytest-order", None, None)
     ]
 
 
 def test_json_carries_the_fields_the_issue_names() -> None:
-    data = r.verdict_json(v.decide(trial(HELPED, UNHELPED), 30))
+    data = r.verdict_json(stats.decide(trial(HELPED, UNHELPED), 30))
     assert data["verdict"] == "helps"
     assert (data["sessions"], data["turns"], data["planned"]) == (
         {"with": 30, "without": 30},
@@ -302,29 +301,29 @@ def test_json_carries_the_fields_the_issue_names() -> None:
     assert data["drop"] == pytest.approx(1 - 0.411764705882353)
     assert [round(x, 2) for x in data["interval"]] == [0.33, 0.53]
     assert data["p"] == pytest.approx(1 / 2001)
-    assert data["method"] == v.METHOD_SHORT
-    collecting = r.verdict_json(v.decide(trial(HELPED[:4], UNHELPED[:4]), 30))
+    assert data["method"] == stats.METHOD_SHORT
+    collecting = r.verdict_json(stats.decide(trial(HELPED[:4], UNHELPED[:4]), 30))
     assert (collecting["verdict"], collecting["p"], collecting["interval"]) == ("collecting", None, None)
 
 
 def test_running_rates_are_cumulative_per_arm_and_stop_at_the_plan() -> None:
     sessions = trial(HELPED[:4], UNHELPED[:4])
-    points = v.running(sessions, 30)
+    points = stats.running(sessions, 30)
     assert [(p.order, p.arm, p.sessions) for p in points] == [
-        (2, v.WITH, 2), (3, v.WITHOUT, 2), (4, v.WITH, 3), (5, v.WITHOUT, 3), (6, v.WITH, 4), (7, v.WITHOUT, 4),
+        (2, stats.WITH, 2), (3, stats.WITHOUT, 2), (4, stats.WITH, 3), (5, stats.WITHOUT, 3), (6, stats.WITH, 4), (7, stats.WITHOUT, 4),
     ]  # fmt: skip
     assert all(p.low <= p.rate <= p.high for p in points)
     assert points[-2].rate == pytest.approx(5 / 48)  # HELPED[:4] fail 1 + 1 + 1 + 2 of 48 checks
-    assert len(v.running(trial(HELPED, UNHELPED), 30)) == len(
-        v.running(trial(HELPED + HELPED, UNHELPED + UNHELPED), 30)
+    assert len(stats.running(trial(HELPED, UNHELPED), 30)) == len(
+        stats.running(trial(HELPED + HELPED, UNHELPED + UNHELPED), 30)
     )
 
 
 def test_chart_is_deterministic_svg_with_both_arms_and_the_interval() -> None:
     sessions = trial(HELPED, UNHELPED)
-    result = v.decide(sessions, 30)
-    first = chart.svg(result, v.running(sessions, 30))
-    assert first == chart.svg(v.decide(sessions, 30), v.running(sessions, 30))
+    result = stats.decide(sessions, 30)
+    first = chart.svg(result, stats.running(sessions, 30))
+    assert first == chart.svg(stats.decide(sessions, 30), stats.running(sessions, 30))
     assert first.startswith('<svg xmlns="http://www.w3.org/2000/svg"')
     assert first.endswith("</svg>\n")
     assert first.count("<polyline") == 2 and first.count("<polygon") == 2
@@ -333,6 +332,6 @@ def test_chart_is_deterministic_svg_with_both_arms_and_the_interval() -> None:
 
 
 def test_chart_without_sessions_says_so() -> None:
-    empty = chart.svg(v.decide([], 30), [])
+    empty = chart.svg(stats.decide([], 30), [])
     assert "no trial sessions yet" in empty
     assert "<polyline" not in empty

@@ -17,11 +17,17 @@ import marshal
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from lessonbank.bank import derived as derived_mod
+from lessonbank.bank.derived import ROW, Derived
 from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.errors import BankError
-from lessonbank.index import compiled_build, compiled_patch, compiled_read, compiled_rows, compiled_stream
-from lessonbank.index import index_md as index_mod
+from lessonbank.index import (
+    compiled_build,
+    compiled_patch,
+    compiled_read,
+    compiled_rows,
+    compiled_stream,
+    index_md,
+)
 from lessonbank.state import statedir
 
 # Up to this many new rows, their regexes are compiled rather than looked up in triggers.cache.
@@ -34,7 +40,7 @@ def compiled_path(bank: Bank) -> Path:
 
 
 def build(
-    bank: Bank, custom: bool, dry_run: bool, derived: derived_mod.Derived | None, index_text: str | None
+    bank: Bank, custom: bool, dry_run: bool, derived: Derived | None, index_text: str | None
 ) -> Iterable[bytes]:
     """The compiled file's bytes, in parts: from INDEX.md on disk, or (dry run) from `index_text`,
     the INDEX.md the lessons give. With `derived`, the rows' pieces worked out before are reused
@@ -43,7 +49,7 @@ def build(
 
 
 def _build(
-    bank: Bank, custom: bool, dry_run: bool, derived: derived_mod.Derived | None, index_text: str | None
+    bank: Bank, custom: bool, dry_run: bool, derived: Derived | None, index_text: str | None
 ) -> tuple[Iterable[bytes], bytes | None]:
     """`build`'s parts and the hash of the INDEX.md text they were built from (None: no INDEX.md).
 
@@ -53,7 +59,7 @@ def _build(
     cache_path = bank.state_dir / statedir.TRIGGER_CACHE
     known: Mapping[str, bytes] = derived.pieces() if derived is not None else {}
     rows = derived.generated.values() if derived is not None else ()
-    new_rows = sum(1 for p in rows if p[derived_mod.ROW] and p[derived_mod.ROW] not in known)
+    new_rows = sum(1 for p in rows if p[ROW] and p[ROW] not in known)
     # The compiled regexes kept are read only when many rows are new: a few rows' regexes compile
     # faster than the 2 MB file (at 10,000 lessons) reads, and a run that did not read it keeps it.
     wanted = derived is None or custom or new_rows > FEW_NEW_ROWS
@@ -73,7 +79,7 @@ def _build(
             digest = None if index_text is None else _digest(index_text)
         else:
             parts, digest = _stream(bank, compiled, known, used)
-    except index_mod.IndexFormatError as exc:
+    except index_md.IndexFormatError as exc:
         raise BankError(f"INDEX.md: {exc}") from None
     if wanted and len(compiled) != before and not dry_run:
         _write_triggers(cache_path, {p: v for p, v in compiled.items() if p in used})
@@ -128,18 +134,18 @@ def _disk_lines(path: Path, hasher: hashlib.blake2b | None = None) -> Iterator[s
     return lines()
 
 
-def _add_pieces(derived: derived_mod.Derived, compiled: dict) -> None:
+def _add_pieces(derived: Derived, compiled: dict) -> None:
     """Work out the pieces of the rows the derived cache has none for."""
     known = derived.pieces()
     for part in derived.generated.values():
-        row = part[derived_mod.ROW]
+        row = part[ROW]
         if row is not None and row not in known:
-            known[row] = marshal.dumps(compiled_build.piece(index_mod.parse_row(row, 0), compiled))
+            known[row] = marshal.dumps(compiled_build.piece(index_md.parse_row(row, 0), compiled))
             derived.changed = True
 
 
 def write(
-    bank: Bank, custom: bool, derived: derived_mod.Derived, index_text: str | None, dry_run: bool, old_index: str | None = None
+    bank: Bank, custom: bool, derived: Derived, index_text: str | None, dry_run: bool, old_index: str | None = None
 ) -> str:
     """Write the compiled index after INDEX.md (`index_text`: the INDEX.md the lessons give, needed
     for a dry run; otherwise INDEX.md on disk is read); nothing is built when the file on disk
@@ -173,7 +179,7 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
 
-def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str) -> tuple[str, bytes] | None:
+def _patch(bank: Bank, derived: Derived, old_index: str) -> tuple[str, bytes] | None:
     """(action, hash of INDEX.md's text) when the file on disk, built from `old_index`, could be
     patched into the one INDEX.md on disk gives (rows reworded: index.compiled_patch; rows added,
     removed or moved: index.compiled_rows); None when a build is needed."""
@@ -205,8 +211,8 @@ def _patch(bank: Bank, derived: derived_mod.Derived, old_index: str) -> tuple[st
                 return marshal.loads(blob)
         worked_out[0] += 1
         try:
-            return compiled_build.piece(index_mod.parse_row(line, 0), regexes)
-        except index_mod.IndexFormatError:
+            return compiled_build.piece(index_md.parse_row(line, 0), regexes)
+        except index_md.IndexFormatError:
             return None
 
     settings = compiled_build.settings_from_toml(toml_text)
@@ -229,14 +235,14 @@ def _shape(bank: Bank) -> tuple[bytes | None, bytes | None]:
         if lines is None:
             return None, None
         digest = hashlib.blake2b(toml, digest_size=16)
-        for _, line in index_mod.table_lines(lines):
+        for _, line in index_md.table_lines(lines):
             head, _, tail = line.rpartition(" | ")  # ... | seen | priority | confidence |
             head, _, priority = head.rpartition(" | ")
             head, _, _seen = head.rpartition(" | ")
             digest.update(f"{head}\x00{priority}\x00{tail}\n".encode())
         for _ in lines:  # the rest of the file, for its hash
             pass
-    except (index_mod.IndexFormatError, OSError):
+    except (index_md.IndexFormatError, OSError):
         return None, None
     return digest.digest(), hasher.digest()
 

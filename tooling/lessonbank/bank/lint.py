@@ -15,7 +15,7 @@ from lessonbank.bank import names
 from lessonbank.bank.store import Loaded, Problem
 
 if TYPE_CHECKING:  # imported where a lesson is parsed, so a `bank check` of unchanged files needs no YAML
-    from lessonbank.bank import lesson as lesson_mod
+    from lessonbank.bank.lesson import Lesson
 
 
 def id_problem(value: str) -> str:
@@ -31,32 +31,32 @@ def id_problem(value: str) -> str:
     return ""
 
 
-def _value_lines(lesson: lesson_mod.Lesson, lines: dict[str, int]) -> list[tuple[int, str]]:
+def _value_lines(lesson: Lesson, lines: dict[str, int]) -> list[tuple[int, str]]:
     """(line, message) of each problem `lesson.validate` finds, each on its key's line."""
-    from lessonbank.bank import lesson as lesson_mod
+    from lessonbank.bank.lesson import TRIGGER_KEYS, validate
 
     out = []
-    for key, message in lesson_mod.validate(lesson):
-        nested = f"triggers.{key}" if key in lesson_mod.TRIGGER_KEYS else key
+    for key, message in validate(lesson):
+        nested = f"triggers.{key}" if key in TRIGGER_KEYS else key
         out.append((lines.get(nested) or lines.get(key) or lines.get(nested.split(".")[0], 1), message))
     return out
 
 
 def value_problems(item: Loaded) -> list[Problem]:
     """The problems `lesson.validate` finds in one loaded lesson, each on its key's line."""
-    from lessonbank.bank import lesson as lesson_mod
+    from lessonbank.bank.lesson import key_lines
 
-    lines = lesson_mod.key_lines(item.text)
+    lines = key_lines(item.text)
     return [Problem(item.path, line, message) for line, message in _value_lines(item.lesson, lines)]
 
 
-def lesson_problems(lesson: lesson_mod.Lesson, text: str, stem: str) -> list[tuple[int, str, bool]]:
+def lesson_problems(lesson: Lesson, text: str, stem: str) -> list[tuple[int, str, bool]]:
     """(line, message, is a bad value) of each problem of one parsed lesson file: bad values (a
     lesson with one is left out of what `bank index` generates), an id that is not a ULID, a slug
     that is not its file name (`stem`)."""
-    from lessonbank.bank import lesson as lesson_mod
+    from lessonbank.bank.lesson import key_lines
 
-    lines = lesson_mod.key_lines(text)
+    lines = key_lines(text)
     problems = [(line, message, True) for line, message in _value_lines(lesson, lines)]
     id_message = id_problem(lesson.id)
     if id_message:

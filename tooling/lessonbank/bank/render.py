@@ -24,14 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lessonbank.bank import compiled
-from lessonbank.bank import derived as derived_mod
 from lessonbank.bank.compiled import compiled_path
+from lessonbank.bank.derived import ROW, SECTION, SLUG, SUMMARY, VERSION, Derived, bad_values
 from lessonbank.bank.fields import STATUSES
 from lessonbank.bank.inert import code_span, inert_lesson
 from lessonbank.bank.store import Bank, Problem, write_atomic
 from lessonbank.errors import BankError
-from lessonbank.index import compiled_read
-from lessonbank.index import index_md as index_mod
+from lessonbank.index import compiled_read, index_md
 from lessonbank.state import statedir
 
 if TYPE_CHECKING:  # the lesson module imports YAML: only annotations need it here
@@ -74,8 +73,8 @@ def environment(bank_templates: Path | None = None, compiled_dir: Path | None = 
         lstrip_blocks=True,
         bytecode_cache=cache,
     )
-    env.filters["cell"] = index_mod.escape
-    env.filters["cells"] = index_mod.cell_list
+    env.filters["cell"] = index_md.escape
+    env.filters["cells"] = index_md.cell_list
     env.filters["code"] = code_span
     return env
 
@@ -105,14 +104,14 @@ def row_cells(lesson: Lesson) -> list[str]:
     """The escaped cells of a lesson's INDEX.md row, in COLUMNS order."""
     return [
         f"[{lesson.slug}](lessons/{lesson.slug}.md)",
-        index_mod.escape(lesson.title),
-        index_mod.escape(lesson.when),
-        index_mod.escape(lesson.do),
-        index_mod.cell_list(lesson.tools),
-        index_mod.cell_list(lesson.commands),
-        index_mod.cell_list(lesson.paths),
-        index_mod.cell_list(lesson.keywords),
-        index_mod.cell_list(lesson.tags),
+        index_md.escape(lesson.title),
+        index_md.escape(lesson.when),
+        index_md.escape(lesson.do),
+        index_md.cell_list(lesson.tools),
+        index_md.cell_list(lesson.commands),
+        index_md.cell_list(lesson.paths),
+        index_md.cell_list(lesson.keywords),
+        index_md.cell_list(lesson.tags),
         str(lesson.seen),
         str(lesson.priority),
         _number(lesson.confidence),
@@ -122,7 +121,7 @@ def row_cells(lesson: Lesson) -> list[str]:
 def index_row(lesson: Lesson) -> str | None:
     """A lesson's INDEX.md row, or None for one INDEX.md leaves out (not active). The one place
     where a lesson becomes a row."""
-    return index_mod.row_line(row_cells(lesson)) if lesson.status == "active" else None
+    return index_md.row_line(row_cells(lesson)) if lesson.status == "active" else None
 
 
 def index_lessons(lessons: list[Lesson]) -> list[Lesson]:
@@ -153,7 +152,7 @@ def fingerprint(bank: Bank) -> str:
             with contextlib.suppress(OSError):
                 digest.update((folder / name).read_bytes())
                 break
-    digest.update(f"{compiled_read.FORMAT}/{derived_mod.VERSION}".encode())
+    digest.update(f"{compiled_read.FORMAT}/{VERSION}".encode())
     return digest.hexdigest()
 
 
@@ -233,9 +232,9 @@ def _context(items: list[tuple[str, str, str | None, Any, str]], lessons: list[L
     items = sorted(items, key=lambda x: x[0])
     contents, grouped = _topics(items)
     ctx: dict[str, Any] = {
-        "columns": index_mod.COLUMNS,
-        "header": index_mod.row_line(list(index_mod.COLUMNS)),
-        "rule": index_mod.row_line(["---"] * len(index_mod.COLUMNS)),
+        "columns": index_md.COLUMNS,
+        "header": index_md.row_line(list(index_md.COLUMNS)),
+        "rule": index_md.row_line(["---"] * len(index_md.COLUMNS)),
         "rows": [x[2] for x in items if x[2] is not None],
         "sections": [(s, [x[3] for x in items if x[1] == s]) for s in STATUSES],
         "statuses": STATUSES,
@@ -295,34 +294,34 @@ def valid_lessons(bank: Bank) -> list[Lesson]:
     return [item.lesson for item in bank.load() if not value_problems(item)]
 
 
-def _open(bank: Bank) -> derived_mod.Derived:
+def _open(bank: Bank) -> Derived:
     """The derived cache, up to date; each lesson parsed in the process gets its row and section
     at once (Jinja is imported only then)."""
     envs: list[SandboxedEnvironment] = []
 
-    def work_out(derived: derived_mod.Derived, name: str, lesson: Lesson) -> None:
+    def work_out(derived: Derived, name: str, lesson: Lesson) -> None:
         if not envs:
             envs.append(environment(bank.templates_dir, bank.state_dir / statedir.TEMPLATE_CACHE))
         part = derived.part(name)
-        part[derived_mod.ROW] = index_row(lesson)
-        part[derived_mod.SECTION] = derived.keep(section(envs[0], lesson))
+        part[ROW] = index_row(lesson)
+        part[SECTION] = derived.keep(section(envs[0], lesson))
 
-    derived = derived_mod.Derived.open(bank, fingerprint(bank), on_parse=work_out)
+    derived = Derived.open(bank, fingerprint(bank), on_parse=work_out)
     _note_problems(bank, derived)
     return derived
 
 
-def _note_problems(bank: Bank, derived: derived_mod.Derived) -> None:
+def _note_problems(bank: Bank, derived: Derived) -> None:
     # A lesson with a bad value is left out of everything generated; say so on every run.
     bank.load_problems = derived.problems() + [
         Problem(bank.lessons_dir / name, line, message)
         for name, rec in sorted(derived.small.items())
-        if rec[derived_mod.SLUG] is not None
-        for line, message in derived_mod.bad_values(rec)
+        if rec[SLUG] is not None
+        for line, message in bad_values(rec)
     ]
 
 
-def _untouched(bank: Bank, derived: derived_mod.Derived) -> bool:
+def _untouched(bank: Bank, derived: Derived) -> bool:
     """Whether INDEX.md and BANK.md are, byte for byte, what the last run wrote from these very
     lessons and templates: then nothing is rendered (nor the generated parts even read)."""
     outputs = derived.meta.get("outputs")
@@ -339,20 +338,20 @@ def _untouched(bank: Bank, derived: derived_mod.Derived) -> bool:
     return True
 
 
-def _context_of(bank: Bank, derived: derived_mod.Derived) -> tuple[SandboxedEnvironment, dict[str, Any]]:
+def _context_of(bank: Bank, derived: Derived) -> tuple[SandboxedEnvironment, dict[str, Any]]:
     """The environment and the templates' context for lessons/, through the derived cache (which
     then holds every part worked out, not saved yet; the sections kept stay in the cache file
     until written out)."""
     items = []
     for name in derived.names():
         rec = derived.small[name]
-        if rec[derived_mod.SLUG] is None or derived_mod.bad_values(rec):
+        if rec[SLUG] is None or bad_values(rec):
             continue
         part = derived.part(name)
-        if part[derived_mod.SECTION] is None and derived.on_parse is not None:  # parsed before, part dropped since
+        if part[SECTION] is None and derived.on_parse is not None:  # parsed before, part dropped since
             derived.on_parse(derived, name, derived.lesson(name))
-        summary = rec[derived_mod.SUMMARY]
-        items.append((rec[derived_mod.SLUG], summary[4], part[derived_mod.ROW], part[derived_mod.SECTION], topic(summary[7])))
+        summary = rec[SUMMARY]
+        items.append((rec[SLUG], summary[4], part[ROW], part[SECTION], topic(summary[7])))
     lessons = valid_lessons(bank) if custom(bank) else None
     if lessons is not None:  # a bank's own template may use a section as a string in any way
         items = [(slug, status, row, str(text), group) for slug, status, row, text, group in items]
@@ -360,7 +359,7 @@ def _context_of(bank: Bank, derived: derived_mod.Derived) -> tuple[SandboxedEnvi
     return env, _context(items, lessons)
 
 
-def _write_out(bank: Bank, derived: derived_mod.Derived, dry_run: bool) -> list[tuple[str, str]]:
+def _write_out(bank: Bank, derived: Derived, dry_run: bool) -> list[tuple[str, str]]:
     """Write INDEX.md and BANK.md from lessons/, each streamed from its template to its file
     (neither is ever held whole); their hashes go into the cache's meta."""
     env, ctx = _context_of(bank, derived)
@@ -375,7 +374,7 @@ def _write_out(bank: Bank, derived: derived_mod.Derived, dry_run: bool) -> list[
     return results
 
 
-def _texts(bank: Bank, derived: derived_mod.Derived) -> dict[str, str]:
+def _texts(bank: Bank, derived: Derived) -> dict[str, str]:
     """The text of each generated file from lessons/, through the derived cache."""
     return _render_all(*_context_of(bank, derived))
 
@@ -393,14 +392,14 @@ def _no_collection() -> Iterator[None]:
             gc.enable()
 
 
-def open_cache(bank: Bank) -> derived_mod.Derived:
+def open_cache(bank: Bank) -> Derived:
     """The derived cache as `regenerate` uses it, up to date with lessons/: for a caller (capture)
     that reads it, writes a lesson file, then hands it to `regenerate` (lessons/ is scanned once)."""
     return _open(bank)
 
 
 def regenerate(
-    bank: Bank, dry_run: bool = False, cache: derived_mod.Derived | None = None, written: list[str] | None = None
+    bank: Bank, dry_run: bool = False, cache: Derived | None = None, written: list[str] | None = None
 ) -> list[tuple[str, str]]:
     """Write INDEX.md, BANK.md and the compiled index; return (name, action) for each.
 

@@ -31,11 +31,11 @@ def init(root: Path, ci: bool = False, dry_run: bool = False) -> list[tuple[str,
         results.append((rel, "exists" if target.exists() else write_atomic(target, text, dry_run)))
     results.append((".gitignore", ignore_state(root, dry_run)))
     if not dry_run:
-        from lessonbank.bank import render as generate
+        from lessonbank.bank import render
 
         bank = Bank.open(root)
-        for name, action in generate.regenerate(bank):
-            if name in generate.GENERATED:
+        for name, action in render.regenerate(bank):
+            if name in render.GENERATED:
                 results.append((name, action))
     if ci:
         results.append((WORKFLOW, write_ci_workflow(root, dry_run=dry_run)))
@@ -55,27 +55,27 @@ def ignore_state(root: Path, dry_run: bool) -> str:
 
 def workflow_text(root: Path) -> str:
     """The GitHub Actions workflow that grooms weekly on a branch and opens a pull request."""
-    from lessonbank.bank import render as generate
+    from lessonbank.bank import render
 
     bank_templates = root / "templates"
-    env = generate.environment(bank_templates)
+    env = render.environment(bank_templates)
     env.filters["gha"] = lambda expr: "${{ " + str(expr) + " }}"
     context = {
         "cron": CRON,
         "install": install_source(root) or "lessonbank",
         "branch_prefix": "bank-groom/",
     }
-    return generate.render_template(env, "groom-workflow.yml.j2", context).rstrip("\n") + "\n"
+    return render.render_template(env, "groom-workflow.yml.j2", context).rstrip("\n") + "\n"
 
 
 def install_source(root: Path) -> str:
     """What the groom workflow installs: `groom.install` from bank.toml, `-e .` in lessonbank's own
     repository, else "" (unknown: lessonbank is not on PyPI, so a plain `lessonbank` would fail)."""
-    from lessonbank import config as config_mod
+    from lessonbank.config import parse
 
     toml = root / "bank.toml"
     if toml.is_file():
-        configured = config_mod.parse(toml.read_text(encoding="utf-8"), str(toml)).get("groom.install")
+        configured = parse(toml.read_text(encoding="utf-8"), str(toml)).get("groom.install")
         if configured:
             return str(configured)
     pyproject = root / "pyproject.toml"

@@ -21,9 +21,9 @@ from lessonbank.cli.output import emit_json, keep_row, table, warn_problems
 from lessonbank.errors import BankError, GateRefusal
 
 if TYPE_CHECKING:
-    from lessonbank.bank import lesson as lesson_mod
-    from lessonbank.capture import draft as draft_mod
-    from lessonbank.capture import pipeline as capture_mod
+    from lessonbank.bank.lesson import Lesson
+    from lessonbank.capture import pipeline
+    from lessonbank.capture.draft import Draft
 
 
 def _fail(err: BankError) -> click.ClickException:
@@ -64,7 +64,7 @@ def init(path: Path | None, ci: bool, personal: bool, dry_run: bool) -> None:
     click.echo(f"bank ready at {root}" + (" (dry run: nothing written)" if dry_run else ""))
 
 
-def _print_outcome(outcome: capture_mod.Outcome) -> None:
+def _print_outcome(outcome: pipeline.Outcome) -> None:
     for line in outcome.lines():
         click.echo(line)
 
@@ -79,34 +79,33 @@ def _print_outcome(outcome: capture_mod.Outcome) -> None:
 def add(ctx: click.Context, text: str, promote_to: str, session: str | None, priority: int | None,
         dry_run: bool) -> None:  # fmt: skip
     """Add a typed lesson: "<situation> => <what to do>"; tags and keywords come from its words."""
-    from lessonbank.capture import draft as draft_mod
+    from lessonbank.capture.draft import Draft, derive_tags
 
     when, sep, do = text.partition("=>")
     if not sep or not when.strip() or not do.strip():
         raise click.UsageError('write the lesson as "<situation> => <what to do>"')
-    tags = draft_mod.derive_tags(text)
+    tags = derive_tags(text)
     tools = [t.partition(":")[2] for t in tags if t.startswith("tool:")]
-    draft = draft_mod.Draft(
+    draft = Draft(
         when=when.strip(), do=do.strip(), promote_to=promote_to, tags=tags, session=session,
         tools=["Bash"] if tools else [], commands=[rf"\b{t}\b" for t in tools], priority=priority,
     )  # fmt: skip
     _run_capture(get_bank(ctx), [draft], dry_run)
 
 
-def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool, pending: bool = False) -> None:
+def _run_capture(bank: Bank, drafts: list[Draft], dry_run: bool, pending: bool = False) -> None:
     """Capture each draft; refusals are listed at the end (exit 1), any other error stops at once.
 
     With `pending` the drafts were taken from the Stop hook's pending blocks: a refusal names the
     draft, and the taken blocks are dropped once every draft went through the gates (on an error
     the rest stay pending for the next run: nothing is lost).
     """
-    from lessonbank.capture import gates
-    from lessonbank.capture import pipeline as capture_mod
+    from lessonbank.capture import gates, pipeline
 
     refused = []
     for draft in drafts:
         try:
-            _print_outcome(capture_mod.capture(bank, draft, dry_run=dry_run))
+            _print_outcome(pipeline.capture(bank, draft, dry_run=dry_run))
         except GateRefusal as err:
             if pending:  # name the draft, as the gates wrote it: redacted, never the raw text
                 shown, _ = gates.scrub_draft(draft)
@@ -116,7 +115,7 @@ def _run_capture(bank: Bank, drafts: list[draft_mod.Draft], dry_run: bool, pendi
         except BankError as err:
             raise _fail(err) from None
     if pending:
-        capture_mod.drop_taken(bank)
+        pipeline.drop_taken(bank)
     if refused:
         raise click.ClickException("\n".join(refused))
 
@@ -147,8 +146,8 @@ def capture(
     ctx: click.Context, as_json: bool, blocks: bool, pending: bool, to: str | None, dry_run: bool, **fields: Any
 ) -> None:
     """Add a lesson through the gates (flags, --json or --blocks on stdin); a repeat bumps seen."""
-    from lessonbank.capture import draft as draft_mod
-    from lessonbank.capture import pipeline as capture_mod
+    from lessonbank.capture import pipeline
+    from lessonbank.capture.draft import Draft, draft_from_json, parse_lesson_blocks, split_list
 
     if sum((as_json, blocks, pending)) > 1:
         raise click.UsageError("--json, --blocks and --pending are different inputs: use one")
@@ -159,7 +158,7 @@ def capture(
         assert bank is not None
         if dry_run:
             raise click.UsageError("--pending takes the pending blocks away: run it without --dry-run")
-        drafts = capture_mod.take_pending(bank)
+        drafts = pipeline.take_pending(bank)
         if not drafts:
             click.echo("no pending lesson blocks")
             return
@@ -167,11 +166,11 @@ def capture(
         return
     if as_json:
         try:
-            drafts = [draft_mod.draft_from_json(sys.stdin.read(), fields["session"])]
+            drafts = [draft_from_json(sys.stdin.read(), fields["session"])]
         except BankError as err:
             raise _fail(err) from None
     elif blocks:
-        drafts = draft_mod.parse_lesson_blocks(sys.stdin.read())
+        drafts = parse_lesson_blocks(sys.stdin.read())
         if not drafts:
             raise click.ClickException("no `#lesson … #/lesson` block on stdin")
         for draft in drafts:
@@ -180,20 +179,20 @@ def capture(
         if not fields["when"] or not fields["do"]:
             raise click.UsageError("give --when and --do (or --json / --blocks on stdin)")
         drafts = [
-            draft_mod.Draft(
+            Draft(
                 when=fields["when"], do=fields["do"], promote_to=fields["promote_to"],
                 title=fields["title"], type=fields["type_"], tools=list(fields["tools"]),
                 commands=list(fields["commands"]), paths=list(fields["paths"]),
-                tags=draft_mod.split_list(fields["tags"]),
-                keywords=draft_mod.split_list(fields["keywords"]), session=fields["session"],
+                tags=split_list(fields["tags"]),
+                keywords=split_list(fields["keywords"]), session=fields["session"],
                 source=fields["source"], priority=fields["priority"], confidence=fields["confidence"],
                 body=fields["body"],
             )
         ]  # fmt: skip
     if to:
-        from lessonbank.cli import layers as layers_cli
+        from lessonbank.cli.layers import capture_to
 
-        layers_cli.capture_to(to, drafts, dry_run)
+        capture_to(to, drafts, dry_run)
         return
     assert bank is not None
     _run_capture(bank, drafts, dry_run)
@@ -211,9 +210,9 @@ def list_(
 ) -> None:
     """List the lessons as a table."""
     if all_layers:
-        from lessonbank.cli import layers as layers_cli
+        from lessonbank.cli.layers import list_layers
 
-        layers_cli.list_layers(ctx, tag, status, source, as_json)
+        list_layers(ctx, tag, status, source, as_json)
         return
     bank = get_bank(ctx)
     if as_json:
@@ -232,7 +231,7 @@ def list_(
     click.echo(table(["slug", "type", "seen", "prio", "status", "source", "title"], rows))
 
 
-def _summary_json(x: lesson_mod.Lesson) -> dict[str, Any]:
+def _summary_json(x: Lesson) -> dict[str, Any]:
     data = x.to_mapping()
     data["body"] = x.body
     return data
@@ -262,7 +261,7 @@ def show(ctx: click.Context, key: str, as_json: bool) -> None:
 @click.pass_context
 def forget(ctx: click.Context, key: str, dry_run: bool) -> None:
     """Delete a lesson by slug or id (git keeps its history) and regenerate the index."""
-    from lessonbank.bank import render as generate
+    from lessonbank.bank import render
     from lessonbank.bank.store import remove
 
     bank = get_bank(ctx)
@@ -271,7 +270,7 @@ def forget(ctx: click.Context, key: str, dry_run: bool) -> None:
             item = bank.find_lesson(key)
             remove(item.path, dry_run=dry_run)
             if not dry_run:
-                generate.regenerate(bank)
+                render.regenerate(bank)
     except BankError as err:
         raise _fail(err) from None
     click.echo(f"{'would delete' if dry_run else 'deleted'} {bank.relative(item.path)}")
@@ -342,20 +341,20 @@ def stats(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def index_cmd(ctx: click.Context, check_only: bool, dry_run: bool) -> None:
     """Regenerate INDEX.md, BANK.md and the hooks' compiled index from lessons/."""
-    from lessonbank.bank import render as generate
+    from lessonbank.bank import render
 
     bank = get_bank(ctx)
     try:
         if check_only:
-            names = generate.stale(bank)
+            names = render.stale(bank)
             warn_problems(bank)
             if names:
                 raise click.ClickException(
                     "stale: " + ", ".join(names) + " (run `bank index` and commit the result)"
                 )
-            click.echo("up to date: " + ", ".join(generate.GENERATED))
+            click.echo("up to date: " + ", ".join(render.GENERATED))
             return
-        results = generate.regenerate(bank, dry_run=dry_run)
+        results = render.regenerate(bank, dry_run=dry_run)
     except BankError as err:
         raise _fail(err) from None
     warn_problems(bank)

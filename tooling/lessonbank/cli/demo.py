@@ -17,9 +17,9 @@ from typing import Any
 
 import click
 
-from lessonbank.bank import git as gitrepo
 from lessonbank.bank import render as generate
 from lessonbank.bank import scaffold
+from lessonbank.bank.git import GitRepo, clone, init, init_bare
 from lessonbank.bank.store import Bank
 from lessonbank.capture.draft import Draft
 from lessonbank.capture.pipeline import capture
@@ -27,15 +27,14 @@ from lessonbank.cli import main
 from lessonbank.cli.output import table
 from lessonbank.cli.scan import summary
 from lessonbank.errors import BankError, GateRefusal
-from lessonbank.groom import apply as grooming
-from lessonbank.groom import rulesync
+from lessonbank.groom import apply, rulesync
 from lessonbank.groom.plan import commit_message, plan_groom
 from lessonbank.install import claude as install
 from lessonbank.install import hookfiles
 from lessonbank.scan.candidates import Store, run_scan, short_id
 from lessonbank.state import statedir
 from lessonbank.trial import ledger, simulate
-from lessonbank.trial import report as trial_report
+from lessonbank.trial.report import status_line
 
 DEMO_TRIGGERS = (
     simulate.Trigger("PreToolUse", "pytest -q"),
@@ -233,7 +232,7 @@ def step_scan(bank: Bank) -> list[str]:
 
 def step_groom(bank: Bank) -> list[str]:
     """`bank demo`: a lesson seen in two sessions graduates into a rule, as one git commit."""
-    repo = gitrepo.GitRepo(bank.root)
+    repo = GitRepo(bank.root)
     try:
         lines: list[str] = []
         pending = repo.dirty([repo.rel(bank.root)])
@@ -245,7 +244,7 @@ def step_groom(bank: Bank) -> list[str]:
         for d in plan.decisions:
             where = f" -> {plan.targets[d.lesson_id]}" if d.lesson_id in plan.targets else ""
             lines.append(f"  {d.outcome:12} {d.slug}: {d.reason}{where}")
-        applied = grooming.carry_out(bank, repo, plan, commit=True)
+        applied = apply.carry_out(bank, repo, plan, commit=True)
         lines += [f"  {action:9} {rel}" for rel, action in applied.results if action != "unchanged"]
         if applied.sha:
             lines.append(f"  committed {applied.sha[:7]}: {commit_message(plan).splitlines()[0]}")
@@ -288,7 +287,7 @@ def step_trial(bank: Bank) -> list[str]:
         f"{'yes' if silent else 'NO'}"
     )
     judged, _ = ledger.judge(bank, lessons=False)
-    lines += ["$ bank trial status", "  " + trial_report.status_line(judged), "$ bank ledger"]
+    lines += ["$ bank trial status", "  " + status_line(judged), "$ bank ledger"]
     lines += ["  " + line for line in ledger.summary_lines(ledger.summarise(bank))]
     lines.append("$ bank off")
     ledger.set_mode(bank, "off")
@@ -336,11 +335,11 @@ def step_layers(bank: Bank) -> list[str]:
     bare, seed = place / "team-bank.git", place / "colleague"
     lines = [f"a team bank: the bare repository {bare.relative_to(bank.root)}, where a colleague pushed one lesson"]
     with _data_folder(place / "data"):
-        gitrepo.init_bare(bare)
-        gitrepo.clone(str(bare), seed)
+        init_bare(bare)
+        clone(str(bare), seed)
         scaffold.init(seed)
         capture(Bank.open(seed), TEAM_LESSON)
-        repo = gitrepo.GitRepo(seed)
+        repo = GitRepo(seed)
         try:
             repo.commit_all("the team's first lesson")
             repo.run("push", "-q", "origin", "HEAD:main")
@@ -376,13 +375,13 @@ def run(root: Path) -> Iterator[str]:
     root.mkdir(parents=True, exist_ok=True)
     if any(root.iterdir()):
         raise BankError(f"{root} is not empty: pass a new folder to `bank demo --dir`")
-    gitrepo.init(root)
+    init(root)
     _project(root)
     yield f"demo project: {root}"
     for rel, action in scaffold.init(root):
         yield f"  {action:9} {rel}"
     with _identity():
-        repo = gitrepo.GitRepo(root)
+        repo = GitRepo(root)
         try:
             repo.commit_all("demo project with an empty bank")
         finally:

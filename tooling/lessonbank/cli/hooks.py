@@ -100,11 +100,11 @@ def install_claude(ctx: click.Context, uninstall: bool, dry_run: bool, project: 
 
 def _hook_root(ctx: click.Context) -> Path:
     """The bank root as the hook finds it (bank.toml is not parsed here; see `hook`)."""
-    from lessonbank.state import statedir as hot_state
+    from lessonbank.state import statedir
 
     given = (ctx.find_root().obj or {}).get("root") or os.environ.get("BANK_ROOT")
     start = Path(given).expanduser().resolve() if given else Path.cwd().resolve()
-    found = hot_state.find_root(str(start))
+    found = statedir.find_root(str(start))
     if found is None or (given and Path(found) != start):
         raise click.ClickException("No bank here: run `bank init`, or pass --root")
     return Path(found)
@@ -136,13 +136,13 @@ def hook(
     """Run one hook event here and print its answer; a dry run unless --record (errors are shown)."""
     import json
 
-    from lessonbank import config as config_mod
-    from lessonbank.hooks import dispatch as hot_main
-    from lessonbank.state import statedir as hot_state
+    from lessonbank import config
+    from lessonbank.hooks import dispatch
+    from lessonbank.state import statedir
 
     root = _hook_root(ctx)
     # bank.toml read as the installed hook reads it: a broken file warns and the defaults apply.
-    problem = config_mod.lenient(hot_state.read_text(str(root / hot_state.MARKER)))[1]
+    problem = config.lenient(statedir.read_text(str(root / statedir.MARKER)))[1]
     if problem:
         click.echo(f"warning: {problem}", err=True)
     if from_stdin:
@@ -163,13 +163,13 @@ def hook(
         if event == "SessionStart":
             payload["source"] = "startup"
         raw = json.dumps(payload)
-    hot_state.READ_ONLY = not record
+    statedir.READ_ONLY = not record
     try:
-        out = hot_main.handle(raw.encode("utf-8"), raise_errors=True)
+        out = dispatch.handle(raw.encode("utf-8"), raise_errors=True)
     except Exception as exc:
         raise click.ClickException(f"the {event} hook failed: {type(exc).__name__}: {exc}") from None
     finally:
-        hot_state.READ_ONLY = False
+        statedir.READ_ONLY = False
     if not out:
         click.echo("(no output)")
         return

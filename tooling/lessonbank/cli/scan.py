@@ -284,7 +284,7 @@ def _edit_in_editor(bank: Bank, cand: Candidate, editor: str) -> None:
     """Open the lesson the candidate would write in $EDITOR; read it back onto the candidate."""
     from dataclasses import fields, replace
 
-    from lessonbank.bank import lesson as lesson_mod
+    from lessonbank.bank.lesson import LessonContent, parse, render
     from lessonbank.capture.draft import to_lesson
     from lessonbank.scan.candidates import body, scan_dir, short_id
 
@@ -292,16 +292,16 @@ def _edit_in_editor(bank: Bank, cand: Candidate, editor: str) -> None:
     if not path.exists():  # an edit left by a review that stopped is taken up again, never overwritten
         lesson = to_lesson(replace(cand, body=body(cand)), set(), "", int(bank.config.get("capture.default_priority")))
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(lesson_mod.render(lesson), encoding="utf-8")
+        path.write_text(render(lesson), encoding="utf-8")
     click.edit(filename=str(path), editor=editor)
     try:
-        edited = lesson_mod.parse(path.read_text(encoding="utf-8"))
+        edited = parse(path.read_text(encoding="utf-8"))
     except (ValueError, OSError) as exc:
         click.echo(f"cannot read the edited lesson ({exc}); it stays in {bank.relative(path)} for the next edit")
         return
     # What the reviewer edits: what the lesson says (bank.lesson's one list) but the scan's own source
     # and body, and its priority.
-    said = [f.name for f in fields(lesson_mod.LessonContent) if f.name not in ("source", "body")]
+    said = [f.name for f in fields(LessonContent) if f.name not in ("source", "body")]
     for name in [*said, "priority"]:
         value = getattr(edited, name)
         setattr(cand, name, value.copy() if isinstance(value, (list, dict)) else value)

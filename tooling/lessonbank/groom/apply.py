@@ -22,9 +22,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import render
 from lessonbank.bank.git import GitRepo
+from lessonbank.bank.lesson import Lesson, parse
 from lessonbank.bank.store import TEMP_RE, Bank, remove, write_atomic
 from lessonbank.errors import BankError, GitError
 from lessonbank.groom import rulesync, transaction
@@ -61,7 +61,7 @@ def refuse_if_dirty(bank: Bank, repo: GitRepo, plan: Plan) -> None:
 # --------------------------------------------------------------- the changes, before any write
 
 
-def _lessons_after(bank: Bank, plan: Plan) -> list[lesson_mod.Lesson]:
+def _lessons_after(bank: Bank, plan: Plan) -> list[Lesson]:
     """The lessons as they will be once the plan's removals and edits are written."""
     removed = {p.resolve() for p in plan.removals.values()}
     edited = {path.resolve(): text for path, text in plan.edits.values()}
@@ -70,7 +70,7 @@ def _lessons_after(bank: Bank, plan: Plan) -> list[lesson_mod.Lesson]:
         where = item.path.resolve()
         if where in removed:
             continue
-        out.append(lesson_mod.parse(edited[where]) if where in edited else item.lesson)
+        out.append(parse(edited[where]) if where in edited else item.lesson)
     return out
 
 

@@ -21,8 +21,8 @@ from datetime import date
 from pathlib import Path
 
 from lessonbank.bank import frontmatter_edit
-from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank.git import GitRepo
+from lessonbank.bank.lesson import DEST_NAME_RE, parse
 from lessonbank.bank.store import Bank, Loaded, write_atomic
 from lessonbank.errors import BankError
 from lessonbank.groom.decide import (
@@ -156,7 +156,7 @@ def plan_groom(
     loaded = bank.load()
     texts = {(item.lesson.id, item.lesson.slug): item.text for item in loaded}
     if gather:
-        if not lesson_mod.DEST_NAME_RE.match(gather):
+        if not DEST_NAME_RE.match(gather):
             raise BankError(f"--gather {gather!r}: a skill name is 1-64 of a-z, 0-9 and '-'")
         loaded = [_gathered(item, gather, texts) for item in loaded]
     lessons = [item.lesson for item in loaded]
@@ -232,7 +232,7 @@ def _gathered(item: Loaded, tool: str, texts: dict[tuple[str, str], str]) -> Loa
         return item
     text = gather_text(item.text, tool)
     texts[(item.lesson.id, item.lesson.slug)] = text
-    return Loaded(item.path, item.text, lesson_mod.parse(text))
+    return Loaded(item.path, item.text, parse(text))
 
 
 def _review(decision: Decision, reason: str) -> Decision:

@@ -20,8 +20,8 @@ from typing import Any
 import yaml
 from jinja2.sandbox import SandboxedEnvironment
 
-from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import render as generate
+from lessonbank.bank.lesson import Lesson, parse_destination, reserved_path, split_frontmatter
 from lessonbank.bank.store import Bank
 from lessonbank.errors import BankError
 from lessonbank.groom.markers import begin_marker, demote, end_marker, neutralise, sections
@@ -64,7 +64,7 @@ def merge(existing: str | None, rendered: str, ids: Sequence[str], where: str) -
     return text
 
 
-def _extra_body(lesson: lesson_mod.Lesson) -> str:
+def _extra_body(lesson: Lesson) -> str:
     """The body minus what the section already says: a first heading that repeats the title."""
     body = lesson.body.strip("\n")
     lines = body.splitlines()
@@ -73,7 +73,7 @@ def _extra_body(lesson: lesson_mod.Lesson) -> str:
     return body
 
 
-def lesson_view(lesson: lesson_mod.Lesson) -> dict[str, Any]:
+def lesson_view(lesson: Lesson) -> dict[str, Any]:
     """What a template sees of one lesson: every text neutralised, markers ready to print."""
     if not _ID_RE.match(lesson.id):
         raise BankError(f"id {lesson.id!r} cannot mark a section: ids are letters, digits, '-' and '_'")
@@ -115,13 +115,13 @@ class Target:
     name: str
     path: Path
     rel: str
-    lessons: list[lesson_mod.Lesson] = field(default_factory=list)
+    lessons: list[Lesson] = field(default_factory=list)
 
 
 def resolve_target(bank: Bank, promote_to: str) -> Target:
     """The file a promote-to names, refusing traversal, links that lead out and reserved files."""
     try:
-        dest = lesson_mod.parse_destination(promote_to)
+        dest = parse_destination(promote_to)
     except ValueError as exc:
         raise BankError(str(exc)) from None
     path = bank.destination_path(dest)
@@ -129,14 +129,14 @@ def resolve_target(bank: Bank, promote_to: str) -> Target:
     rel = path.relative_to(root).as_posix()
     parts = rel.split("/")
     # Checked again after resolving: the skills folder (a setting) could lead into them too.
-    if lesson_mod.reserved_path(parts):
+    if reserved_path(parts):
         raise BankError(f"{promote_to} resolves to {rel}, which the bank manages itself")
     if path.is_dir():
         raise BankError(f"{promote_to} resolves to {rel}, which is a folder")
     return Target(dest.kind, dest.name, path, rel)
 
 
-def _skill_description(name: str, lessons: list[lesson_mod.Lesson]) -> str:
+def _skill_description(name: str, lessons: list[Lesson]) -> str:
     titles = "; ".join(" ".join(x.title.split()).rstrip(".") for x in lessons)
     text = neutralise(f"What this project learned about {name}, the hard way: {titles}.")
     text += f" Use when working with {name} here."
@@ -147,7 +147,7 @@ def _skill_description(name: str, lessons: list[lesson_mod.Lesson]) -> str:
 
 def _check_skill_header(target: Target, existing: str) -> None:
     try:
-        front, _, _ = lesson_mod.split_frontmatter(existing)
+        front, _, _ = split_frontmatter(existing)
         data = yaml.safe_load(front) or {}
     except Exception:  # noqa: BLE001 - any unreadable header gets the same refusal
         data = {}

@@ -13,7 +13,7 @@ or a CI job (the test suite sets it). It imports the kernel only.
 
 import posix
 
-from lessonbank.state import statedir as state
+from lessonbank.state.statedir import SCAN, SCHEDULED_LOG, postpone_scan
 
 # Until the scan it starts sets the real next time, no other session starts one.
 LEASE = 3600.0
@@ -21,7 +21,7 @@ LEASE = 3600.0
 
 def start_due(root: str, state_dir: str, now: float) -> None:
     """Take the lease (parallel sessions see the scan not due), then start the scan."""
-    state.postpone_scan(state_dir, now + LEASE)
+    postpone_scan(state_dir, now + LEASE)
     start(root, state_dir)
 
 
@@ -41,7 +41,7 @@ def start(root: str, state_dir: str) -> None:
     tooling = __file__.rpartition("/")[0].rpartition("/")[0].rpartition("/")[0] or "."
     env = dict(os.environ)
     env["PYTHONPATH"] = tooling + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    log = state_dir + "/" + state.SCAN + "/" + state.SCHEDULED_LOG
+    log = state_dir + "/" + SCAN + "/" + SCHEDULED_LOG
     fd = posix.open(log, posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND, 0o644)
     try:
         subprocess.Popen(

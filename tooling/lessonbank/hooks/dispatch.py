@@ -10,8 +10,7 @@ a bank costs only the interpreter start and a few `stat` calls.
 
 import sys
 
-from lessonbank.state import jsonio
-from lessonbank.state import statedir as state
+from lessonbank.state import jsonio, statedir
 
 # Texts matched against the lessons are cut to this many characters first: a command, a path or
 # any other string in tool_input, and a prompt. Matching time then does not grow with a payload
@@ -108,11 +107,11 @@ def handle(raw: bytes, raise_errors: bool = False, agent: str = "claude", named:
                 import posix
 
                 cwd = posix.getcwd()
-        root = state.find_root(cwd)
+        root = statedir.find_root(cwd)
         if root is None:
             return ""
-        state_dir = root + "/" + state.STATE
-        mode = state.mode(state_dir)
+        state_dir = root + "/" + statedir.STATE
+        mode = statedir.mode(state_dir)
         if mode == "off":
             return ""
         adapter = load(agent)
@@ -126,7 +125,7 @@ def handle(raw: bytes, raise_errors: bool = False, agent: str = "claude", named:
     except Exception as exc:
         if raise_errors:
             raise
-        state.log_error(state_dir, event, exc)
+        statedir.log_error(state_dir, event, exc)
         return ""
 
 

@@ -1,8 +1,7 @@
 """Handing lessons over: the byte budget, the once-per-session claim, the session's trial arm, the ledger."""
 
-from lessonbank.state import jsonio
+from lessonbank.state import jsonio, statedir
 from lessonbank.state import records as ledger
-from lessonbank.state import statedir as state
 
 
 def line(slug: str, text: str, layer: str = "project") -> str:
@@ -50,7 +49,7 @@ def select(ranked, index, max_lessons: int, max_bytes: int) -> "list[tuple[str, 
 
 def hand_over(
     chosen: "list[tuple[str, int, str, str]]",
-    session: state.Session,
+    session: statedir.Session,
     turn: str,
     event: str,
     mode: str,
@@ -62,7 +61,7 @@ def hand_over(
     if not won:
         return ""
     arm = "on"
-    if mode == "test" and not state.READ_ONLY:  # a dry run (`bank hook`) must not assign a session
+    if mode == "test" and not statedir.READ_ONLY:  # a dry run (`bank hook`) must not assign a session
         from lessonbank.state import arms as trial
 
         # Known sessions answer from one small file; an unknown one (begun before `bank test`,

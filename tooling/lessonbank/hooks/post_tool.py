@@ -4,13 +4,12 @@ The agent's adapter supplies `exit_status`; a call whose status the agent did no
 recorded (a check is never guessed to have passed).
 """
 
-from lessonbank.matching import check_commands as checks
-from lessonbank.state import records as ledger
-from lessonbank.state import statedir as state
+from lessonbank.matching import check_commands
+from lessonbank.state import records, statedir
 
 
 def post_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
-    """Append the check (if the command ran one) to the session's checks.jsonl; never any output."""
+    """Append the check (if the command ran one) to the session's check_commands.jsonl; never any output."""
     if payload.get("tool_name") != "Bash" or payload.get("is_interrupt"):
         return ""
     tool_input = payload.get("tool_input")
@@ -20,14 +19,14 @@ def post_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     response = payload.get("tool_response")
     if isinstance(response, dict) and response.get("interrupted"):
         return ""
-    name = checks.check_name(command)
+    name = check_commands.check_name(command)
     if not name:
         return ""
     status = payload.get("exit_status")
     if not isinstance(status, int) or isinstance(status, bool):
         return ""
     ok = status == 0
-    session = state.Session(state_dir, str(payload.get("session_id") or ""))
+    session = statedir.Session(state_dir, str(payload.get("session_id") or ""))
     turn = session.turn(payload.get("prompt_id"))
-    ledger.record_check(session.dir, turn, command, name, ok, str(payload.get("tool_use_id") or ""))
+    records.record_check(session.dir, turn, command, name, ok, str(payload.get("tool_use_id") or ""))
     return ""

@@ -10,7 +10,7 @@ rarely imported.
 """
 
 from lessonbank.index import compiled_read
-from lessonbank.state import statedir as state
+from lessonbank.state import statedir
 
 # shell, rx, globs and inject are imported only when a call needs them: each module costs start-up
 # time (a Read or Edit call never splits a command).
@@ -93,7 +93,7 @@ def _fires(index, entry: tuple, commands: list[str], paths: list[str], state_dir
         return any(globs.match(program, path) for path in paths)
     except budget.Exhausted as exc:
         what = "command" if kind == "c" else "path"
-        state.log_line(state_dir, "PreToolUse", f"lesson {entry[1]}: {what} trigger {source!r} {exc}")
+        statedir.log_line(state_dir, "PreToolUse", f"lesson {entry[1]}: {what} trigger {source!r} {exc}")
         return False
 
 
@@ -150,7 +150,7 @@ def candidates(index, tool: str, commands: list[str], paths: list[str], shared: 
     return out
 
 
-def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str], session: state.Session):  # noqa: ANN201
+def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str], session: statedir.Session):  # noqa: ANN201
     """((layer position, lesson number), slug, priority) of unclaimed lessons triggered by this
     call in any of the `indexes`, best first (priority, confidence, then layer): lazily, so that
     a caller that has enough stops the matching there.
@@ -186,7 +186,7 @@ def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str]
         budget.end_call()
 
 
-def hits(index, tool: str, tool_input: dict, root: str, cwd: str, session: state.Session):  # noqa: ANN201
+def hits(index, tool: str, tool_input: dict, root: str, cwd: str, session: statedir.Session):  # noqa: ANN201
     """(lesson number, slug, priority) of unclaimed lessons of one index triggered by this call,
     best first, lazily (`layered_hits` over that index alone)."""
     commands, paths = subjects(tool, tool_input, root, cwd)
@@ -200,7 +200,7 @@ def _then(first: tuple, rest):  # noqa: ANN001, ANN202 - generators
 
 
 def matching(
-    index, tool: str, tool_input: dict, root: str, cwd: str, session: state.Session
+    index, tool: str, tool_input: dict, root: str, cwd: str, session: statedir.Session
 ) -> list[tuple]:
     """(lesson number, slug, priority) of unclaimed lessons triggered by this call, best first."""
     return list(hits(index, tool, tool_input, root, cwd, session))
@@ -212,7 +212,7 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     tool_input = payload.get("tool_input")
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return ""
-    session = state.Session(state_dir, str(payload.get("session_id") or ""))
+    session = statedir.Session(state_dir, str(payload.get("session_id") or ""))
     from lessonbank.index import layers
 
     index = layers.Layered(layers.indexes(root, state_dir))

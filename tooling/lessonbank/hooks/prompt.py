@@ -6,12 +6,12 @@ and at least one more meaningful word of the lesson (stop words dropped, light s
 confidence and slug, so the same prompt always recalls the same lessons.
 """
 
-from lessonbank.hooks import handover as inject
+from lessonbank.hooks import handover
 from lessonbank.matching import words
-from lessonbank.state import statedir as state
+from lessonbank.state import statedir
 
 
-def ranked(index, prompt: str, session: "state.Session | None", limit: int) -> list[tuple]:
+def ranked(index, prompt: str, session: "statedir.Session | None", limit: int) -> list[tuple]:
     """(lesson number, slug, priority, score) of unclaimed recalled lessons, best first (at least
     `limit` of them when there are that many); the score (shared words, shared keywords) ranks
     the lessons of several layers together (layers.Layered.ranked)."""
@@ -47,7 +47,7 @@ def ranked(index, prompt: str, session: "state.Session | None", limit: int) -> l
 
 def user_prompt_submit(payload: dict, root: str, state_dir: str, mode: str) -> str:
     """Advance the turn counter and answer with the recalled lessons, or ""."""
-    session = state.Session(state_dir, str(payload.get("session_id") or ""))
+    session = statedir.Session(state_dir, str(payload.get("session_id") or ""))
     session.advance_turn()
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
@@ -58,12 +58,12 @@ def user_prompt_submit(payload: dict, root: str, state_dir: str, mode: str) -> s
     settings = index.settings
     limit = settings["prompt_max_lessons"]
     found = index.dedupe(index.ranked([ranked(layer_index, prompt, session, limit * 3) for _, layer_index in index.layers]))
-    chosen = inject.select(found, index, limit, settings["max_bytes"])
+    chosen = handover.select(found, index, limit, settings["max_bytes"])
     if not chosen:
         return ""
     heading = (
-        f"lessonbank: {inject.source(chosen)} that share words with this request. "
+        f"lessonbank: {handover.source(chosen)} that share words with this request. "
         "Use one only where it fits; ignore the rest."
     )
     turn = session.turn(payload.get("prompt_id"))
-    return inject.hand_over(chosen, session, turn, "UserPromptSubmit", mode, heading)
+    return handover.hand_over(chosen, session, turn, "UserPromptSubmit", mode, heading)

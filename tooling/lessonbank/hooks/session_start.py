@@ -1,8 +1,8 @@
 """SessionStart: the standing protocol for reporting lessons, claims after /compact and /clear, the trial arm,
 and the scheduled scan when one is due (hooks.discover)."""
 
-from lessonbank.hooks import handover as inject
-from lessonbank.state import statedir as state
+from lessonbank.hooks import handover
+from lessonbank.state import statedir
 
 PROTOCOL = """\
 lessonbank: this project keeps a bank of lessons its coding agents learned (lessons/ in {root}).
@@ -25,8 +25,8 @@ def session_start(payload: dict, root: str, state_dir: str, mode: str) -> str:
     In test mode a new session is assigned its trial arm here, before its first prompt; both arms
     get the same protocol, so nothing before the first lesson differs between them.
     """
-    session = state.Session(state_dir, str(payload.get("session_id") or ""))
-    if mode == "test" and not state.READ_ONLY:
+    session = statedir.Session(state_dir, str(payload.get("session_id") or ""))
+    if mode == "test" and not statedir.READ_ONLY:
         from lessonbank.state import arms as trial
 
         trial.assign(state_dir, session.id)
@@ -40,7 +40,7 @@ def session_start(payload: dict, root: str, state_dir: str, mode: str) -> str:
         threshold = index.settings["compact_priority"]
         session.release(min_priority=threshold)
     _discover(root, state_dir)
-    return inject.context("SessionStart", PROTOCOL.format(root=root))
+    return handover.context("SessionStart", PROTOCOL.format(root=root))
 
 
 def _discover(root: str, state_dir: str) -> None:
@@ -49,9 +49,9 @@ def _discover(root: str, state_dir: str) -> None:
         import time
 
         now = time.time()
-        if state.discovery_due(state_dir, now):  # one stat; the module that spawns loads only now
+        if statedir.discovery_due(state_dir, now):  # one stat; the module that spawns loads only now
             from lessonbank.hooks import discover
 
             discover.start_due(root, state_dir, now)
     except Exception as exc:
-        state.log_error(state_dir, "SessionStart discover", exc)
+        statedir.log_error(state_dir, "SessionStart discover", exc)

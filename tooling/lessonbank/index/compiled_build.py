@@ -74,11 +74,11 @@ def settings_from_toml(text: str | None) -> dict:
 
 
 def _settings_and_problem(text: str | None) -> "tuple[dict, str | None]":
-    from lessonbank import config as config_mod
+    from lessonbank.config import DEFAULTS, lenient
 
     # A broken bank.toml must not switch the hooks off: `rebuild` logs it, `bank check` reports it.
-    config, problem = config_mod.lenient(text)
-    return {key: config.get("recall." + key) for key in config_mod.DEFAULTS["recall"]}, problem
+    config, problem = lenient(text)
+    return {key: config.get("recall." + key) for key in DEFAULTS["recall"]}, problem
 
 
 def from_texts(
@@ -95,16 +95,16 @@ def from_texts(
 def pieces_of(index_text: "str | Iterable[str] | None", compiled: "dict | None" = None, known: "Mapping | None" = None) -> Iterator[tuple]:
     """The piece of each row of INDEX.md (given as its text in one string, or as its lines as
     str.splitlines gives them), one at a time; `compiled` and `known` as for `from_texts`."""
-    from lessonbank.index import index_md as index_mod
+    from lessonbank.index import index_md
 
     if index_text is None:
         return
     cache = {} if compiled is None else compiled
-    for number, line in index_mod.table_lines(index_text):
+    for number, line in index_md.table_lines(index_text):
         found = known.get(line) if known is not None else None
         if type(found) is bytes:
             found = marshal.loads(found)
-        yield found if found is not None else piece(index_mod.parse_row(line, number), cache)
+        yield found if found is not None else piece(index_md.parse_row(line, number), cache)
 
 
 def command_trigger(pattern: str) -> "tuple | None":

@@ -21,8 +21,7 @@ over teams. Stdlib only (`posix`): the hooks import it on every call.
 import posix
 
 from lessonbank.index import compiled_read
-from lessonbank.state import jsonio
-from lessonbank.state import statedir as state
+from lessonbank.state import jsonio, statedir
 
 PERSONAL = "personal"
 TEAMS = "teams"
@@ -38,7 +37,7 @@ _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.")
 
 def data_dir() -> "str | None":
     """The user's lessonbank data folder, or None when neither XDG_DATA_HOME nor HOME is usable."""
-    return state.user_dir("XDG_DATA_HOME", ".local/share")
+    return statedir.user_dir("XDG_DATA_HOME", ".local/share")
 
 
 def valid_name(name: str) -> bool:
@@ -60,7 +59,7 @@ def registry_path(data: str) -> str:
 
 def read_registry(data: str) -> "dict[str, dict[str, str]]":
     """name -> {"url", "branch"} of every registered team bank ({} when there is none or it is broken)."""
-    text = state.read_text(registry_path(data))
+    text = statedir.read_text(registry_path(data))
     if not text:
         return {}
     try:
@@ -87,7 +86,7 @@ def other_layers(data: "str | None") -> "list[tuple[str, str]]":
     candidates += [(TEAM_PREFIX + name, team_root(data, name)) for name in sorted(read_registry(data))]
     for layer, root in candidates:
         try:
-            posix.stat(root + "/" + state.MARKER)
+            posix.stat(root + "/" + statedir.MARKER)
         except OSError:
             continue
         out.append((layer, root))
@@ -113,9 +112,9 @@ def indexes(root: str, state_dir: str) -> "list[tuple[str, object]]":
         if layer_root == root:
             continue
         try:
-            out.append((layer, index(layer_root, layer_root + "/" + state.STATE)))
+            out.append((layer, index(layer_root, layer_root + "/" + statedir.STATE)))
         except Exception as exc:
-            state.log_error(state_dir, "layer " + layer, exc)
+            statedir.log_error(state_dir, "layer " + layer, exc)
     return out
 
 

@@ -16,10 +16,9 @@ from lessonbank.capture import blocks
 from lessonbank.capture.draft import parse_lesson_blocks
 from lessonbank.capture.pipeline import Outcome, capture
 from lessonbank.errors import BankError, GateRefusal
-from lessonbank.scan import compliance, distill
-from lessonbank.scan import outcomes as mining
-from lessonbank.scan import sources as transcripts
+from lessonbank.scan import compliance, distill, sources
 from lessonbank.scan.events import Candidate
+from lessonbank.scan.outcomes import check_of
 from lessonbank.state import statedir
 
 MAX_BODY_EVIDENCE = 3
@@ -222,9 +221,9 @@ class Store:
 
 
 def _destination_for(tool: str, trigger: str) -> str:
-    check = mining.check_of(trigger) if trigger else None
+    check = check_of(trigger) if trigger else None
     if check is None and tool:
-        check = mining.check_of(tool)
+        check = check_of(tool)
     return check.destination if check is not None else "rule:general"
 
 
@@ -304,7 +303,7 @@ def accept(bank: Bank, cand: Candidate, dry_run: bool = False) -> list[Outcome]:
 class Report:
     """What a scan did, for the summary line and --json."""
 
-    stats: transcripts.Stats
+    stats: sources.Stats
     new: list[str] = field(default_factory=list)  # keys of candidates first found now
     updated: list[str] = field(default_factory=list)  # known candidates seen again
     dropped: int = 0  # found again but rejected before
@@ -324,7 +323,7 @@ def run_scan(
     on_bytes: Callable[[int], None] | None = None,
 ) -> Report:
     """Scan `paths` from where the last scan stopped, merge what is found, accept the confident ones."""
-    found, stats = transcripts.scan_files(paths, store.state, on_bytes)
+    found, stats = sources.scan_files(paths, store.state, on_bytes)
     report = Report(stats)
     w = weights(bank)
     today_week = compliance.week_of(date.today().isoformat(), "")

@@ -9,8 +9,7 @@ from typing import Any
 from lessonbank.capture import blocks
 from lessonbank.capture.redaction import redact
 from lessonbank.matching import words
-from lessonbank.scan import outcomes as mining
-from lessonbank.scan import prose, shellfail
+from lessonbank.scan import outcomes, prose, shellfail
 from lessonbank.scan.events import NOT_STORED, Candidate, Event
 
 __all__ = ["NOT_STORED", "Candidate", "Detector", "Event", "is_correction", "lesson_blocks"]
@@ -232,14 +231,14 @@ class Detector:
         if not ev.command:
             return out
         self._running = ev.command
-        check = mining.check_of(ev.command)
+        check = outcomes.check_of(ev.command)
         if check is not None and check.masked:
             self.masked += 1
-        written = mining.written_files(ev.command)
+        written = outcomes.written_files(ev.command)
         out.extend(self._shell(check, ev))
         if check is None or check.masked or ev.status == "unknown":
-            if self.open and check is None and ev.status == "ok" and mining.is_fix_action(ev.command):
-                cmd = _short(mining.display(ev.command), 160)
+            if self.open and check is None and ev.status == "ok" and outcomes.is_fix_action(ev.command):
+                cmd = _short(outcomes.display(ev.command), 160)
                 for ep in self.open.values():
                     if cmd not in ep["commands"] and len(ep["commands"]) < MAX_COMMANDS:
                         ep["commands"].append(cmd)
@@ -254,12 +253,12 @@ class Detector:
         self._touched(written)
         return out
 
-    def _shell(self, check: mining.Check | None, ev: Event) -> list[Candidate]:
+    def _shell(self, check: outcomes.Check | None, ev: Event) -> list[Candidate]:
         """A recurring shell error, then a different approach that worked: a plain shell mistake."""
         if ev.status == "fail":
             found = shellfail.classify(ev.text, ev.command)
             if found is not None and not (check is not None and found[0] == "not-found"):
-                line = _clean(next((x for x in mining.error_lines(ev.text, 3) if found[1] in x), found[1]))
+                line = _clean(next((x for x in outcomes.error_lines(ev.text, 3) if found[1] in x), found[1]))
                 self.slip = {"kind": found[0], "named": found[1], "command": ev.command, "time": ev.time,
                              "line": line, "left": shellfail.LOOKAHEAD, "between": [], "first": True}  # fmt: skip
                 return []
@@ -272,7 +271,7 @@ class Detector:
             self.drop("typo fixed on the next call")
             return []
         slip["first"] = False
-        confirms = ev.status == "ok" and not mining.status_masked(ev.command)
+        confirms = ev.status == "ok" and not outcomes.status_masked(ev.command)
         if confirms and shellfail.different_approach(slip["kind"], slip["named"], slip["command"], command):
             self.slip = None
             return [self._slip_candidate(slip, command)]
@@ -293,20 +292,20 @@ class Detector:
         )]  # fmt: skip
         return cand
 
-    def _confirms(self, check: mining.Check, ep: dict[str, Any]) -> bool:
+    def _confirms(self, check: outcomes.Check, ep: dict[str, Any]) -> bool:
         """Whether a passing run checked at least what failed: every check of it, on every target."""
         first = ep["first"]
         if not set(first.get("keys", ())).issubset(check.keys or (check.key,)):
             return False  # `cmake ..` alone does not confirm a failing `cmake .. && make`
-        return mining.covers(check.targets, first["targets"])
+        return outcomes.covers(check.targets, first["targets"])
 
-    def _failed(self, check: mining.Check, ev: Event, written: list[str]) -> list[Candidate]:
+    def _failed(self, check: outcomes.Check, ev: Event, written: list[str]) -> list[Candidate]:
         ep = self.open.get(check.key)
-        if ep is not None and not mining.is_startup_error(ep["first"]["line"]):
+        if ep is not None and not outcomes.is_startup_error(ep["first"]["line"]):
             ep["attempts"] += 1  # still failing: the first failure is the one that teaches
             ep["timed_out"] = ep["timed_out"] or ev.timed_out
             return []
-        found = mining.error_lines(ev.text)
+        found = outcomes.error_lines(ev.text)
         lines = _clean("\n".join(found)).split("\n") if found else []  # one redaction pass, not one a line
         if ev.timed_out and not any("timed out" in line.lower() for line in lines):
             lines.insert(0, "timed out")
@@ -317,15 +316,15 @@ class Detector:
             self.drop("work in progress")
             return []
         run = {
-            "command": _short(_clean(mining.display(ev.command)), 200), "time": ev.time, "excerpt": lines,
-            "sig": mining.signature(first), "line": first, "exit": ev.exit_code,
+            "command": _short(_clean(outcomes.display(ev.command)), 200), "time": ev.time, "excerpt": lines,
+            "sig": outcomes.signature(first), "line": first, "exit": ev.exit_code,
             "targets": list(check.targets), "keys": list(check.keys),
         }  # fmt: skip
         out: list[Candidate] = []
         if ep is not None:  # it could not even start before; does it now get further?
             ep["attempts"] += 1
             ep["timed_out"] = ep["timed_out"] or ev.timed_out
-            if mining.is_startup_error(first) or run["sig"] == ep["first"]["sig"]:
+            if outcomes.is_startup_error(first) or run["sig"] == ep["first"]["sig"]:
                 return out
             if self._own_setup(ep):
                 self.drop("work in progress")
@@ -344,8 +343,8 @@ class Detector:
         mine = [*self.turn_files, *(w.rsplit("/", 1)[-1] for w in written)]
         if not mine:
             return False
-        said = "\n".join(mining.error_lines(output, 6))  # the errors, not the files that passed around them
-        return any(name in said for name in mine) or bool(mining.COMPILE_ERROR.search(first))
+        said = "\n".join(outcomes.error_lines(output, 6))  # the errors, not the files that passed around them
+        return any(name in said for name in mine) or bool(outcomes.COMPILE_ERROR.search(first))
 
     def _own_setup(self, ep: dict[str, Any]) -> bool:
         """The way round was installing from a dependency file the agent wrote this turn: setting up its
@@ -355,8 +354,8 @@ class Detector:
             for c in ep["commands"] for m in _INSTALLS_FROM.finditer(c)
         )  # fmt: skip
 
-    def _fixed(self, check: mining.Check, ep: dict[str, Any], ev: Event) -> list[Candidate]:
-        passing = {"command": _short(_clean(mining.display(ev.command)), 200), "time": ev.time}
+    def _fixed(self, check: outcomes.Check, ep: dict[str, Any], ev: Event) -> list[Candidate]:
+        passing = {"command": _short(_clean(outcomes.display(ev.command)), 200), "time": ev.time}
         same = " ".join(passing["command"].split()) == " ".join(ep["first"]["command"].split())
         if not ep["edits"] and not ep["commands"] and same:
             return []  # passed again with nothing changed: flaky, or fixed outside the session
@@ -371,7 +370,7 @@ class Detector:
         return [cand]
 
     def _candidate(
-        self, check: mining.Check, ep: dict[str, Any], after: dict[str, Any], kind: str
+        self, check: outcomes.Check, ep: dict[str, Any], after: dict[str, Any], kind: str
     ) -> Candidate:
         first = ep["first"]
         cand = self._base(f"{kind}|{check.key}|{first['sig']}", 2, kind)

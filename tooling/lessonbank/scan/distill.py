@@ -15,8 +15,7 @@ import shlex
 
 from lessonbank.bank import names
 from lessonbank.matching.words import STOP_WORDS
-from lessonbank.scan import outcomes as mining
-from lessonbank.scan import prose, shellfail
+from lessonbank.scan import outcomes, prose, shellfail
 from lessonbank.scan.events import Candidate
 
 _LOCATION = re.compile(r"^(?:[\w./~\\-]*[/\\])?([\w.-]+):\d+(?::\d+)?:\s*|^\S+\.\w+:\(\.\w+\+0x[0-9a-f]+\):\s*")
@@ -148,7 +147,7 @@ def _check_lesson(cand: Candidate) -> str:
         return "already in the agent's #lesson block"
     name = ev.get("check") or cand.key.split("|")[1]
     tool = ev.get("tool") or name.split()[0]
-    runner = mining.check_of(ev.get("failing", ""))
+    runner = outcomes.check_of(ev.get("failing", ""))
     shown = runner.name if runner is not None else tool
     excerpt = ev.get("excerpt") or [""]
     symptom = stable_error(excerpt[0])
@@ -230,8 +229,8 @@ def _correction(cand: Candidate) -> str:
     if not said:
         return "no instruction"
     command = ev.get("command", "")
-    check = mining.check_of(command) if command else None
-    words = _words(mining.display(command))[:2] if command else []
+    check = outcomes.check_of(command) if command else None
+    words = _words(outcomes.display(command))[:2] if command else []
     words = words if words and re.fullmatch(r"[\w.-]+", words[0]) else []
     if words and words[0] in ("git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "kubectl", "pip", "uv"):
         head = " ".join(words[:2])

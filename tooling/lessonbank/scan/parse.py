@@ -9,12 +9,12 @@ from typing import Any
 
 from lessonbank.capture.redaction import redact
 from lessonbank.matching import exit_status
-from lessonbank.scan import outcomes as mining
+from lessonbank.scan import outcomes
 from lessonbank.scan.events import Event
 
 MAX_OUTPUT = 3000  # characters kept from each end of a tool's output
 MAX_PENDING = 400
-# The phrases mining.result_status looks for, as they are written: only a window that holds one is decoded.
+# The phrases outcomes.result_status looks for, as they are written: only a window that holds one is decoded.
 # Each comes with a piece of itself that starts with a less common letter: the regex of pieces skips most
 # positions of a window cheaply, and only a window it matches is searched for the phrases themselves.
 _NON_MISTAKE_PHRASES = (
@@ -159,7 +159,7 @@ class ClaudeStream(Stream):
         text = window.decode("utf-8", "replace").lstrip('[{"')
         if text.startswith("type") and '"text":"' in text:
             text = text.split('"text":"', 1)[1]
-        status = mining.result_status(text.replace("\\n", "\n"), True)[0]
+        status = outcomes.result_status(text.replace("\\n", "\n"), True)[0]
         if status not in ("ok", "fail"):
             self.unread[status] = self.unread.get(status, 0) + 1
 
@@ -192,11 +192,11 @@ class ClaudeStream(Stream):
                 text = _result_text(block.get("content"))
                 if command.startswith(EDIT_MARK):
                     tool, _, path = command[len(EDIT_MARK) :].partition("\t")
-                    status = mining.result_status(text, bool(block.get("is_error")))[0]
+                    status = outcomes.result_status(text, bool(block.get("is_error")))[0]
                     if status != "fail":  # applied (ok), or a non-mistake the scan counts
                         out.append(Event("tool", time, tool=tool, paths=(path,), status=status))
                     continue
-                status, code, timed_out = mining.result_status(text, bool(block.get("is_error")))
+                status, code, timed_out = outcomes.result_status(text, bool(block.get("is_error")))
                 extra = record.get("toolUseResult")
                 if isinstance(extra, dict):
                     if extra.get("interrupted"):
@@ -324,7 +324,7 @@ class CodexStream(Stream):
         output = payload.get("output")
         text = output if isinstance(output, str) else _result_text(output)
         if call is None:
-            status = mining.result_status(text[:300], False)[0]
+            status = outcomes.result_status(text[:300], False)[0]
             if status not in ("ok", "fail"):
                 self.unread[status] = self.unread.get(status, 0) + 1
             return []
@@ -349,7 +349,7 @@ class CodexStream(Stream):
                 text = f"Process exited with code {code}\n{data.get('output', '')}"
             except (ValueError, AttributeError):
                 pass
-        status, code, timed_out = mining.result_status(text, False)
+        status, code, timed_out = outcomes.result_status(text, False)
         if status == "ok" and exit_status.codex(text[:300]) is None:
             status = "unknown"
         body = text.split("\nOutput:\n", 1)[-1]

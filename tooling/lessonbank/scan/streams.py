@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lessonbank.matching import agent_tools, exit_status
-from lessonbank.scan import outcomes as mining
+from lessonbank.scan import outcomes
 from lessonbank.scan.events import Event
 from lessonbank.scan.parse import EDIT_MARK, ClaudeStream, CodexStream, Stream, bound, clip
 
@@ -73,7 +73,7 @@ def copilot_cwd(path: Path) -> str:
 
 def _status(code: int | None, text: str) -> tuple[str, int | None, bool]:
     """(status, code, timed out): a known code decides; otherwise the text's own signs do."""
-    status, _, timed_out = mining.result_status(text, bool(code))
+    status, _, timed_out = outcomes.result_status(text, bool(code))
     if code is None:
         return ("unknown" if status == "ok" else status), None, timed_out
     return status, code, timed_out

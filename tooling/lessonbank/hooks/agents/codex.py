@@ -8,7 +8,7 @@ developer message; a Stop block's reason comes back as a user message).
 """
 
 from lessonbank.hooks.agents.shapes import tail_lines
-from lessonbank.matching import exit_status as status_text
+from lessonbank.matching.exit_status import codex
 from lessonbank.state import jsonio
 
 
@@ -41,7 +41,7 @@ def exit_status(transcript: object, call_id: object) -> "int | None":
         if body.get("type") == "function_call_output" and body.get("call_id") == call_id:
             output = body.get("output")
             if isinstance(output, str):
-                found = status_text.codex(output)
+                found = codex(output)
                 if found is not None:
                     return found
     return None

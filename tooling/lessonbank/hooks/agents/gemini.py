@@ -12,7 +12,7 @@ The lessons are claimed, so the retry passes. AfterAgent's block is `decision: "
 
 from lessonbank.hooks.agents.shapes import context_of
 from lessonbank.matching import agent_tools
-from lessonbank.matching import exit_status as status_text
+from lessonbank.matching.exit_status import gemini, without_hook_context
 from lessonbank.state import jsonio
 
 EVENTS = {
@@ -43,7 +43,7 @@ def event(payload: dict, named: "str | None") -> "dict | None":
         out["source"] = payload.get("source")
     elif name == "UserPromptSubmit":
         prompt = payload.get("prompt")
-        out["prompt"] = status_text.without_hook_context(prompt) if isinstance(prompt, str) else None
+        out["prompt"] = without_hook_context(prompt) if isinstance(prompt, str) else None
     elif name in ("PreToolUse", "PostToolUse"):
         tool = TOOLS.get(str(payload.get("tool_name")))
         args = payload.get("tool_input")
@@ -62,7 +62,7 @@ def event(payload: dict, named: "str | None") -> "dict | None":
 def exit_status(response: object) -> "int | None":
     """The shell's exit status from `llmContent` (see matching/exit_status), or None when it does not say."""
     text = response.get("llmContent") if isinstance(response, dict) else None
-    return status_text.gemini(text) if isinstance(text, str) else None
+    return gemini(text) if isinstance(text, str) else None
 
 
 def answer(event: str, out: str) -> str:
