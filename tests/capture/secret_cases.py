@@ -255,6 +255,47 @@ def _cases() -> list[tuple[str, str, tuple[str, ...]]]:
     add("api key assignment", f"export PAYMENTS_API_KEY={v}", v)
     v = r(32)
     add("access token header", f"X-Auth-Token: {v}", v)
+    # Password arguments of common command-line tools, whose flag names no secret.
+    v = r(14)
+    add("redis-cli password", f"redis-cli -h cache.internal -p 6379 -a {v} ping", v)
+    v = r(14)
+    add("valkey-cli password", f"valkey-cli --pass {v} info", v)
+    v = r(12)
+    add("sshpass password", f"sshpass -p {v} ssh deploy@10.0.0.5 uptime", v)
+    v = r(12)
+    add("sshpass quoted password", f"sshpass -p '{v}' scp build.tar host:/srv", v)
+    v = r(18)
+    add("docker login password", f"docker login -u ci -p {v} registry.example.com", v)
+    v = r(18)
+    add("podman login password", f"podman login registry.example.com -u ci -p {v}", v)
+    v = r(18)
+    add("helm registry login password", f"helm registry login ghcr.io -u bot -p {v}", v)
+    v = r(12)
+    add("htpasswd batch password", f"htpasswd -b /etc/nginx/.htpasswd admin {v}", v)
+    v = r(12)
+    add("htpasswd create batch password", f"htpasswd -cbB .htpasswd ops {v}", v)
+    v = r(16)
+    add("gpg passphrase", f"gpg --batch --yes --passphrase {v} -d secrets.tar.gpg", v)
+    v = r(16)
+    add("gpg passphrase with equals", f"gpg --pinentry-mode loopback --passphrase={v} --decrypt x.gpg", v)
+    v = r(14)
+    add("openssl passin", f"openssl rsa -in key.pem -passin pass:{v} -out plain.pem", v)
+    v = r(14)
+    add("keytool storepass", f"keytool -list -keystore app.jks -storepass {v}", v)
+    # Prose that gives a password away.
+    v = r(12)
+    add("password in prose", f"the root password is {v} on the staging box", v)
+    v = r(12)
+    add("passphrase in prose", f"The passphrase was: {v}", v)
+    # A .env line piped through base64, and a bearer token with a dot in it.
+    v = r(20)
+    add("base64 env line", "echo " + base64.b64encode(f"DB_PASSWORD={v}\n".encode()).decode() + " | base64 -d > .env", v)
+    v = r(24)
+    add("base64 api key line", base64.b64encode(f"STRIPE_API_KEY={v}".encode()).decode(), v)
+    v = r(10) + "." + r(22)
+    add("bearer token with a dot", f'curl -H "Authorization: Bearer {v}" https://api.example.com/v1/me', v)
+    v = r(8) + "." + r(20)
+    add("bare bearer with a dot", f"send Bearer {v} in the header", v)
     return c
 
 
@@ -302,4 +343,20 @@ LOOK_ALIKES: list[tuple[str, str]] = [
     ("make variable", "PASSWORD=$$PASSWORD make deploy"),
     ("windows env", "set TOKEN=%GITHUB_TOKEN%"),
     ("tag key", "the ssh public key goes in authorized_keys, the private key stays in ~/.ssh"),
+    ("redis-cli env password", "redis-cli -a $REDIS_PASSWORD ping"),
+    ("redis-cli without password", "redis-cli -h localhost -p 6379 ping"),
+    ("sshpass from env", "sshpass -e ssh deploy@host uptime"),
+    ("sshpass from file", "sshpass -f ~/.ssh/pass.txt ssh host"),
+    ("docker login from stdin", "echo $CR_PAT | docker login ghcr.io -u bot --password-stdin"),
+    ("docker login env password", "docker login -u ci -p $DOCKER_PASSWORD registry.example.com"),
+    ("htpasswd prompting", "htpasswd -c /etc/nginx/.htpasswd admin"),
+    ("gpg passphrase file", "gpg --batch --passphrase-file key.txt -d secrets.gpg"),
+    ("openssl env passin", "openssl rsa -in key.pem -passin env:KEY_PASS -out plain.pem"),
+    ("password required in prose", "the password is required for every login"),
+    ("password rotated in prose", "the password was rotated last week"),
+    ("password stored in prose", "the password is stored in the team vault"),
+    ("plain base64 text", "echo aGVsbG8gd29ybGQgaG93IGFyZSB5b3U= | base64 -d"),
+    ("base64 image header", "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB"),
+    ("bearer settings reference", "Authorization: Bearer settings.API_TOKEN"),
+    ("bearer word in prose", "a bearer token goes in the Authorization header"),
 ]

@@ -33,7 +33,20 @@ def cut_words(text: str, limit: int, sep: str = " ") -> str:
     return sep.join(words).rstrip(" ,;:-")
 
 
+# Names Windows reserves for devices in every folder and with any extension (`con.md` too): a bank
+# cloned there could not hold such a file, so no slug or destination may be one.
+WINDOWS_RESERVED = frozenset(
+    ["con", "prn", "aux", "nul", "conin$", "conout$"]
+    + [f"{dev}{n}" for dev in ("com", "lpt") for n in ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "¹", "²", "³")]
+)
+
+
+def windows_reserved(part: str) -> bool:
+    """Is this file or folder name one Windows reserves (`nul`, `COM1.md`, `aux.tar.gz`)?"""
+    return part.split(".", 1)[0].rstrip(" ").lower() in WINDOWS_RESERVED
+
+
 def slugify(text: str, limit: int = 60) -> str:
-    """A file-name-safe slug of a-z0-9 and dashes, cut at a word boundary."""
-    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return cut_words(slug, limit, "-") or "lesson"
+    """A file-name-safe slug of a-z0-9 and dashes, cut at a word boundary, never a reserved name."""
+    slug = cut_words(re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-"), limit, "-") or "lesson"
+    return f"{slug}-lesson" if windows_reserved(slug) else slug

@@ -17,6 +17,7 @@ A value that only names where a secret is kept stays: `$VAR`, `${VAR}`, `$(cmd)`
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import marshal
 import os
@@ -98,7 +99,16 @@ _OWN: list[tuple[str, str]] = [
     ("bearer token", r"(?i)(?<=\bbearer )(?P<v>[\w~+/.-]{16,}=*)"),
     ("okta token", r"\bSSWS\s+(?P<v>[\w-]{20,})"),
     ("mysql password", r"\bmysql(?:dump|admin)?\b[^\n|;&]{0,200}?\s-p(?P<v>[^\s-][^\s]*)"),
-    ("password option", r"(?<![\w-])--?(?:password|passwd|pass|token|api-key|secret)[= ](?P<v>[^\s\"'-][^\s\"']*)"),
+    ("password option", r"(?<![\w-])--?(?:password|passwd|pass|passphrase|token|api-key|secret)[= ](?P<v>[^\s\"'-][^\s\"']*)"),
+    # Password arguments of common CLIs whose flag names no secret: redis-cli -a, sshpass -p, docker
+    # login -p, htpasswd -b <file> <user> <password>, mysql-style -p<password> is above.
+    ("cli password", r"\b(?:redis-cli|valkey-cli|keydb-cli)\b[^\n|;&]{0,200}?\s(?:-a|--pass)\s+[\"']?(?P<v>[^\s\"'-][^\s\"']*)"),
+    ("cli password", r"\bsshpass\b[^\n|;&]{0,50}?\s-p\s*[\"']?(?P<v>[^\s\"'-][^\s\"']*)"),
+    ("cli password", r"\b(?:docker|podman|nerdctl|helm)\s+(?:registry\s+)?login\b[^\n|;&]{0,200}?\s-p\s+[\"']?(?P<v>[^\s\"'-][^\s\"']*)"),
+    ("cli password", r"\bhtpasswd\s+(?:-[a-zA-Z]*b[a-zA-Z]*\s+)(?:-\S+\s+)*(?:\S+\s+){2}[\"']?(?P<v>[^\s\"'-][^\s\"']*)"),
+    ("cli password", r"\b(?:openssl|pkcs12|keytool)\b[^\n|;&]{0,200}?\s-(?:passin|passout|storepass|keypass|srcstorepass|deststorepass)\s+(?:pass:)?(?!(?:env|file|fd):|stdin\b)(?P<v>[^\s\"'-][^\s\"']*)"),
+    # Prose that gives a password away: "the root password is Tr0ub4dor3", "passphrase was: x9!k…".
+    ("password in prose", r"(?i)\b(?:password|passphrase|passwd|pin code)\s+(?:is|was|will be|=)\s*:?\s+[\"'`]?(?P<v>[^\s\"'`,;]{6,})"),
     ("user password", r"\b(?:curl|wget|http)\b[^\n|;&]{0,200}?\s(?:-u|--user)\s+[\"']?[^\s:\"']+:(?P<v>[^\s\"']+)"),
     # Matched from the name's last part (the whole name is read backwards in `_name`): linear time.
     ("secret assignment", rf"(?i)(?P<kw>{_SECRET_NAME})[\"'\]]?\s*(?::=|=>|[:=])\s*[\"'`]?{_VALUE}"),
@@ -108,8 +118,13 @@ _OWN: list[tuple[str, str]] = [
 # Assignment-like kinds whose value may be a reference or placeholder rather than a secret.
 _VALUE_KINDS = {
     "secret assignment", "password option", "user password", "mysql password", "authorization header",
-    "bearer token", "okta token", "password in url",
+    "bearer token", "okta token", "password in url", "cli password", "password in prose",
 }  # fmt: skip
+# Kinds whose value is a token by position (after `Bearer`): a dotted value there is a token with
+# a dot in it (`abc.def123…`), not a reference such as `settings.TOKEN`.
+_TOKEN_KINDS = {"authorization header", "bearer token", "okta token"}
+# A base64 run long enough to hide a `KEY=value` line (`echo REJfUEFTU1dPUkQ9… | base64 -d`).
+_BASE64 = re.compile(r"(?<![\w+/=])[A-Za-z0-9+/]{16,}={0,2}(?![\w+/=])")
 _REFERENCE = re.compile(
     r"""^(?:
         \$.*                                  # $VAR ${VAR} $(cmd) $$VAR ${{ secrets.X }}
@@ -156,6 +171,8 @@ _HINTS: dict[str, tuple[str, ...]] = {
     "planetscale token": ("pscale_",), "fly token": ("fo1_",), "render key": ("rnd_",), "password in url": ("://",),
     "authorization header": ("authorization",), "bearer token": ("bearer",), "okta token": ("ssws",),
     "mysql password": ("mysql",), "user password": ("-u",), "password option": ("-pass", "-token", "-api-key", "-secret"),
+    "cli password": ("redis-cli", "valkey-cli", "keydb-cli", "sshpass", "login", "htpasswd", "openssl", "pkcs12", "keytool"),
+    "password in prose": ("password", "passphrase", "passwd", "pin code"),
     "secret assignment": ("pass", "pwd", "pw", "secret", "token", "key", "auth", "credential", "pat", "dsn"),
 }  # fmt: skip
 
@@ -339,11 +356,15 @@ def _name(text: str, at: int) -> tuple[int, str] | None:
     return start, text[start:at]
 
 
-def _kept(text: str, start: int, end: int, m: re.Match[str] | None) -> bool:
+def _kept(text: str, start: int, end: int, m: re.Match[str] | None, kind: str = "") -> bool:
     """Is this assignment-like value a reference, a placeholder or prose rather than a secret?"""
     value = text[start:end].strip("\"'`").rstrip(")]}.,:;!?")
-    if len(value) < 3 or _REFERENCE.match(value) or _PLACEHOLDER.search(value) or _ENV_NAME.fullmatch(value):
+    if len(value) < 3 or _PLACEHOLDER.search(value) or _ENV_NAME.fullmatch(value):
         return True
+    if _REFERENCE.match(value) and not (kind in _TOKEN_KINDS and "." in value and any(c.isdigit() for c in value)):
+        return True
+    if kind == "password in prose" and (value.isalpha() and value.islower() or not any(c.isdigit() or not c.isalnum() for c in value)):
+        return True  # "the password is required", "the passphrase was rotated": words, not a password
     if re.fullmatch(_SECRET_NAME, value, re.I):  # password=password, token=token: a variable passed on
         return True
     after = text[end : end + 1]
@@ -377,9 +398,10 @@ def find(text: str) -> list[Found]:
                 if _kept(text, *m.span("p"), None):
                     continue
                 start, end = m.span()
-            elif end <= start or (kind in _VALUE_KINDS and _kept(text, start, end, m)):
+            elif end <= start or (kind in _VALUE_KINDS and _kept(text, start, end, m, kind)):
                 continue
             spans.append(Found(start, end, kind))
+    spans.extend(_encoded(text))
     regexes = _library()
     for offset, piece in _windows(text):
         low = piece.lower()
@@ -395,6 +417,21 @@ def find(text: str) -> list[Found]:
                     continue
                 spans.append(Found(offset + start, offset + end, kind))
     return _merge(spans)
+
+
+def _encoded(text: str) -> list[Found]:
+    """Base64 runs that decode to text holding a secret (a `.env` line piped through base64)."""
+    out = []
+    for m in _BASE64.finditer(text):
+        try:
+            decoded = base64.b64decode(m.group(0) + "=" * (-len(m.group(0)) % 4), validate=True).decode("ascii")
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if decoded.isprintable() or all(c.isprintable() or c in "\n\r\t" for c in decoded):
+            inner = find(decoded)
+            if inner:
+                out.append(Found(m.start(), m.end(), f"base64 {inner[0].kind}"))
+    return out
 
 
 def _merge(spans: list[Found]) -> list[Found]:
