@@ -22,7 +22,6 @@ from lessonbank.errors import LessonFormatError
 from lessonbank.matching import globs, regex_hazard
 
 
-
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """YAML's safe loader (libyaml's C parser where present: about 10x faster on 1,000 lessons)
     that refuses what the tool could not edit back faithfully: a key given twice (the tool's line
