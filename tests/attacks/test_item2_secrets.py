@@ -1,6 +1,6 @@
 """Item 2: no credential reaches a file, a file name or a commit by any capture route; look-alikes stay.
 
-The per-route tests of tests/capture/test_secrets.py check the bank's files after each route;
+The per-route tests of tests/bank/test_secrets.py check the bank's files after each route;
 here every format of the table goes in, the bank is committed, and git's history is searched,
 and the routes that table does not take (the Stop hook's pending blocks) are attacked too.
 """
@@ -14,8 +14,8 @@ import pytest
 
 from lessonbank.bank.store import Bank
 from lessonbank.state import statedir
-from tests.capture.secret_cases import LOOK_ALIKES, SECRETS
-from tests.capture.test_secrets import BY_NAME, _secret_of, assert_nothing_secret, pieces
+from tests.bank.secret_cases import LOOK_ALIKES, SECRETS
+from tests.bank.test_secrets import BY_NAME, _secret_of, assert_nothing_secret, pieces
 from tests.conftest import git, run
 
 NAMES = [name for name, _, _ in SECRETS]

@@ -63,6 +63,12 @@ def lesson_problems(lesson: Lesson, text: str, stem: str) -> list[tuple[int, str
         problems.append((lines.get("id", 1), id_message, False))
     if lesson.slug != stem:
         problems.append((lines.get("slug", 1), f"slug {lesson.slug!r} differs from the file name {stem!r}", False))
+    from lessonbank.bank import secrets  # only when a file is parsed: detect-secrets' tables load then
+
+    for found in secrets.find(text):
+        # A bad value: the lesson is left out of INDEX.md (never injected) and groom will not promote it.
+        line = text.count("\n", 0, found.start) + 1
+        problems.append((line, f"holds a secret ({found.kind}): remove it (git history keeps it: rotate it)", True))
     return problems
 
 

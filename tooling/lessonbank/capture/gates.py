@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from lessonbank.bank import derived
 from lessonbank.bank.lesson import DESTINATION_FORMS, Destination, parse_destination
+from lessonbank.bank.secrets import MARKER, redact_secrets
 from lessonbank.capture.redaction import Redaction, redact
-from lessonbank.capture.secrets import MARKER, redact_secrets
 from lessonbank.errors import GateRefusal
 from lessonbank.matching import words
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lessonbank.bank.secrets import redact_secrets
 from lessonbank.capture.personal import redact_personal
-from lessonbank.capture.secrets import redact_secrets
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class Redaction:
 
 def redact(text: str) -> tuple[str, list[Redaction]]:
     """Return `text` with every secret and personal datum replaced (`[REDACTED:kind]`, `~` for a home folder)."""
-    # Secrets first (capture.secrets: detect-secrets plus our own shapes), then personal data.
+    # Secrets first (bank.secrets: detect-secrets plus our own shapes), then personal data.
     text, secret = redact_secrets(text)
     found = [Redaction(kind, n) for kind, n in secret.items()]
     text, personal = redact_personal(text)

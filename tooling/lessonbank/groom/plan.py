@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from lessonbank.bank import frontmatter_edit
+from lessonbank.bank import frontmatter_edit, secrets
 from lessonbank.bank.git import GitRepo
 from lessonbank.bank.lesson import DEST_NAME_RE, parse
 from lessonbank.bank.store import Bank, Loaded, write_atomic
@@ -182,6 +182,7 @@ def plan_groom(
                     raise BankError(f"id {decision.lesson_id} is used by more than one lesson")
                 target = resolve_target(bank, decision.destination)
                 lesson_view(item.lesson)
+                _no_secret(item.text)
             except BankError as exc:
                 decision = _review(decision, f"cannot promote: {exc}")
             else:
@@ -227,6 +228,15 @@ def plan_groom(
     return plan
 
 
+def _no_secret(text: str) -> None:
+    """Refuse (BankError) to promote a lesson holding a secret: rules/, AGENTS.md and the commit
+    would carry it to every clone, and git history keeps it after a fix."""
+    found = secrets.find(text)
+    if found:
+        line = text.count("\n", 0, found[0].start) + 1
+        raise BankError(f"it holds a secret ({found[0].kind}, line {line}): remove it from the lesson first")
+
+
 def _gathered(item: Loaded, tool: str, texts: dict[tuple[str, str], str]) -> Loaded:
     if f"tool:{tool}" not in item.lesson.tags or item.lesson.status == "disabled":
         return item
@@ -266,4 +276,5 @@ def commit_message(plan: Plan) -> str:
     if review:
         lines += ([""] if len(lines) > 2 else []) + ["Marked needs-review:"]
         lines += [f"- {d.slug}: {d.reason}" for d in review]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    # A reason may quote a command or its output: no secret goes into git history through it.
+    return secrets.redact_secrets("\n".join(lines).rstrip("\n") + "\n")[0]

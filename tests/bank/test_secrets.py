@@ -1,6 +1,6 @@
 """The secret gate (issue 12): every credential format in the table is redacted, every look-alike stays,
 and through each capture route nothing secret reaches lessons/, INDEX.md, BANK.md, the compiled index,
-the scan's store or a file name. All values are generated fakes (tests/capture/secret_cases.py).
+the scan's store or a file name. All values are generated fakes (tests/bank/secret_cases.py).
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.capture import gates, secrets
+from lessonbank.bank import secrets
+from lessonbank.capture import gates
 from lessonbank.capture.draft import Draft
 from lessonbank.capture.redaction import redact
-from tests.capture.secret_cases import LOOK_ALIKES, SECRETS, j, r
+from tests.bank.secret_cases import LOOK_ALIKES, SECRETS, j, r
 from tests.conftest import run
 
 DEMO = (
@@ -220,7 +221,7 @@ def test_the_gate_stays_out_of_the_hooks_and_loads_on_first_redaction() -> None:
     code = (
         "import sys, time; sys.path.insert(0, sys.argv[1]);"
         "import lessonbank.hooks.dispatch, lessonbank.hooks.pre_tool, lessonbank.hooks.stop;"
-        "assert 'detect_secrets' not in sys.modules and 'lessonbank.capture.secrets' not in sys.modules;"
+        "assert 'detect_secrets' not in sys.modules and 'lessonbank.bank.secrets' not in sys.modules;"
         "import lessonbank.capture.redaction as r; assert 'detect_secrets' not in sys.modules;"
         "r.redact('x'); assert 'detect_secrets' in sys.modules"
     )
