@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from lessonbank.cli import main
-from tests.conftest import run
+from tests.conftest import git, run
 
 PYTEST_LESSON = [
     "--when", "pytest runs in a non-interactive shell and waits for input",
@@ -192,6 +192,8 @@ def test_list_show_forget_and_stats(bank: Path) -> None:
     assert run(bank, "list", "--tag", "jest").output.endswith("(none)\n")
     stats = json.loads(run(bank, "stats", "--json").output)
     assert stats["lessons"] == 1 and stats["tags"] == {"severity:hang": 1, "tool:pytest": 1}
+    git(bank, "add", "-A")
+    git(bank, "commit", "-qm", "the lesson")
     assert run(bank, "forget", SLUG).output == f"deleted lessons/{SLUG}.md\n"
     missing = run(bank, "show", SLUG)
     assert (missing.exit_code, missing.output) == (

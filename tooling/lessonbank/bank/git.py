@@ -64,6 +64,24 @@ def clone(url: str, path: Path, branch: str | None = None) -> None:
 _NO_OPTIONAL_LOCKS = {"GIT_OPTIONAL_LOCKS": "0"}
 
 
+def unrecoverable(path: Path) -> str | None:
+    """Why git could not give this file back once deleted (never committed, uncommitted changes, no
+    repository), or None when HEAD holds it exactly as it is."""
+    try:
+        repo = GitRepo(path.parent)
+    except GitError:
+        return "the bank is not in a git repository"
+    try:
+        rel = repo.rel(path)
+        if repo.mode_at_head(rel) is None:
+            return "it was never committed"
+        if repo.dirty([rel]):
+            return "it has uncommitted changes"
+        return None
+    finally:
+        repo.close()
+
+
 class GitRepo:
     """A git working tree, seen through the few operations groom needs."""
 

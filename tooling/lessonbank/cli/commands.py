@@ -258,16 +258,24 @@ def show(ctx: click.Context, key: str, as_json: bool) -> None:
 @main.command()
 @click.argument("key")
 @click.option("--dry-run", is_flag=True, help="Show what would be deleted.")
+@click.option("--force", is_flag=True, help="Delete even what git could not give back (never committed, or edited since).")
 @click.pass_context
-def forget(ctx: click.Context, key: str, dry_run: bool) -> None:
+def forget(ctx: click.Context, key: str, dry_run: bool, force: bool) -> None:
     """Delete a lesson by slug or id (git keeps its history) and regenerate the index."""
     from lessonbank.bank import render
+    from lessonbank.bank.git import unrecoverable
     from lessonbank.bank.store import remove
 
     bank = get_bank(ctx)
     try:
         with bank.lock():
             item = bank.find_lesson(key)
+            why = None if force else unrecoverable(item.path)
+            if why:
+                raise click.ClickException(
+                    f"{bank.relative(item.path)}: {why}, so git could not give it back; "
+                    "commit it first, or pass --force to delete it anyway"
+                )
             remove(item.path, dry_run=dry_run)
             if not dry_run:
                 render.regenerate(bank)
