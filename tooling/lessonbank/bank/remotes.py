@@ -92,17 +92,20 @@ def add(name: str, url: str, branch: str | None = None, dry_run: bool = False) -
                 tracked = branch or _current_branch(repo)
                 if tracked is None:
                     raise BankError(f"{url} has no branch to follow: give one with --branch")
+                refused = _tracks_state(repo, "HEAD", url)
+                if refused:
+                    raise BankError(refused)
                 _exclude_state(repo)
             finally:
                 repo.close()
             if not (path / MARKER).is_file():
                 raise BankError(_no_bank(url, path, branch))
+            rebuild(path)  # before registering: a bank that cannot be read leaves nothing behind
             teams[name] = {"url": url, "branch": tracked}
             _write_registry(teams, dry_run=False)
         except BaseException:
             shutil.rmtree(path, ignore_errors=True)
             raise
-    rebuild(path)
     return path, tracked
 
 
@@ -169,6 +172,8 @@ def _pull_one(name: str, entry: dict[str, str]) -> Pulled:
                 f"not updated: {path} is on {current or 'a detached HEAD'}, not {branch}; "
                 f"`git -C {path} switch {branch}`, then `bank pull {name}`",
             )  # fmt: skip
+        # Commits of the clone that no remote-tracking ref holds: local work, never thrown away.
+        local_work = repo.run("rev-list", "--count", "HEAD", "--not", "--remotes")[1].strip() not in ("", "0")
         try:
             repo.run("fetch", "-q", "origin", f"+refs/heads/{branch}:refs/remotes/origin/{branch}")
         except GitError as exc:
@@ -178,21 +183,31 @@ def _pull_one(name: str, entry: dict[str, str]) -> Pulled:
             return Pulled(name, True, f"up to date ({branch} at {str(local)[:7]})")
         if remote is None or local is None:
             return Pulled(name, False, f"not updated: origin has no branch {branch}")
-        if _ancestor(repo, remote, local):
+        refused = _tracks_state(repo, remote, f"origin/{branch}")
+        if refused:
+            return Pulled(name, False, f"not updated: {refused}")
+        how = "updated"
+        if _ancestor(repo, local, remote):
+            repo.run("merge", "-q", "--ff-only", remote)
+        elif not local_work:
+            # A rewind or force-push (how a team retracts a lesson): the clone holds nothing of its
+            # own, so it follows origin, and the retracted lessons stop being injected.
+            repo.run("reset", "-q", "--hard", remote)
+            how = f"followed origin's rewrite of {branch} (the clone held no local work):"
+        elif _ancestor(repo, remote, local):
             return Pulled(name, True, f"up to date; {branch} has local commits origin does not have: push them")
-        if not _ancestor(repo, local, remote):
+        else:
             return Pulled(
                 name, False,
                 f"not updated: {branch} in {path} and origin/{branch} have diverged (local commits origin does "
                 f"not have); push them as a branch for a pull request, or drop them with "
                 f"`git -C {path} reset --hard origin/{branch}`, then `bank pull {name}`",
             )  # fmt: skip
-        repo.run("merge", "-q", "--ff-only", remote)
         changed = repo.run("diff", "--name-only", "--diff-filter=AM", "-z", local, remote, "--", "lessons")[1]
     finally:
         repo.close()
     warning = rebuild(path)
-    message = f"updated {local[:7]}..{remote[:7]}" + (f"; {warning}" if warning else "")
+    message = f"{how} {local[:7]}..{remote[:7]}" + (f"; {warning}" if warning else "")
     return Pulled(name, True, message, sorted(p for p in changed.split("\0") if p.endswith(".md")))
 
 
@@ -288,6 +303,22 @@ def _current_branch(repo: GitRepo) -> str | None:
 
 def _ancestor(repo: GitRepo, older: str, newer: str) -> bool:
     return repo.run("merge-base", "--is-ancestor", older, newer, check=False)[0] == 0
+
+
+def _tracks_state(repo: GitRepo, rev: str, where: str) -> str:
+    """Why a team bank at `rev` cannot be followed: it tracks `.lessonbank/` (each machine's own
+    state: a committed file or symlink there would be read or written through); "" when it does not."""
+    code, listed = repo.run("ls-tree", "-r", "-z", "--name-only", rev, "--", statedir.STATE, check=False)
+    if code != 0:  # no such commit (an empty clone): nothing is tracked, and the caller says why
+        return ""
+    files = sorted(p for p in listed.split("\0") if p)
+    if not files:
+        return ""
+    shown = ", ".join(files[:3]) + (", …" if len(files) > 3 else "")
+    return (
+        f"{where} tracks {statedir.STATE}/ ({shown}), each machine's own state, so lessonbank will not follow it; "
+        f"the team should run `git rm -r --cached {statedir.STATE}` there and commit"
+    )
 
 
 def _exclude_state(repo: GitRepo) -> None:
