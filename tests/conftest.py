@@ -24,6 +24,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     # The secrets gate keeps detect-secrets' table in the user cache folder: in HOME too.
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    # The user's own settings (consent to run a command a bank.toml names, for one): in HOME too.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")

@@ -44,11 +44,13 @@ def transcript(folder: Path) -> Path:
 
 
 @pytest.fixture
-def distiller(bank: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The bank asks the real `claude -p` (HOME, PATH and the quiet settings set for the CLI)."""
+def distiller(bank: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> Path:
+    """The user's own config names the real `claude -p` (HOME, PATH and the quiet settings set for the CLI)."""
     binary = find_claude()
     assert binary is not None
-    (bank / "bank.toml").write_text(f'[scan]\ndistill_command = "{binary} -p"\n', encoding="utf-8")
+    config = isolated_home / ".config" / "lessonbank" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[scan]\ndistill_command = "{binary} -p"\n', encoding="utf-8")
     for key, value in QUIET_ENV.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
@@ -97,11 +99,10 @@ def test_scan_distill_uses_the_banks_own_prompt_and_reads_no_lesson(distiller: P
 
 
 def test_without_the_command_the_mechanical_lesson_stays_and_it_says_so(bank: Path, tmp_path: Path) -> None:
-    (bank / "bank.toml").write_text('[scan]\ndistill_command = "no-such-agent -p"\n', encoding="utf-8")
     run(bank, "scan", "--path", str(transcript(tmp_path)))
-    out = run(bank, "review", "--distill", "--list").output
+    out = run(bank, "review", "--distill-with", "no-such-agent -p", "--list").output
     assert out.splitlines()[0] == (
         "distill: `no-such-agent` not found; the candidates keep their mechanical lessons "
-        "(set scan.distill_command in bank.toml)"
+        "(name one with --distill-with)"
     )
     assert "running `python` in this environment" in out

@@ -7,6 +7,7 @@ a lesson with a bad value out of what it generates.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,6 +64,8 @@ def lesson_problems(lesson: Lesson, text: str, stem: str) -> list[tuple[int, str
         problems.append((lines.get("id", 1), id_message, False))
     if lesson.slug != stem:
         problems.append((lines.get("slug", 1), f"slug {lesson.slug!r} differs from the file name {stem!r}", False))
+    for line, what in instruction_like(text):
+        problems.append((line, f"reads as an instruction to the agent, not a lesson ({what}): reword it", False))
     from lessonbank.bank import secrets  # only when a file is parsed: detect-secrets' tables load then
 
     for found in secrets.find(text):
@@ -87,3 +90,23 @@ def duplicates(files: list[tuple[Path, str, str]]) -> list[Problem]:
                     others = ", ".join(p.name for p in where if p != path)
                     problems.append(Problem(path, 2, f"duplicate {kind} {value!r} (also in {others})"))
     return problems
+
+
+# Text that speaks to the agent as its system or its user would, or asks it to hide something: a
+# lesson states a situation and what to do, so none of these belongs in one. The hooks neutralise
+# such markup in what they hand over anyway; `bank check` names it so a reviewer sees it.
+_INSTRUCTION_LIKE = (
+    ("a tag the agent's harness uses", re.compile(r"</?\s*(?:system|system-reminder|system_prompt|instructions?|user|assistant|human|tool_result|function_results|antml:[\w-]+)\b[^>]*>", re.I)),
+    ("a conversation role marker", re.compile(r"^\s*(?:Human|Assistant|System|User)\s*:", re.M)),
+    ("an order to hide something from the user", re.compile(r"\b(?:do not|don't|never)\s+(?:tell|mention|show|reveal|say)\b[^.\n]{0,40}\b(?:the user|the human|anyone)\b", re.I)),
+    ("an order to drop earlier instructions", re.compile(r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|system)\s+(?:instructions?|prompts?|rules?|messages?)", re.I)),
+)
+
+
+def instruction_like(text: str) -> list[tuple[int, str]]:
+    """(line, what) for each piece of a lesson file that reads as an instruction to the agent."""
+    out = []
+    for what, rx in _INSTRUCTION_LIKE:
+        for m in rx.finditer(text):
+            out.append((text.count("\n", 0, m.start()) + 1, what))
+    return sorted(set(out))

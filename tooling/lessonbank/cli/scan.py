@@ -129,6 +129,8 @@ def _cand_json(cand: Candidate) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--dry-run", is_flag=True, help="Show what would be found and accepted; write nothing.")
 @click.option("--distill", is_flag=True, help="Ask the agent in scan.distill_command for each new candidate's lesson.")
+@click.option("--distill-with", "distill_with", metavar="COMMAND", default=None,
+              help="--distill with this headless agent command (the prompt is appended), e.g. 'claude -p'.")  # fmt: skip
 @click.option("--compliance", is_flag=True,
               help="Print how many fixed checks came with a #lesson block, per agent and week; scan nothing.")  # fmt: skip
 @click.option("--scheduled", is_flag=True, hidden=True,
@@ -142,6 +144,7 @@ def scan(
     as_json: bool,
     dry_run: bool,
     distill: bool,
+    distill_with: str | None,
     compliance: bool,
     scheduled: bool,
 ) -> None:
@@ -170,9 +173,9 @@ def scan(
                 report = run_scan(bank, files, store, accept_above, dry_run)
     except BankError as err:
         raise click.ClickException(str(err)) from None
-    if distill and not dry_run:
+    if (distill or distill_with) and not dry_run:
         fresh = [store.candidates[k] for k in report.new if k in store.candidates]
-        _distill(bank, store, [c for c in fresh if c.status == "pending"], as_json)
+        _distill(bank, store, [c for c in fresh if c.status == "pending"], as_json, distill_with)
     if as_json:
         emit_json(_report_json(report, store, dry_run))
         return
@@ -229,17 +232,24 @@ def _verify(cand: Candidate) -> str:
     return "; ".join(parts) or "no check derivable from the evidence (groom holds it for review until it has one or you set source: typed)"
 
 
-def _distill(bank: Bank, store: Store, cands: list[Candidate], quiet: bool) -> None:
+def _distill(bank: Bank, store: Store, cands: list[Candidate], quiet: bool, given: str | None) -> None:
     """Hand each candidate to the configured headless agent; its answer waits for review like any."""
+    import shlex
+
     from lessonbank.scan import agent
     from lessonbank.scan.candidates import short_id
 
-    argv = agent.command(bank)
+    try:
+        argv, source = agent.command(bank, given)
+    except BankError as err:
+        raise click.ClickException(str(err)) from None
     if not agent.available(argv):
         name = argv[0] if argv else "(none)"
         click.echo(f"distill: `{name}` not found; the candidates keep their mechanical lessons "
-                   "(set scan.distill_command in bank.toml)", err=quiet)  # fmt: skip
+                   "(name one with --distill-with)", err=quiet)  # fmt: skip
         return
+    if cands:
+        click.echo(f"distill: running `{shlex.join(argv)} <prompt>` (from {source}) for {len(cands)} candidate(s)", err=True)
     for cand in cands:
         verdict = agent.distill(bank, cand, argv)
         if verdict.outcome == "failed":
@@ -320,8 +330,12 @@ def _edit(cand: Candidate) -> None:
 @click.option("--json", "as_json", is_flag=True, help="With --list: print them as JSON.")
 @click.option("--dry-run", is_flag=True, help="Show what accepting would do; write nothing.")
 @click.option("--distill", is_flag=True, help="First ask the agent in scan.distill_command for each candidate's lesson.")
+@click.option("--distill-with", "distill_with", metavar="COMMAND", default=None,
+              help="--distill with this headless agent command (the prompt is appended), e.g. 'claude -p'.")  # fmt: skip
 @click.pass_context
-def review(ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool, distill: bool) -> None:
+def review(
+    ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool, distill: bool, distill_with: str | None
+) -> None:
     """Walk the scan's candidates one by one: accept (through the capture gates), edit, reject or skip."""
     from lessonbank.scan.candidates import Store, short_id
 
@@ -331,8 +345,8 @@ def review(ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool, di
     except BankError as err:
         raise click.ClickException(str(err)) from None
     pending = store.pending()
-    if distill and not dry_run:
-        _distill(bank, store, [c for c in pending if not c.signals.get("distilled")], as_json)
+    if (distill or distill_with) and not dry_run:
+        _distill(bank, store, [c for c in pending if not c.signals.get("distilled")], as_json, distill_with)
         pending = store.pending()
     if as_json:
         emit_json([_cand_json(c) for c in pending])

@@ -14,15 +14,22 @@ from __future__ import annotations
 import shlex
 import shutil
 import subprocess
+import tomllib
 from dataclasses import dataclass
+from typing import Any
 
 from lessonbank.bank.render import environment, render_template
 from lessonbank.bank.store import Bank
 from lessonbank.capture.draft import parse_lesson_blocks
 from lessonbank.capture.redaction import redact
+from lessonbank.config import DEFAULTS
+from lessonbank.errors import BankError
 from lessonbank.scan.events import Candidate
+from lessonbank.state import statedir
 
 TEMPLATE = "distill-prompt.md.j2"
+USER_CONFIG = "config.toml"
+DEFAULT_COMMAND = DEFAULTS["scan"]["distill_command"][0]
 TIMEOUT = 300  # seconds one answer may take
 
 
@@ -34,9 +41,40 @@ class Verdict:
     detail: str = ""
 
 
-def command(bank: Bank) -> list[str]:
-    """The configured headless agent command as argv (the prompt is appended)."""
-    return shlex.split(str(bank.config.get("scan.distill_command")))
+def user_config() -> dict[str, Any]:
+    """The user's own settings (`~/.config/lessonbank/config.toml`): outside every repository, so
+    the one place, besides a flag, where running a command is consented to."""
+    folder = statedir.user_dir("XDG_CONFIG_HOME", ".config")
+    if folder is None:
+        return {}
+    try:
+        with open(folder + "/" + USER_CONFIG, "rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise BankError(f"{folder}/{USER_CONFIG}: {exc}") from None
+    return data if isinstance(data, dict) else {}
+
+
+def command(bank: Bank, given: str | None = None) -> tuple[list[str], str]:
+    """(argv, where it came from) of the headless agent command; the prompt is appended.
+
+    A command named by the repository's bank.toml is repository data: it runs only when the user
+    names it too (`--distill-with`, or scan.distill_command in their own config.toml)."""
+    if given:
+        return shlex.split(given), "--distill-with"
+    mine = (user_config().get("scan") or {}).get("distill_command")
+    if isinstance(mine, str) and mine.strip():
+        return shlex.split(mine), f"~/.config/lessonbank/{USER_CONFIG}"
+    asked = str(bank.config.get("scan.distill_command"))
+    if asked != DEFAULT_COMMAND:
+        raise BankError(
+            f"bank.toml asks --distill to run `{asked}`; a repository cannot choose a command for lessonbank "
+            f"to run: pass --distill-with {shlex.quote(asked)} to run it, or set scan.distill_command "
+            f"in ~/.config/lessonbank/{USER_CONFIG}"
+        )
+    return shlex.split(asked), "the default"
 
 
 def available(argv: list[str]) -> bool:
