@@ -15,6 +15,28 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 
+# The user's folders every test points elsewhere (the per-test values are set by isolated_home).
+USER_FOLDERS = ("HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def isolated_session_home(tmp_path_factory: pytest.TempPathFactory) -> object:
+    """The same isolation for module- and session-scoped fixtures, which run before isolated_home
+    (a `bank install` there writes this machine's hook launcher into the user's data folder)."""
+    home = tmp_path_factory.mktemp("session-home")
+    saved = {k: os.environ.get(k) for k in USER_FOLDERS}
+    os.environ.update(
+        HOME=str(home), XDG_DATA_HOME=str(home / ".local/share"), XDG_CACHE_HOME=str(home / ".cache"),
+        XDG_CONFIG_HOME=str(home / ".config"), XDG_STATE_HOME=str(home / ".local/state"),
+    )
+    yield home
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """HOME and git's global config point into a temporary folder for every test."""

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lessonbank.install import launcher
+
 from .claude_harness import CliRun, spawn_cli
 from .model_server import Step
 from .responses_server import ScriptedServer
@@ -24,7 +26,8 @@ BINARIES = {
     "copilot": ("COPILOT_BIN", CACHE / "copilot/node_modules/.bin/copilot"),
     "gemini": ("GEMINI_BIN", CACHE / "gemini-cli/node_modules/.bin/gemini"),
 }
-PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYENV_VERSION", "PYENV_ROOT")
+# XDG_DATA_HOME: the user's data folder, where `bank install` put this machine's hook launcher.
+PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYENV_VERSION", "PYENV_ROOT", "XDG_DATA_HOME")
 
 
 def find(agent: str) -> Path | None:
@@ -136,6 +139,7 @@ def run_agent(
     if binary is None:
         raise RuntimeError(f"{agent} CLI not installed: run .ci/install-{agent}")
     home.mkdir(parents=True, exist_ok=True)
+    launcher.write()  # lessonbank is installed on this machine: the committed hooks find it
     with ScriptedServer(list(script)) as server:
         args, own = LAUNCH[agent](binary, home, server.url, project_dir, prompt)
         full = {"HOME": str(home), "NO_COLOR": "1", "CI": "1", **own, **(env or {})}

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lessonbank.install import launcher
+
 from .model_server import ModelServer, Recorded, Step
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,6 +35,7 @@ QUIET_ENV = {
     "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
 }
 PASSED_THROUGH = (
+    "XDG_DATA_HOME",  # the user's data folder, where `bank install` put this machine's hook launcher
     "PATH",
     "LANG",
     "LC_ALL",
@@ -281,6 +284,7 @@ def run_claude(
     home.mkdir(parents=True, exist_ok=True)
     args = [str(binary), "-p", prompt, "--allowedTools", "Bash", "--output-format", "json"]
     args += list(extra_args)
+    launcher.write()  # lessonbank is installed on this machine: the committed hooks find it
     with ModelServer(list(script)) as server:
         own = {**QUIET_ENV, "HOME": str(home), "ANTHROPIC_BASE_URL": server.url, **(env or {})}
         proc, seconds = spawn_cli(args, project_dir, own, timeout)

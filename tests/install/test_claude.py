@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from lessonbank.cli import main
 from lessonbank.install import claude as install
+from lessonbank.install import launcher
 from tests.hook_support import bash, lesson, make_bank
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,7 +60,8 @@ def test_install_merges_and_keeps_the_users_hooks(root: Path) -> None:
         event: [{**({"matcher": matcher} if matcher else {}), "hooks": [{"type": "command", "command": command, "timeout": timeout}]}]
         for event, matcher, timeout in install.EVENTS
     }  # fmt: skip
-    assert command.startswith(f"{sys.executable} -I -S ")
+    assert command == launcher.COMMAND  # the same bytes on every machine: the file can be committed
+    assert launcher.path().read_text(encoding="utf-8").startswith(f"#!{sys.executable} -IS\n")
 
 
 def test_install_is_idempotent(root: Path) -> None:
@@ -70,7 +72,11 @@ def test_install_is_idempotent(root: Path) -> None:
 
 
 def test_reinstall_replaces_an_old_command_of_ours(root: Path) -> None:
-    install.install(root, python="/old/python3")
+    old = {"type": "command", "command": f"/old/python3 -I -S {install.hook_script()}", "timeout": 10}
+    (root / ".claude").mkdir(exist_ok=True)
+    (root / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"Stop": [{"hooks": [old]}]}}), encoding="utf-8"
+    )
     assert install.install(root).action == "update"
     commands = [h["command"] for gs in settings(root)["hooks"].values() for g in gs for h in g["hooks"]]
     assert commands == [install.hook_command()] * len(install.EVENTS)
@@ -139,10 +145,13 @@ def test_paths_with_spaces_work(root: Path, tmp_path: Path) -> None:
     python = spaced / "bin dir" / "python3"
     python.parent.mkdir()
     python.symlink_to(sys.executable)
-    result = install.install(root, python=str(python))
-    command = install.hook_command(str(python), spaced / "tooling" / "lessonbank" / "hooks" / "entry.py")
-    assert result.command.startswith("'") and "with space" in command
-    code, out = install.run_hook(command, bash(root, "pytest"), root)
+    install.install(root, python=str(python))
+    written = launcher.path().read_text(encoding="utf-8")
+    assert written.startswith("#!/bin/sh\n") and shlex.quote(str(python)) in written  # no #! line holds a space
+    launcher.path().write_text(
+        launcher.text(str(python), spaced / "tooling" / "lessonbank" / "hooks" / "entry.py"), encoding="utf-8"
+    )
+    code, out = install.run_hook(install.hook_command(), bash(root, "pytest"), root)
     assert code == 0 and "pytest-lesson" in out
 
 

@@ -10,9 +10,7 @@ scan, no version-manager shim), paths quoted for the shell so spaces work.
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import Any
 
 from lessonbank.bank.store import write_atomic
 from lessonbank.errors import BankError
+from lessonbank.install import launcher
 
 TOOL_MATCHER = "Bash|Read|Edit|Write|MultiEdit|Glob|Grep|NotebookEdit"
 # (event, matcher or None, timeout in seconds): Stop may run `bank capture`, hence its longer timeout.
@@ -31,7 +30,7 @@ EVENTS: tuple[tuple[str, str | None, int], ...] = (
     ("PostToolUseFailure", "Bash", 10),
     ("Stop", None, 60),
 )
-MARKERS = ("lessonbank/hooks/entry.py", "hooks/bank-hook", "lessonbank/hot/hook.py")
+MARKERS = ("lessonbank/hooks/entry.py", "hooks/bank-hook", "lessonbank/hot/hook.py", launcher.MARKER)
 SETTINGS = Path(".claude") / "settings.json"
 LOCAL_SETTINGS = Path(".claude") / "settings.local.json"
 
@@ -48,13 +47,13 @@ class Result:
 
 def hook_script() -> Path:
     """The hook entry script of this installation of the package."""
-    return Path(__file__).resolve().parents[1] / "hooks" / "entry.py"
+    return launcher.entry_script()
 
 
-def hook_command(python: str | None = None, script: Path | None = None) -> str:
-    """The shell command the agent runs for every hook event."""
-    interpreter = python or sys.executable
-    return f"{shlex.quote(interpreter)} -I -S {shlex.quote(str(script or hook_script()))}"
+def hook_command() -> str:
+    """The shell command the agent runs for every hook event: the same on every machine (it runs
+    the user's own launcher, and does nothing where there is none), so the file can be committed."""
+    return launcher.COMMAND
 
 
 def is_ours(hook: Any) -> bool:
@@ -164,7 +163,9 @@ def install(
     """Merge (or remove) our hooks in `project`/.claude/settings.json (settings.local.json with
     `local`: not committed, for a machine-specific interpreter path); write only when it changes."""
     path = project / (LOCAL_SETTINGS if local else SETTINGS)
-    command = hook_command(python)
+    if not uninstall:
+        launcher.write(python, dry_run=dry_run)
+    command = hook_command()
     current = read_settings(path)
     base = current if current is not None else {}
     new = removed(base, path) if uninstall else merged(base, command, path)

@@ -22,7 +22,7 @@ from typing import Any
 
 from lessonbank.bank.store import write_atomic
 from lessonbank.errors import BankError
-from lessonbank.install import claude
+from lessonbank.install import claude, launcher
 from lessonbank.install.claude import Result, is_ours, read_settings
 from lessonbank.matching import agent_tools
 
@@ -112,9 +112,9 @@ AGENTS: dict[str, Agent] = {
 }
 
 
-def command(agent: Agent, event: str, python: str | None = None) -> str:
-    """The shell command the agent runs for `event`."""
-    base = f"{claude.hook_command(python)} {agent.name}"
+def command(agent: Agent, event: str) -> str:
+    """The shell command the agent runs for `event` (the same on every machine)."""
+    base = f"{claude.hook_command()} {agent.name}"
     return f"{base} {event}" if agent.named else base
 
 
@@ -122,7 +122,7 @@ def _ours(entry: Any) -> bool:
     return isinstance(entry, dict) and (is_ours(entry) or is_ours({"command": entry.get("bash", "")}))
 
 
-def merged(agent: Agent, data: dict[str, Any], python: str | None, path: Path) -> dict[str, Any]:
+def merged(agent: Agent, data: dict[str, Any], path: Path) -> dict[str, Any]:
     """`data` with our entries for every event (older ones of ours replaced), the user's kept."""
     if agent.shape == "grouped":
         grouped = claude.with_our_groups(
@@ -130,7 +130,7 @@ def merged(agent: Agent, data: dict[str, Any], python: str | None, path: Path) -
             agent.events,
             lambda event, timeout: {
                 "type": "command",
-                "command": command(agent, event, python),
+                "command": command(agent, event),
                 "timeout": timeout * 1000 if agent.millis else timeout,
             },
         )
@@ -140,9 +140,9 @@ def merged(agent: Agent, data: dict[str, Any], python: str | None, path: Path) -
         kept = [e for e in hooks.get(event, []) if not _ours(e)]
         entry: dict[str, Any]
         if agent.shape == "copilot":
-            entry = {"type": "command", "bash": command(agent, event, python), "timeoutSec": timeout}
+            entry = {"type": "command", "bash": command(agent, event), "timeoutSec": timeout}
         else:
-            entry = {"command": command(agent, event, python)}
+            entry = {"command": command(agent, event)}
         hooks[event] = kept + [entry]
     return {"version": data.get("version", 1), **data, "hooks": hooks}
 
@@ -162,9 +162,11 @@ def install(
     path = project / agent.path
     current = read_settings(path)
     base = current if current is not None else {}
-    new = removed(agent, base, path) if uninstall else merged(agent, base, python, path)
+    new = removed(agent, base, path) if uninstall else merged(agent, base, path)
     events = [] if uninstall else [event for event, _, _ in agent.events]
-    shown = command(agent, "<event>" if agent.named else "", python).rstrip()
+    if not uninstall:
+        launcher.write(python, dry_run=dry_run)
+    shown = command(agent, "<event>" if agent.named else "").rstrip()
     if (current is not None and new == current) or (current is None and uninstall):
         return Result(path, "unchanged", shown, events)
     if uninstall and agent.path.name == "lessonbank.json" and not new.get("hooks"):
