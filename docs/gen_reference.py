@@ -208,7 +208,8 @@ def commands_page() -> str:
         "",
         "Every `bank` command and subcommand, with each option, what it takes and its default.",
         "Every command also takes `-h` / `--help`. A default of — means the option is unset",
-        "unless given (several then fall back to a setting; see [Settings](settings.md)).",
+        "unless given (several then fall back to a setting; see [Settings](settings.md)). Hidden options,",
+        "which the hooks pass to the commands they start, are not listed.",
         "",
         "Exit codes: 0 ok, 1 a user error or a failed check, 2 bad usage.",
         "",
@@ -216,7 +217,7 @@ def commands_page() -> str:
         "|---|---|",
     ]
     for path, command, _ in entries[1:]:
-        summary = command.get_short_help_str(limit=1000)
+        summary = " ".join(inspect.cleandoc(command.help or "").split("\n\n")[0].split())
         lines.append(f"| [`{path}`](#{anchor(path)}) | {escape(summary)} |")
     lines.append("")
     for path, command, command_ctx in entries:
