@@ -221,8 +221,8 @@ def test_the_gate_stays_out_of_the_hooks_and_loads_on_first_redaction() -> None:
         "import sys, time; sys.path.insert(0, sys.argv[1]);"
         "import lessonbank.hooks.dispatch, lessonbank.hooks.pre_tool, lessonbank.hooks.stop;"
         "assert 'detect_secrets' not in sys.modules and 'lessonbank.capture.secrets' not in sys.modules;"
-        "import lessonbank.capture.redaction as r; assert 'detect_secrets' not in sys.modules;"
-        "r.redact('x'); assert 'detect_secrets' in sys.modules"
+        "from lessonbank.capture import redaction; assert 'detect_secrets' not in sys.modules;"
+        "redaction.redact('x'); assert 'detect_secrets' in sys.modules"
     )
     tooling = Path(secrets.__file__).resolve().parents[2]
     done = subprocess.run(

@@ -11,7 +11,7 @@ import pytest
 
 from lessonbank.bank.store import Bank
 from lessonbank.cli.demo import DEMO_TRANSCRIPTS, step_scan
-from lessonbank.scan import sources as transcripts
+from lessonbank.scan import sources
 from tests.conftest import run
 
 DEMO = DEMO_TRANSCRIPTS / "shop-session.jsonl"
@@ -205,7 +205,7 @@ def test_secrets_in_transcripts_are_never_stored(bank: Path) -> None:
 def test_default_sources_are_this_projects_claude_and_codex_sessions(
     bank: Path, isolated_home: Path, tmp_path: Path
 ) -> None:
-    folder = transcripts.claude_project_dir(bank.resolve())
+    folder = sources.claude_project_dir(bank.resolve())
     folder.mkdir(parents=True)
     shutil.copy(DEMO, folder / f"{SESSION}.jsonl")
     day = isolated_home / ".codex" / "sessions" / "2026" / "02" / "26"

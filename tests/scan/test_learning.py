@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from lessonbank.scan import distill
-from lessonbank.scan import sources as transcripts
+from lessonbank.scan import distill, sources
 from lessonbank.scan.detect import Candidate
 
 # ---- transcript writers -----------------------------------------------------------------------
@@ -105,7 +104,7 @@ class Codex:
 
 def lessons(path: Path) -> tuple[list[Candidate], dict[str, int]]:
     """What the scan proposes from one transcript, distilled, and what it skipped and why."""
-    found, stats = transcripts.scan_files([path], {})
+    found, stats = sources.scan_files([path], {})
     kept = []
     for cand in found:
         why = distill.distill(cand)
