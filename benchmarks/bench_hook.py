@@ -274,10 +274,10 @@ def percentile(values: list[float], q: float) -> float:
 
 def baseline_command(hook: str, tooling: Path) -> str:
     """The installed hook command with its script swapped for another checkout's hook script."""
-    for rel in ("lessonbank/hooks/entry.py", "lessonbank/hot/hook.py"):  # after / before the layout
-        if (tooling / rel).is_file():
-            return f"{hook.split(' -I -S ')[0]} -I -S {tooling / rel}"
-    raise SystemExit(f"no hook script under {tooling}")
+    script = tooling / "lessonbank" / "hooks" / "entry.py"
+    if not script.is_file():
+        raise SystemExit(f"no hook script under {tooling}")
+    return f"{hook.split(' -I -S ')[0]} -I -S {script}"
 
 
 def payload_for(tool: str, value: object, cwd: Path, session: str) -> dict:

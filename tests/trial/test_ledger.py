@@ -282,25 +282,6 @@ def test_modes_start_resume_and_reset_are_logged(root: Path, monkeypatch: pytest
     assert ledger.read_mode(Bank.open(root)) == "on"  # as the hooks read it
 
 
-def test_a_trial_of_turns_from_an_older_version_is_archived_by_bank_test(root: Path) -> None:
-    folder = root / ".lessonbank/trial"
-    (folder / "arms/s1").mkdir(parents=True)
-    (folder / "arms/s1/t1").write_text("with", encoding="utf-8")
-    (folder / "settings").write_text("seed=20261129\nblock=2\n", encoding="utf-8")
-    (folder / "assignments.tsv").write_text("0\ts1\tt1\twith\n", encoding="utf-8")
-    assert turns.assignments(Bank.open(root)) == []  # the old lines are not sessions
-    out = cli(root, "test").splitlines()
-    assert out[:3] == [
-        "archive   .lessonbank/trial/archive/1",
-        "create    .lessonbank/trial/settings",
-        "create    .lessonbank/mode",
-    ]
-    assert out[4].startswith("trial: started, planned 60 sessions in each arm")
-    assert sorted(p.name for p in (folder / "archive/1").iterdir()) == ["arms", "assignments.tsv", "settings"]
-    assert "block" not in ledger.settings(Bank.open(root))
-    assert arms.assign(str(root / ".lessonbank"), "s1") in ("with", "without")
-
-
 def test_report_chart_must_be_svg_and_json_is_strict(root: Path, tmp_path: Path) -> None:
     out = cli(root, "trial", "report", "--chart", str(tmp_path / "c.png"), code=2)
     assert "only SVG charts are written" in out

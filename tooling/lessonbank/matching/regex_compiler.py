@@ -4,13 +4,8 @@ Runs in `bank index` (and in the hooks' slow fallback), so it may use `re`'s own
 """
 
 import re
-
-try:
-    from re import _constants as C  # type: ignore[attr-defined]
-    from re import _parser as P  # type: ignore[attr-defined]
-except ImportError:  # Python < 3.11
-    import sre_constants as C
-    import sre_parse as P
+from re import _constants as C  # type: ignore[attr-defined]
+from re import _parser as P  # type: ignore[attr-defined]
 
 from lessonbank.matching import regex_engine
 
@@ -20,7 +15,7 @@ _AT = {
     C.AT_BOUNDARY: "b",
     C.AT_NON_BOUNDARY: "B",
 }
-_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", C.MAX_REPEAT))
+_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
 # Nodes that match exactly one character, so a repeat of one can run as a tight loop.
 _ONE_CHARACTER = (regex_engine.ANY, regex_engine.ANYALL, regex_engine.NLIT, regex_engine.IN)
 _CATEGORIES = {
