@@ -1,9 +1,9 @@
 """Lessons, not episodes: hand-written Claude Code and Codex transcripts through the scan and the distiller.
 
-Each rule of issue 10 has a transcript here: masked and narrower runs confirm nothing, removing the
-failing thing is no fix, errors in what the agent was writing this turn are work in progress,
-typos are no lessons, plain shell mistakes with a way round are, corrections need an instruction
-and lose personal data, and distinct lessons that share a command stay distinct.
+Each rule for what is a lesson has a transcript here: masked and narrower runs confirm nothing,
+removing the failing thing is no fix, errors in what the agent was writing this turn are work in
+progress, typos are no lessons, plain shell mistakes with a way round are, corrections need an
+instruction and lose personal data, and distinct lessons that share a command stay distinct.
 """
 
 from __future__ import annotations

@@ -289,7 +289,7 @@ def test_no_lesson_is_tested_before_the_planned_size() -> None:
     ]
 
 
-def test_json_carries_the_fields_the_issue_names() -> None:
+def test_json_carries_verdict_sessions_turns_drop_interval_p_and_method() -> None:
     data = report.verdict_json(stats.decide(trial(HELPED, UNHELPED), 30))
     assert data["verdict"] == "helps"
     assert (data["sessions"], data["turns"], data["planned"]) == (
