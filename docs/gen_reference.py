@@ -275,19 +275,6 @@ def settings_page() -> str:
                 f"| {code(dotted)} | {code(toml_value(default))} | {allowed(dotted, default)} | {escape(meaning)} |"
             )
         lines.append("")
-    retired = getattr(config, "RETIRED", {})
-    if retired:
-        lines += [
-            "## Retired keys",
-            "",
-            "These keys are no longer read. A bank.toml that still sets one loads, and every command",
-            "that opens the bank prints one warning line per key on stderr, saying to delete it.",
-            "",
-            "| key | why it is gone |",
-            "|---|---|",
-        ]
-        lines += [f"| {code(key)} | {escape(why)} |" for key, why in sorted(retired.items())]
-        lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -146,7 +146,7 @@ def scan(
     scheduled: bool,
 ) -> None:
     """Mine agent transcripts (Claude Code, Codex, Copilot CLI, Gemini CLI) for mistakes that were fixed; keep them for review."""
-    from lessonbank.scan import sources as transcripts
+    from lessonbank.scan import sources
     from lessonbank.scan.candidates import Store, run_scan
 
     bank = get_bank(ctx)
@@ -161,8 +161,8 @@ def scan(
         with Store(bank).locked(dry_run) as store:
             store.load()
             cache = store.state.setdefault("codex_cwd", {})
-            files = transcripts.locate(bank.root, all_projects, paths, cache)
-            total = transcripts.pending_bytes(files, store.state)
+            files = sources.locate(bank.root, all_projects, paths, cache)
+            total = sources.pending_bytes(files, store.state)
             if total > PROGRESS_BYTES and sys.stderr.isatty() and not as_json:
                 with click.progressbar(length=total, label="scanning", file=sys.stderr) as bar:
                     report = run_scan(bank, files, store, accept_above, dry_run, bar.update)
