@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import names, scaffold
 from lessonbank.bank.git import GitRepo
+from lessonbank.bank.lesson import Lesson, render
 from lessonbank.bank.store import Bank
 from lessonbank.groom.apply import carry_out
 from lessonbank.groom.decide import decide
@@ -95,7 +95,7 @@ def build(root: Path, n_files: int, n_lessons: int) -> dict[str, int]:
             if k % 4
             else (f"skill:tool-{k % 3}" if k % 8 else f"doc:docs/notes-{k % 5}.md")
         )
-        lesson = lesson_mod.Lesson(
+        lesson = Lesson(
             id=names.new_id(now_ms=1_700_000_000_000 + k, rand=k.to_bytes(10, "big")),
             slug=f"lesson-{k:04d}",
             title=f"Lesson {k}: mind func_{i}",
@@ -112,7 +112,7 @@ def build(root: Path, n_files: int, n_lessons: int) -> dict[str, int]:
             verified={"at": "2026-11-01", "commit": base} if kind in (5, 8) else {},
             verify=verify,
         )
-        (root / "lessons" / f"{lesson.slug}.md").write_text(lesson_mod.render(lesson), encoding="utf-8")
+        (root / "lessons" / f"{lesson.slug}.md").write_text(render(lesson), encoding="utf-8")
     # Touch some anchors after verification, so a share of the lessons needs a human look.
     for i in range(25, n_files, 100):
         name = f"test_mod{i}.py" if i % 7 == 0 else f"mod{i}.py"

@@ -34,8 +34,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_hook  # noqa: E402 - the realistic generator and payloads
 
-from lessonbank.bank import lesson as lesson_mod  # noqa: E402
-from lessonbank.bank import render  # noqa: E402
+from lessonbank.bank.lesson import render  # noqa: E402
+from lessonbank.bank.render import regenerate  # noqa: E402
 from lessonbank.bank.store import Bank  # noqa: E402
 from lessonbank.index import layers  # noqa: E402
 from lessonbank.install import claude  # noqa: E402
@@ -49,9 +49,9 @@ def build(root: Path, n: int, seed: int, hooks: bool) -> float:
     (root / "bank.toml").write_text("", encoding="utf-8")
     (root / "lessons").mkdir()
     for lesson in bench_hook.synthetic(n, seed=seed):
-        (root / "lessons" / f"{lesson.slug}.md").write_text(lesson_mod.render(lesson), encoding="utf-8")
+        (root / "lessons" / f"{lesson.slug}.md").write_text(render(lesson), encoding="utf-8")
     started = time.perf_counter()
-    render.regenerate(Bank.open(root))
+    regenerate(Bank.open(root))
     built = time.perf_counter() - started
     if hooks:
         claude.install(root)

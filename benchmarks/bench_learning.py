@@ -30,7 +30,7 @@ from typing import Any
 from lessonbank.bank import scaffold
 from lessonbank.bank.store import Bank
 from lessonbank.cli.scan import SKIP_LABELS
-from lessonbank.scan import sources as transcripts
+from lessonbank.scan import sources
 from lessonbank.scan.candidates import Store, run_scan
 from lessonbank.scan.detect import Candidate, Detector, Event
 
@@ -83,7 +83,7 @@ def scan_project(folder: Path) -> dict[str, Any]:
         scaffold.init(root)
         bank = Bank.find(root=root)
         store = Store(bank).load()
-        files = transcripts.locate(root, paths=(folder,))
+        files = sources.locate(root, paths=(folder,))
         report = run_scan(bank, files, store, accept_above=1.01)
         cands = store.pending()
         return {

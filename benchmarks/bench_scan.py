@@ -30,9 +30,7 @@ from pathlib import Path
 
 from lessonbank.bank import scaffold
 from lessonbank.bank.store import Bank
-from lessonbank.scan import detect
-from lessonbank.scan import outcomes as mining
-from lessonbank.scan import sources as transcripts
+from lessonbank.scan import detect, outcomes, sources
 from lessonbank.scan.candidates import Store, run_scan
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "transcripts"
@@ -52,8 +50,8 @@ def json_loop(paths: list[Path]) -> None:
 
 def forget() -> None:
     """Empty the scan's caches, so each run costs what a new `bank scan` process pays."""
-    mining.check_of.cache_clear()
-    mining.is_fix_action.cache_clear()
+    outcomes.check_of.cache_clear()
+    outcomes.is_fix_action.cache_clear()
     detect._clean.cache_clear()
 
 
@@ -85,8 +83,8 @@ def peak_rss_kb(paths: list[Path]) -> int:
     code = (
         "import resource, sys\n"
         "from pathlib import Path\n"
-        "from lessonbank.scan import sources as transcripts\n"
-        "transcripts.scan_files([Path(p) for p in sys.argv[1:]], {})\n"
+        "from lessonbank.scan import sources\n"
+        "sources.scan_files([Path(p) for p in sys.argv[1:]], {})\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
     )
     done = subprocess.run(
@@ -98,7 +96,7 @@ def peak_rss_kb(paths: list[Path]) -> int:
 _CHILD = """\
 import json, sys, time
 from pathlib import Path
-from lessonbank.scan import sources as transcripts
+from lessonbank.scan import sources
 paths = [Path(p) for p in sys.argv[1:]]
 def loop():
     for path in paths:
@@ -113,13 +111,13 @@ def cpu(fn):
     fn()
     return time.process_time() - start
 from lessonbank.scan import detect, outcomes
-loop(); transcripts.scan_files(paths, {})  # warm the page cache and the imports
+loop(); sources.scan_files(paths, {})  # warm the page cache and the imports
 for fn in (getattr(outcomes, "check_of", None), getattr(outcomes, "is_fix_action", None),
            getattr(detect, "_clean", None)):
     if hasattr(fn, "cache_clear"):  # what a new `bank scan` process pays: no cached answers
         fn.cache_clear()
 best_loop = min(cpu(loop) for _ in range(3))
-print(best_loop, cpu(lambda: transcripts.scan_files(paths, {})))
+print(best_loop, cpu(lambda: sources.scan_files(paths, {})))
 """
 
 
@@ -158,7 +156,7 @@ def main() -> int:
     if not args.corpus.is_dir():
         print(f"corpus not found at {args.corpus}; pass --corpus", file=sys.stderr)
         return 2
-    paths = transcripts.locate(args.corpus, paths=(args.corpus,))
+    paths = sources.locate(args.corpus, paths=(args.corpus,))
     size = sum(p.stat().st_size for p in paths)
     lines = 0
     for path in paths:  # warm the page cache, count the lines
@@ -181,7 +179,7 @@ def main() -> int:
         for i in range(args.runs):
             loop_t.append(timed(lambda: json_loop(paths), loop_c))
             forget()
-            core_t.append(timed(lambda: transcripts.scan_files(paths, {}), core_c))
+            core_t.append(timed(lambda: sources.scan_files(paths, {}), core_c))
             bank = fresh_bank(tmp, f"full{i}")
             forget()
             full_t.append(timed(lambda bank=bank: run_scan(bank, paths, Store(bank).load()), full_c))  # type: ignore[misc]

@@ -36,8 +36,8 @@ from pathlib import Path
 
 import bench_groom  # beside this file
 
-from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import scaffold
+from lessonbank.bank.lesson import Lesson, render
 from lessonbank.state import statedir
 
 ENV = {**bench_groom.ENV}  # git with an isolated identity and no user config
@@ -85,7 +85,7 @@ def lesson(i: int, first: str) -> tuple[str, str]:
         )
     else:
         fields.update(promote_to="rule:later", seen=1, sessions=["s1"])
-    return slug, lesson_mod.render(lesson_mod.Lesson(**fields))  # type: ignore[arg-type]
+    return slug, render(Lesson(**fields))  # type: ignore[arg-type]
 
 
 def build(root: Path, n_lessons: int) -> None:

@@ -19,9 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tests.bank.secret_cases import LOOK_ALIKES, SECRETS  # noqa: E402
+
 from lessonbank.bank import lint, secrets  # noqa: E402
 from lessonbank.bank.lesson import parse  # noqa: E402
-from tests.bank.secret_cases import LOOK_ALIKES, SECRETS  # noqa: E402
 
 LESSON = "---\nid: 01JGR00M0000000000000000S1\nslug: s\nwhen: w\ndo: d\npromote-to: rule:x\n---\n{body}\n"
 
@@ -55,7 +56,7 @@ def main() -> None:
             caught[route] += ok
             if not ok:
                 missed[route].append(name)
-    for name, text in LOOK_ALIKES:
+    for _name, text in LOOK_ALIKES:
         for route, (after, reported) in _routes(text).items():
             unchanged = {"gate": text, "one line": " ".join(text.split()), "commit message": f"- s: verify failed: {text}\n"}
             kept[route] += (not reported) if route.startswith("lesson file") else after == unchanged[route]

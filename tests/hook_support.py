@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lessonbank.bank import lesson as lesson_mod
-from lessonbank.bank import render
+from lessonbank.bank.lesson import Lesson, render
+from lessonbank.bank.render import regenerate
 from lessonbank.bank.store import Bank
 from lessonbank.install.claude import hook_script
 
@@ -52,7 +52,7 @@ exec(compile(open(path).read(), path, "exec"), {"__name__": "__main__", "__file_
 """
 
 
-def lesson(slug: str, **fields: Any) -> lesson_mod.Lesson:
+def lesson(slug: str, **fields: Any) -> Lesson:
     """A valid lesson with sensible defaults; `fields` override any attribute."""
     values: dict[str, Any] = {
         "id": "01TEST" + slug.upper().replace("-", "")[:20].ljust(20, "0"),
@@ -65,18 +65,25 @@ def lesson(slug: str, **fields: Any) -> lesson_mod.Lesson:
         "updated": "2026-11-29",
     }
     values.update(fields)
-    return lesson_mod.Lesson(**values)
+    return Lesson(**values)
 
 
-def make_bank(root: Path, lessons: list[lesson_mod.Lesson], toml: str = "") -> Bank:
+def write_lesson(folder: Path, item: Lesson) -> Path:
+    """`item` written to `folder` as `<slug>.md`, as the bank writes it (nothing regenerated)."""
+    path = folder / f"{item.slug}.md"
+    path.write_text(render(item), encoding="utf-8")
+    return path
+
+
+def make_bank(root: Path, lessons: list[Lesson], toml: str = "") -> Bank:
     """A bank at `root` holding `lessons`, with INDEX.md and the compiled index generated."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "bank.toml").write_text(toml, encoding="utf-8")
     (root / "lessons").mkdir(exist_ok=True)
     for item in lessons:
-        (root / "lessons" / f"{item.slug}.md").write_text(lesson_mod.render(item), encoding="utf-8")
+        write_lesson(root / "lessons", item)
     bank = Bank.open(root)
-    render.regenerate(bank)
+    regenerate(bank)
     return bank
 
 

@@ -54,7 +54,7 @@ def test_every_default_is_valid() -> None:
         ("[groom]\nmin_seen = 0\n", "bank.toml: groom.min_seen must be from 1 to 1e+06, got 0"),
         ("[groom]\ncursor = 1\n", "bank.toml: groom.cursor must be true or false, got 1"),
         ("[groom]\nskills_dir = 3\n", "bank.toml: groom.skills_dir must be a string, got 3"),
-        ("[trial]\nseed = 1\nblocks = 4\n", "bank.toml: unknown section [trial]; known: "),
+        ("[trial]\nseed = 1\n", "bank.toml: unknown section [trial]; known: "),
         ("recall = 3\n", "bank.toml: recall must be a table: write [recall] and its keys below it"),
     ],
 )
@@ -79,19 +79,6 @@ def test_scan_every_periods(value: object, seconds: float | None) -> None:
 def test_scan_every_refuses(value: object) -> None:
     with pytest.raises(ValueError):
         config.period_seconds(value)
-
-
-def test_retired_keys_are_read_past_with_one_warning_line_each() -> None:
-    parsed = config.parse("[trial]\nseed = 20261129\nblock_size = 2\n[recall]\nmax_lessons = 2\n")
-    assert parsed.get("recall.max_lessons") == 2
-    assert "trial" not in parsed.values
-    assert parsed.warnings == (
-        "bank.toml: trial.seed is no longer read (each `bank test` draws a fresh random seed, kept out of "
-        "bank.toml); delete it",
-        "bank.toml: trial.block_size is no longer read (the trial mixes blocks of 2, 4 and 6 sessions at "
-        "random); delete it",
-    )
-    assert config.parse("[recall]\nmax_lessons = 2\n").warnings == ()
 
 
 @pytest.mark.parametrize(

@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 
 from lessonbank.bank import compiled, derived, render, store
-from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank.lesson import Lesson, parse
 from lessonbank.bank.store import Bank
 from lessonbank.index import compiled_read
 from lessonbank.state import statedir
-from tests.hook_support import lesson, make_bank
+from tests.hook_support import lesson, make_bank, write_lesson
 
 TOOLS = ("cargo", "npm", "pytest", "docker", "git")
 
 
-def _random_lesson(rng: random.Random, slug: str) -> lesson_mod.Lesson:
+def _random_lesson(rng: random.Random, slug: str) -> Lesson:
     tool = rng.choice(TOOLS)
     shape = rng.random()
     return lesson(
@@ -46,7 +46,7 @@ def _edit(rng: random.Random, bank: Bank, step: int) -> str:
     kind = rng.choice(kinds) if paths else "new"
     if kind == "new":
         new = _random_lesson(rng, f"new-{step}")
-        (bank.lessons_dir / f"{new.slug}.md").write_text(lesson_mod.render(new), encoding="utf-8")
+        write_lesson(bank.lessons_dir, new)
         return f"{new.slug}.md"
     path = rng.choice(paths)
     text = path.read_text(encoding="utf-8")
@@ -65,12 +65,12 @@ def _edit(rng: random.Random, bank: Bank, step: int) -> str:
         path.write_text(text.replace("seen: 1\n", "seen: 2\n", 1), encoding="utf-8")
     else:
         try:
-            old = lesson_mod.parse(text)
+            old = parse(text)
         except Exception:
             old = lesson("fixed")
         replaced = _random_lesson(rng, path.stem)
         replaced.id = old.id if old.id.startswith("01") else replaced.id
-        path.write_text(lesson_mod.render(replaced), encoding="utf-8")
+        write_lesson(bank.lessons_dir, replaced)  # its slug is the file's stem
     return path.name
 
 
@@ -140,7 +140,7 @@ def test_nothing_is_parsed_or_written_when_nothing_changed(tmp_path: Path, monke
     bank = make_bank(tmp_path / "b", [lesson(f"q-{i}", commands=[rf"\bq{i}\b"]) for i in range(4)])
     render.regenerate(Bank.open(bank.root))
     stamps = {p: p.stat().st_mtime_ns for p in [bank.root / "INDEX.md", bank.root / "BANK.md", *bank.state_dir.iterdir()]}
-    monkeypatch.setattr(lesson_mod, "parse", lambda text: pytest.fail("nothing should be parsed"))
+    monkeypatch.setattr("lessonbank.bank.lesson.parse", lambda text: pytest.fail("nothing should be parsed"))
     assert [action for _, action in render.regenerate(Bank.open(bank.root))] == ["unchanged"] * 3
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
 
@@ -152,8 +152,8 @@ def test_a_changed_file_is_parsed_alone(tmp_path: Path, monkeypatch: pytest.Monk
     path = bank.lessons_dir / "p-2.md"
     path.write_text(path.read_text(encoding="utf-8").replace("remember p-2", "remember two"), encoding="utf-8")
     parsed: list[str] = []
-    real = lesson_mod.parse
-    monkeypatch.setattr(lesson_mod, "parse", lambda text: parsed.append(text) or real(text))
+    real = parse
+    monkeypatch.setattr("lessonbank.bank.lesson.parse", lambda text: parsed.append(text) or real(text))
     assert dict(render.regenerate(Bank.open(bank.root)))["INDEX.md"] == "update"
     assert len(parsed) == 1 and "remember two" in parsed[0]
     assert "remember two" in (bank.root / "INDEX.md").read_text(encoding="utf-8")
@@ -164,7 +164,7 @@ def test_a_touched_file_is_hashed_not_parsed(tmp_path: Path, monkeypatch: pytest
     bank = make_bank(tmp_path / "b", [lesson("t-1")])
     render.regenerate(Bank.open(bank.root))
     os.utime(bank.lessons_dir / "t-1.md", (1_700_000_000, 1_700_000_000))
-    monkeypatch.setattr(lesson_mod, "parse", lambda text: pytest.fail("same bytes: not parsed"))
+    monkeypatch.setattr("lessonbank.bank.lesson.parse", lambda text: pytest.fail("same bytes: not parsed"))
     assert derived.summaries(Bank.open(bank.root))[0][0] == "t-1"
 
 
@@ -259,11 +259,11 @@ def test_a_row_that_comes_goes_or_moves_patches_the_compiled_index(
     new = lesson("c-new", commands=[r"\bcargo\s+test\b.*--locked"], keywords=["locked"], priority=4)
     if change == "capture":
         cache = render.open_cache(Bank.open(bank.root))
-        (bank.lessons_dir / "c-new.md").write_text(lesson_mod.render(new), encoding="utf-8")
+        write_lesson(bank.lessons_dir, new)
         results = render.regenerate(cache.bank, cache=cache, written=["c-new.md"])
     else:
         if change == "add by hand":
-            (bank.lessons_dir / "c-new.md").write_text(lesson_mod.render(new), encoding="utf-8")
+            write_lesson(bank.lessons_dir, new)
         elif change == "delete":
             (bank.lessons_dir / "c-1.md").unlink()
         else:

@@ -5,7 +5,18 @@ from __future__ import annotations
 import pytest
 
 from lessonbank.bank import frontmatter_edit
-from lessonbank.bank import lesson as L
+from lessonbank.bank.lesson import (
+    KEY_ORDER,
+    TRIGGER_KEYS,
+    Lesson,
+    attribute,
+    glob_problem,
+    parse,
+    parse_destination,
+    render,
+    split_frontmatter,
+    validate,
+)
 from lessonbank.errors import LessonFormatError
 
 HAND_EDITED = """\
@@ -42,7 +53,7 @@ The story: we lost a new migration file to `git stash`.
 
 
 def test_parse_reads_every_field_and_keeps_unknown_keys() -> None:
-    lesson = L.parse(HAND_EDITED)
+    lesson = parse(HAND_EDITED)
     assert lesson.slug == "stash-drops-untracked"
     assert lesson.promote_to == "rule:git"
     assert lesson.commands == ["\\bgit\\s+stash\\b(?!.*\\s-u\\b)"]
@@ -64,7 +75,7 @@ def test_bump_changes_only_the_seen_sessions_and_updated_lines() -> None:
     untouched = [ln for ln in before if not ln.startswith(("seen:", "updated:"))]
     assert [ln for ln in after if ln not in ("seen: 2", "updated: '2026-11-29'", "  - sess-b")] == untouched
     assert text.endswith("\n")
-    assert L.parse(text).seen == 2
+    assert parse(text).seen == 2
 
 
 def test_bump_from_the_same_session_counts_once() -> None:
@@ -73,7 +84,7 @@ def test_bump_from_the_same_session_counts_once() -> None:
 
 
 def test_sessions_are_bounded_but_seen_keeps_counting() -> None:
-    lesson = L.parse(HAND_EDITED)
+    lesson = parse(HAND_EDITED)
     for n in range(30):
         lesson, _ = frontmatter_edit.record_session(lesson, f"s{n}", "2026-11-29")
     assert lesson.seen == 31
@@ -81,25 +92,25 @@ def test_sessions_are_bounded_but_seen_keeps_counting() -> None:
 
 
 def test_render_has_stable_key_order_and_a_final_newline() -> None:
-    lesson = L.parse(HAND_EDITED)
-    text = L.render(lesson)
-    front = L.split_frontmatter(text)[0]
+    lesson = parse(HAND_EDITED)
+    text = render(lesson)
+    front = split_frontmatter(text)[0]
     keys = [ln.split(":")[0] for ln in front.splitlines() if ln and not ln.startswith((" ", "-"))]
-    assert keys == [k for k in L.KEY_ORDER if k not in ("verified", "verify")] + ["owner"]
+    assert keys == [k for k in KEY_ORDER if k not in ("verified", "verify")] + ["owner"]
     assert text.endswith("\n") and not text.endswith("\n\n")
-    assert L.parse(text) == lesson
-    assert L.render(L.parse(text)) == text
+    assert parse(text) == lesson
+    assert render(parse(text)) == text
 
 
 def test_the_lesson_holds_exactly_the_fields_of_the_key_list() -> None:
     """KEY_ORDER is the one field list: the dataclass has its fields (triggers flat), body and extra."""
     from dataclasses import fields
 
-    from_keys = [L.attribute(k) for k in L.KEY_ORDER if k != "triggers"] + list(L.TRIGGER_KEYS)
-    assert sorted(f.name for f in fields(L.Lesson)) == sorted([*from_keys, "body", "extra"])
-    lesson = L.parse(HAND_EDITED)
+    from_keys = [attribute(k) for k in KEY_ORDER if k != "triggers"] + list(TRIGGER_KEYS)
+    assert sorted(f.name for f in fields(Lesson)) == sorted([*from_keys, "body", "extra"])
+    lesson = parse(HAND_EDITED)
     lesson.verify = {"paths": ["src/x.py"]}
-    assert list(lesson.to_mapping()) == [k for k in L.KEY_ORDER if k != "verified"] + ["owner"]
+    assert list(lesson.to_mapping()) == [k for k in KEY_ORDER if k != "verified"] + ["owner"]
 
 
 @pytest.mark.parametrize(
@@ -115,7 +126,7 @@ def test_the_lesson_holds_exactly_the_fields_of_the_key_list() -> None:
 )
 def test_malformed_files_raise_with_a_line(text: str, message: str, line: int) -> None:
     with pytest.raises(LessonFormatError) as info:
-        L.parse(text)
+        parse(text)
     assert message in str(info.value)
     assert info.value.line == line
 
@@ -144,10 +155,10 @@ def test_malformed_files_raise_with_a_line(text: str, message: str, line: int) -
 )
 def test_destinations(value: str, ok: bool) -> None:
     if ok:
-        assert str(L.parse_destination(value)) == value
+        assert str(parse_destination(value)) == value
     else:
         with pytest.raises(ValueError):
-            L.parse_destination(value)
+            parse_destination(value)
 
 
 # Every spelling that names the bank's own files or git's folder on some filesystem: macOS and
@@ -168,19 +179,19 @@ PROJECT_DOCS = [
 @pytest.mark.parametrize("value", OWN_FILES)
 def test_destinations_into_the_banks_own_files_are_refused_in_any_spelling(value: str) -> None:
     with pytest.raises(ValueError, match="the bank manages that file itself"):
-        L.parse_destination(value)
+        parse_destination(value)
 
 
 @pytest.mark.parametrize("value", PROJECT_DOCS)
 def test_project_docs_that_only_look_alike_are_accepted(value: str) -> None:
-    assert L.parse_destination(value).kind == "doc"
+    assert parse_destination(value).kind == "doc"
 
 
 def test_validate_reports_hostile_triggers_with_the_reason() -> None:
-    lesson = L.parse(HAND_EDITED)
+    lesson = parse(HAND_EDITED)
     lesson.commands = [r"\bgit\s+push\b", r"(a+)+$"]
     lesson.paths = ["src/**/*.py", "**/**/**/**/*a*a*a*a*b"]
-    assert L.validate(lesson) == [
+    assert validate(lesson) == [
         ("commands", "triggers.commands[1] '(a+)+$': nested quantifier `(a+)+` can take exponential time: "
          "its inner `a+` can match the text of a whole pass; rewrite as `a+`"),
         ("paths", "triggers.paths[1] '**/**/**/**/*a*a*a*a*b': `**/**` repeats `**`, which already spans "
@@ -189,12 +200,12 @@ def test_validate_reports_hostile_triggers_with_the_reason() -> None:
 
 
 def test_validate_reports_bad_values() -> None:
-    lesson = L.parse(HAND_EDITED)
+    lesson = parse(HAND_EDITED)
     lesson.commands = ["pytest(", "ok"]
     lesson.paths = ["src/[abc"]
     lesson.priority = 11
     lesson.tags = ["notag"]
-    fields = {f for f, _ in L.validate(lesson)}
+    fields = {f for f, _ in validate(lesson)}
     assert fields == {"commands", "paths", "priority", "tags"}
 
 
@@ -213,7 +224,7 @@ def test_validate_reports_bad_values() -> None:
 )
 def test_glob_problems_agree_with_the_hooks_matcher(glob: str, ok: bool) -> None:
     """`bank check` calls a glob broken exactly when the hooks could not read it as written."""
-    assert (L.glob_problem(glob) == "") is ok
+    assert (glob_problem(glob) == "") is ok
 
 
 @pytest.mark.parametrize(
@@ -226,7 +237,7 @@ def test_glob_problems_agree_with_the_hooks_matcher(glob: str, ok: bool) -> None
     ],
 )
 def test_a_sighting_without_a_session_counts_at_most_once(seen: int, sessions: list[str], counted: bool) -> None:
-    lesson = L.parse(HAND_EDITED)
+    lesson = parse(HAND_EDITED)
     lesson.seen, lesson.sessions = seen, list(sessions)
     after, did = frontmatter_edit.record_session(lesson, None, "2026-11-30")
     assert did is counted

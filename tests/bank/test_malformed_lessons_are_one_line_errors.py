@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.bank.lesson import parse, parse_destination
-from lessonbank.bank.names import slugify, windows_reserved
+from lessonbank.bank.lesson import parse
+from lessonbank.bank.names import parse_destination, slugify, windows_reserved
 from lessonbank.errors import LessonFormatError
 from tests.conftest import run
 

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import render
 from lessonbank.bank.store import Bank
 from lessonbank.index import compiled_build, compiled_read
-from tests.hook_support import lesson, make_bank
+from tests.hook_support import lesson, make_bank, write_lesson
 
 
 def test_write_actions(tmp_path: Path) -> None:
@@ -99,49 +98,49 @@ def test_lessons_come_from_the_cache_until_their_file_changes(tmp_path: Path, mo
 
 
 def test_bank_index_compiles_only_new_regexes_and_writes_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lessonbank.bank import compiled as compiled_mod
+    from lessonbank.bank import compiled
     from lessonbank.index import compiled_build
     from lessonbank.state import statedir
 
-    monkeypatch.setattr(compiled_mod, "FEW_NEW_ROWS", 0)  # the kept regexes are read for any new row
+    monkeypatch.setattr(compiled, "FEW_NEW_ROWS", 0)  # the kept regexes are read for any new row
     bank = make_bank(tmp_path / "b", [lesson(f"t-{i}", commands=[rf"\bgo{i}\s+test\b"]) for i in range(4)])
     assert (bank.state_dir / statedir.TRIGGER_CACHE).is_file()
     full = render.compiled_path(bank).read_bytes()
-    compiled: list[str] = []
+    regexes_compiled: list[str] = []
     real = compiled_build.command_trigger
-    monkeypatch.setattr(compiled_build, "command_trigger", lambda p: compiled.append(p) or real(p))
+    monkeypatch.setattr(compiled_build, "command_trigger", lambda p: regexes_compiled.append(p) or real(p))
     render.compiled_path(bank).unlink()
     render.regenerate(bank)
-    assert compiled == []
+    assert regexes_compiled == []
     assert render.compiled_path(bank).read_bytes() == full
     (bank.state_dir / statedir.TRIGGER_CACHE).write_bytes(b"broken")
     render.compiled_path(bank).unlink()
     render.regenerate(bank)
-    assert compiled == []  # each row's piece is in the derived cache
+    assert regexes_compiled == []  # each row's piece is in the derived cache
     (bank.state_dir / statedir.DERIVED_CACHE).write_bytes(b"broken")
     render.compiled_path(bank).unlink()
     render.regenerate(bank)
-    assert len(compiled) == 4
+    assert len(regexes_compiled) == 4
     assert render.compiled_path(bank).read_bytes() == full
 
 
 def test_a_few_new_rows_compile_their_regexes_without_reading_the_kept_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lessonbank.bank import compiled as compiled_mod
+    from lessonbank.bank import compiled
     from lessonbank.index import compiled_build
     from lessonbank.state import statedir
 
-    monkeypatch.setattr(compiled_mod, "FEW_NEW_ROWS", 2)
+    monkeypatch.setattr(compiled, "FEW_NEW_ROWS", 2)
     bank = make_bank(tmp_path / "b", [lesson(f"t-{i}", commands=[rf"\bgo{i}\s+test\b"]) for i in range(4)])
     kept = (bank.state_dir / statedir.TRIGGER_CACHE).read_bytes()  # 4 new rows: read and written
-    compiled: list[str] = []
+    regexes_compiled: list[str] = []
     real = compiled_build.command_trigger
-    monkeypatch.setattr(compiled_build, "command_trigger", lambda p: compiled.append(p) or real(p))
-    monkeypatch.setattr(compiled_mod, "_read_triggers", lambda path: pytest.fail("the kept regexes were read"))
+    monkeypatch.setattr(compiled_build, "command_trigger", lambda p: regexes_compiled.append(p) or real(p))
+    monkeypatch.setattr(compiled, "_read_triggers", lambda path: pytest.fail("the kept regexes were read"))
     for i in (4, 5):
         item = lesson(f"t-{i}", commands=[rf"\bgo{i}\s+test\b"])
-        (bank.lessons_dir / f"{item.slug}.md").write_text(lesson_mod.render(item), encoding="utf-8")
+        write_lesson(bank.lessons_dir, item)
     render.regenerate(bank)
-    assert compiled == [r"\bgo4\s+test\b", r"\bgo5\s+test\b"]
+    assert regexes_compiled == [r"\bgo4\s+test\b", r"\bgo5\s+test\b"]
     assert (bank.state_dir / statedir.TRIGGER_CACHE).read_bytes() == kept  # not rewritten without them
     incremental = render.compiled_path(bank).read_bytes()
     (bank.state_dir / statedir.DERIVED_CACHE).unlink()
@@ -337,11 +336,11 @@ def test_a_compiled_file_of_an_older_format_is_built_anew_not_rekeyed(tmp_path: 
     render.regenerate(Bank.open(bank.root))  # the cache now knows the file it wrote
     monkeypatch.setattr(compiled_read, "FORMAT", compiled_read.FORMAT + 1)
     monkeypatch.setattr(compiled_build, "FORMAT", compiled_read.FORMAT)
-    from lessonbank.bank import compiled as compiled_mod
+    from lessonbank.bank import compiled
 
     rekeyed: list[object] = []
-    real_rekey = compiled_mod._rekey
-    monkeypatch.setattr(compiled_mod, "_rekey", lambda *a: rekeyed.append(real_rekey(*a)) or rekeyed[-1])
+    real_rekey = compiled._rekey
+    monkeypatch.setattr(compiled, "_rekey", lambda *a: rekeyed.append(real_rekey(*a)) or rekeyed[-1])
     render.regenerate(Bank.open(bank.root))
     assert rekeyed and all(r is None for r in rekeyed)  # tried, and declined the old format
     upgraded = path.read_bytes()

@@ -1,4 +1,4 @@
-"""The secret gate (issue 12): every credential format in the table is redacted, every look-alike stays,
+"""The secret gate: every credential format in the table is redacted, every look-alike stays,
 and through each capture route nothing secret reaches lessons/, INDEX.md, BANK.md, the compiled index,
 the scan's store or a file name. All values are generated fakes (tests/bank/secret_cases.py).
 """
@@ -28,8 +28,8 @@ DEMO = (
     / "shop-session.jsonl"
 )
 BY_NAME = {name: (text, parts) for name, text, parts in SECRETS}
-# The formats issue 12 found reaching git, plus the ones it named besides.
-ISSUE = [
+# Formats once found reaching git, plus others reported alongside them.
+REPORTED = [
     "azure storage account key", "sendgrid key", "pypi token", "hugging face token", "databricks token",
     "twilio account sid", "twilio api key", "gcp service account key id", "django secret key",
     "authorization basic", "short password", "slack webhook", "digitalocean token", "docker hub token",
@@ -47,7 +47,7 @@ def pieces(parts: tuple[str, ...]) -> list[str]:
 def test_the_table_is_large_enough() -> None:
     assert len(SECRETS) >= 100 and len(LOOK_ALIKES) >= 50
     assert len({name for name, _, _ in SECRETS}) == len(SECRETS)
-    assert set(ISSUE) <= set(BY_NAME)
+    assert set(REPORTED) <= set(BY_NAME)
 
 
 @pytest.mark.parametrize(("name", "text", "parts"), SECRETS, ids=[c[0] for c in SECRETS])
@@ -62,7 +62,7 @@ def test_every_credential_format_is_redacted(name: str, text: str, parts: tuple[
 
 @pytest.mark.parametrize(("name", "text"), LOOK_ALIKES, ids=[c[0] for c in LOOK_ALIKES])
 def test_look_alikes_stay(name: str, text: str) -> None:
-    # The secret gate alone: personal-data redaction (issue 10) has its own table.
+    # The secret gate alone: personal-data redaction has its own table (tests/capture/test_personal.py).
     assert secrets.find(text) == [], name
     assert secrets.redact_secrets(text) == (text, {})
 
@@ -147,8 +147,8 @@ def test_capture_flags_write_no_secret(bank: Path) -> None:
     result = run(
         bank, "capture", "--promote-to", "doc:docs/deploy.md",
         "--title", f"Deploy with {_secret_of('hugging face token')}",
-        "--when", "deploying the shop: " + "; ".join(_secret_of(n) for n in ISSUE[:7]),
-        "--do", "keep credentials in the vault, never in scripts: " + "; ".join(_secret_of(n) for n in ISSUE[7:]),
+        "--when", "deploying the shop: " + "; ".join(_secret_of(n) for n in REPORTED[:7]),
+        "--do", "keep credentials in the vault, never in scripts: " + "; ".join(_secret_of(n) for n in REPORTED[7:]),
         "--keywords", _secret_of("pypi token").split()[-1], "--tags", "tool:docker",
         "--trigger-command", _secret_of("curl user password"), "--trigger-path", "deploy/*.env",
         "--body", ALL_TEXTS,
@@ -161,7 +161,7 @@ def test_capture_flags_write_no_secret(bank: Path) -> None:
 def test_capture_json_writes_no_secret_not_even_in_the_file_name(bank: Path) -> None:
     lesson = {
         "title": f"{_secret_of('sendgrid key')} and {_secret_of('digitalocean token')}",
-        "when": "publishing a release: " + "; ".join(_secret_of(n) for n in ISSUE),
+        "when": "publishing a release: " + "; ".join(_secret_of(n) for n in REPORTED),
         "do": "read every credential from the environment, as in API_KEY=$API_KEY",
         "promote-to": "rule:release",
         "body": ALL_TEXTS,
@@ -185,21 +185,21 @@ def test_capture_blocks_write_no_secret(bank: Path) -> None:
         f"title: {_secret_of('twilio api key')}",
         "tool: Bash",
         f"trigger: {_secret_of('docker hub token')}",
-        "mistake: the deploy failed with " + "; ".join(_secret_of(n) for n in ISSUE),
+        "mistake: the deploy failed with " + "; ".join(_secret_of(n) for n in REPORTED),
         "fix: export the credentials from the vault instead (password=${DB_PASSWORD})",
         "promote-to: rule:deploy",
         "#/lesson",
     ])  # fmt: skip
     result = run(bank, "capture", "--blocks", input=f"Done.\n{block}\n")
     assert result.exit_code == 0, result.output
-    assert_nothing_secret(bank, ISSUE + ["twilio api key", "docker hub token"])
+    assert_nothing_secret(bank, REPORTED + ["twilio api key", "docker hub token"])
     text, _ = _bank_files(bank)
     assert "password=${DB_PASSWORD}" in text
 
 
 def test_scan_accept_writes_no_secret(bank: Path, tmp_path: Path) -> None:
     # The demo transcript, its command and the agent's #lesson block now carrying secrets (JSON-safe ones).
-    safe = [n for n in ISSUE if not any(c in BY_NAME[n][0] for c in "\"'\\\n")]
+    safe = [n for n in REPORTED if not any(c in BY_NAME[n][0] for c in "\"'\\\n")]
     assert len(safe) >= 10
     said = " ".join(_secret_of(n) for n in safe)
     raw = DEMO.read_text(encoding="utf-8")

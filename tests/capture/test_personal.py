@@ -1,4 +1,4 @@
-"""Personal data is redacted like secrets, on every route into the bank (issue 10)."""
+"""Personal data is redacted like secrets, on every route into the bank."""
 
 from __future__ import annotations
 

@@ -284,17 +284,6 @@ def test_config_prints_effective_values(bank: Path) -> None:
     assert "unknown key recall.max_lesons" in bad.output
 
 
-def test_config_warns_once_about_a_retired_key_on_stderr(bank: Path) -> None:
-    (bank / "bank.toml").write_text("[trial]\nseed = 20261129\n", encoding="utf-8")
-    result = run(bank, "config", "--json")
-    assert result.exit_code == 0
-    assert json.loads(result.stdout)["recall.max_lessons"] == 3
-    assert result.stderr == (
-        f"warning: {bank / 'bank.toml'}: trial.seed is no longer read (each `bank test` draws a fresh "
-        "random seed, kept out of bank.toml); delete it\n"
-    )
-
-
 def test_a_hand_edited_file_survives_a_bump_through_capture(bank: Path) -> None:
     from tests.bank.test_lesson import HAND_EDITED
 

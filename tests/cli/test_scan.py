@@ -11,7 +11,7 @@ import pytest
 
 from lessonbank.bank.store import Bank
 from lessonbank.cli.demo import DEMO_TRANSCRIPTS, step_scan
-from lessonbank.scan import sources as transcripts
+from lessonbank.scan import sources
 from tests.conftest import run
 
 DEMO = DEMO_TRANSCRIPTS / "shop-session.jsonl"
@@ -205,7 +205,7 @@ def test_secrets_in_transcripts_are_never_stored(bank: Path) -> None:
 def test_default_sources_are_this_projects_claude_and_codex_sessions(
     bank: Path, isolated_home: Path, tmp_path: Path
 ) -> None:
-    folder = transcripts.claude_project_dir(bank.resolve())
+    folder = sources.claude_project_dir(bank.resolve())
     folder.mkdir(parents=True)
     shutil.copy(DEMO, folder / f"{SESSION}.jsonl")
     day = isolated_home / ".codex" / "sessions" / "2026" / "02" / "26"
@@ -322,27 +322,25 @@ def test_compliance_per_agent_and_week(bank: Path) -> None:
     )
     run(bank, "scan", "--path", str(DEMO))
     log = bank / ".lessonbank" / "scan" / "protocol.jsonl"
-    with log.open("a") as out:  # two later scans, and a row from before weeks were kept
+    with log.open("a") as out:  # two later scans, and two malformed rows (no week; not JSON)
         out.write('{"week": "2026-W48", "agent": "claude", "fixed": 2, "with_block": 0, "scanned": "2026-12-01"}\n')
         out.write('{"week": "2026-W49", "agent": "codex", "fixed": 3, "with_block": 2, "scanned": "2026-12-09"}\n')
         out.write('{"date": "2026-11-02", "agent": "claude", "fixed": 1, "with_block": 0}\n')
         out.write("not json\n")
     assert run(bank, "scan", "--compliance").output == (
         "agent   week      fixed checks  with #lesson  share\n"
-        "claude  2026-W45  1             0             0%\n"
         "claude  2026-W47  1             1             100%\n"
         "claude  2026-W48  2             0             0%\n"
         "codex   2026-W49  3             2             67%\n"
-        "all               7             3             43%\n"
+        "all               6             3             50%\n"
     )
     assert json.loads(run(bank, "scan", "--compliance", "--json").output) == {
         "rows": [
-            {"agent": "claude", "week": "2026-W45", "fixed": 1, "with_block": 0},
             {"agent": "claude", "week": "2026-W47", "fixed": 1, "with_block": 1},
             {"agent": "claude", "week": "2026-W48", "fixed": 2, "with_block": 0},
             {"agent": "codex", "week": "2026-W49", "fixed": 3, "with_block": 2},
         ],
-        "total": {"fixed": 7, "with_block": 3},
+        "total": {"fixed": 6, "with_block": 3},
     }
     # --compliance reads the record only: no transcript is scanned, nothing is written.
     assert log.read_text().count("\n") == 5

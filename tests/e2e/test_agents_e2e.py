@@ -1,4 +1,4 @@
-"""Issue 13, end to end with the real OpenAI Codex (0.171), GitHub Copilot (1.0.102) and Google
+"""Every agent's hooks, end to end with the real OpenAI Codex (0.171), GitHub Copilot (1.0.102) and Google
 Gemini (0.61) CLIs, each installed by its `.ci/install-<agent>` script (see agent_scenarios).
 
 - codex: `bank install codex` writes .codex/hooks.json; the runs pass

@@ -1,9 +1,9 @@
-"""Issue 3, end to end: the bank's hooks installed in a project, driven by the real Claude Code CLI.
+"""End to end: the bank's hooks installed in a project, driven by the real Claude Code CLI.
 
 Each test builds a git project with `bank init`, two captured lessons, `bank index` and
 `bank install claude`, then runs one short `claude -p` session against the scripted model and
-reads what reached the model (see claude_harness). Test f installs into a project with no bank;
-test g skips the install and loads this repository as a plugin (`--plugin-dir`) instead.
+reads what reached the model (see claude_harness). One test installs into a project with no bank;
+another skips the install and loads this repository as a plugin (`--plugin-dir`) instead.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def test_a_command_lesson_reaches_the_first_pytest_call_only(shared_bank: Banked
     assert run.stop_feedback() == []
 
 
-def test_b_a_prompt_sharing_words_with_a_lesson_gets_it(shared_bank: Banked, claude: Runner) -> None:
+def test_a_prompt_sharing_words_with_a_lesson_gets_it(shared_bank: Banked, claude: Runner) -> None:
     project = shared_bank
 
     run = claude(
@@ -177,7 +177,7 @@ def test_b_a_prompt_sharing_words_with_a_lesson_gets_it(shared_bank: Banked, cla
     assert run.calls() == []
 
 
-def test_c_a_commit_message_mentioning_pytest_triggers_nothing(shared_bank: Banked, claude: Runner) -> None:
+def test_a_commit_message_mentioning_pytest_triggers_nothing(shared_bank: Banked, claude: Runner) -> None:
     project = shared_bank
     script = [
         Bash('git commit -q --allow-empty -m "pytest hang"'),
@@ -195,7 +195,7 @@ def test_c_a_commit_message_mentioning_pytest_triggers_nothing(shared_bank: Bank
     assert any(project.pytest_slug in c for c in check.contexts("PreToolUse")), run.explain()
 
 
-def test_d_a_failing_check_made_to_pass_gets_exactly_one_stop_nudge(tmp_path: Path, claude: Runner) -> None:
+def test_a_failing_check_made_to_pass_gets_exactly_one_stop_nudge(tmp_path: Path, claude: Runner) -> None:
     project = Banked(tmp_path / "project", calc=BAD_CALC)
     script = [
         Bash("pytest -q"),
@@ -218,7 +218,7 @@ def test_d_a_failing_check_made_to_pass_gets_exactly_one_stop_nudge(tmp_path: Pa
     assert lesson_files(project.root) == project.lessons
 
 
-def test_e_a_lesson_block_in_the_final_message_becomes_a_lesson_file(tmp_path: Path, claude: Runner) -> None:
+def test_a_lesson_block_in_the_final_message_becomes_a_lesson_file(tmp_path: Path, claude: Runner) -> None:
     project = Banked(tmp_path / "project", calc=BAD_CALC)
     script = [Bash("pytest -q"), Bash(FIX_CALC), Bash("pytest -q"), Text(LESSON_BLOCK)]
 
@@ -244,7 +244,7 @@ with open(sys.argv[1], "a") as f:
 """
 
 
-def test_f_a_project_without_a_bank_sees_no_hook_output(tmp_path: Path, claude: Runner) -> None:
+def test_a_project_without_a_bank_sees_no_hook_output(tmp_path: Path, claude: Runner) -> None:
     project = git_project(tmp_path / "project", BAD_CALC)
     # The user's own silent hook proves each event fired; `bank install` must keep it.
     logger = tmp_path / "logger.py"
@@ -281,7 +281,7 @@ def test_f_a_project_without_a_bank_sees_no_hook_output(tmp_path: Path, claude: 
     assert sorted(p.name for p in project.iterdir()) == before
 
 
-def test_g_the_plugin_folder_serves_the_same_hooks_without_install(tmp_path: Path, claude: Runner) -> None:
+def test_the_plugin_folder_serves_the_same_hooks_without_install(tmp_path: Path, claude: Runner) -> None:
     project = Banked(tmp_path / "project", install=False)
     assert not (project.root / ".claude").exists()
     script = [Bash("pytest -q"), Text("Passed.")]

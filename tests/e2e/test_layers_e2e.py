@@ -1,4 +1,4 @@
-"""Issue 14, end to end: team banks shared through git reach the agent in another project.
+"""End to end: team banks shared through git reach the agent in another project.
 
 Two bare repositories on disk are the team banks `acme` and `web`. Alice works in project A,
 Bob in project B; each has their own data folder (XDG_DATA_HOME) with clones of both team banks

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from lessonbank.bank import lesson as lesson_mod
+from lessonbank.bank.lesson import Lesson, parse, render
 from lessonbank.bank.scaffold import crontab_line, write_ci_workflow
 from lessonbank.bank.store import Bank
 from lessonbank.cli import main
@@ -106,7 +106,7 @@ def lesson_text(slug: str, promote_to: str, seen: int = 2, **kw: Any) -> str:
         "updated": "2026-11-01",
     }
     fields.update(kw)
-    return lesson_mod.render(lesson_mod.Lesson(**fields))
+    return render(Lesson(**fields))
 
 
 def add_lesson(root: Path, slug: str, promote_to: str, **kw: Any) -> Path:
@@ -228,7 +228,7 @@ def test_groom_promotes_deletes_reviews_and_commits(scenario: Path) -> None:
     assert after.endswith(
         "---\n\nThe incident: a forked worker inherited the pool and both wrote to one socket.\n"
     )
-    assert lesson_mod.parse(after).extra == {"owner": "db-team", "review-reason": review[0].split(": ", 1)[1]}
+    assert parse(after).extra == {"owner": "db-team", "review-reason": review[0].split(": ", 1)[1]}
     assert git(root, "status", "--porcelain") == ""
 
 
@@ -366,7 +366,7 @@ def test_traversal_is_refused(scenario: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     reasons = {}
     for slug in ("up-and-out", "via-link", "into-lessons", "into-git", "absolute", "bad-skill"):
-        parsed = lesson_mod.parse((root / "lessons" / f"{slug}.md").read_text())
+        parsed = parse((root / "lessons" / f"{slug}.md").read_text())
         assert parsed.status == "needs-review"
         reasons[slug] = parsed.extra["review-reason"]
     assert "the doc path must stay inside the repository" in reasons["up-and-out"]
@@ -392,7 +392,7 @@ def test_skills_dir_outside_the_repository_is_refused(bank: Path) -> None:
     add_lesson(bank, "pytest-tty", "skill:pytest")
     commit_all(bank, "lesson")
     assert run(bank, "groom", "--commit").exit_code == 0
-    reason = lesson_mod.parse((bank / "lessons" / "pytest-tty.md").read_text()).extra["review-reason"]
+    reason = parse((bank / "lessons" / "pytest-tty.md").read_text()).extra["review-reason"]
     assert reason == f"cannot promote: ../skills/pytest/SKILL.md leads outside the repository ({bank})"
     assert not (bank.parent / "skills").exists()
 
@@ -429,11 +429,11 @@ def test_marker_forging_is_refused(bank: Path) -> None:
     result = run(bank, "groom", "--commit")
     assert result.exit_code == 0, result.output
     text = (bank / "rules" / "testing.md").read_text()
-    forger = lesson_mod.parse(git(bank, "show", "HEAD~1:lessons/forger.md")).id
+    forger = parse(git(bank, "show", "HEAD~1:lessons/forger.md")).id
     assert set(sections(text, "rules/testing.md")) == {victim, forger}
     assert f"lessonbank\\:end {victim}" in text and "LESSONBANK \\: begin" in text
     golden("rules-forged.md", text)
-    reason = lesson_mod.parse((bank / "lessons" / "bad-id.md").read_text()).extra["review-reason"]
+    reason = parse((bank / "lessons" / "bad-id.md").read_text()).extra["review-reason"]
     assert reason.startswith("cannot promote: id '01JX --> <!-- lessonbank:begin 01JY' cannot mark a section")
     # Grooming the same lessons again (restored from history) changes nothing.
     for slug in ("db-timeout", "forger"):
@@ -451,7 +451,7 @@ def test_broken_markers_in_a_destination_refuse_that_destination(bank: Path) -> 
     commit_all(bank, "broken rule file")
     assert run(bank, "groom", "--commit").exit_code == 0
     assert rule.read_text() == "# Rules\n\n<!-- lessonbank:begin 01JOPEN -->\nhalf a section\n"
-    reason = lesson_mod.parse((bank / "lessons" / "db-timeout.md").read_text()).extra["review-reason"]
+    reason = parse((bank / "lessons" / "db-timeout.md").read_text()).extra["review-reason"]
     assert reason == "cannot promote: rules/testing.md: the section of 01JOPEN has no end marker"
 
 
@@ -697,7 +697,7 @@ def test_a_malformed_lesson_is_skipped_with_a_warning(bank: Path) -> None:
     )
     assert (bank / "lessons" / "broken.md").read_text() == "no frontmatter here\n"
     assert not (bank / "lessons" / "db-timeout.md").exists()
-    reason = lesson_mod.parse((bank / "lessons" / "bad-doc.md").read_text()).extra["review-reason"]
+    reason = parse((bank / "lessons" / "bad-doc.md").read_text()).extra["review-reason"]
     assert reason == "cannot promote: docs/bad.md cannot be read as UTF-8 text (UnicodeDecodeError)"
 
 

@@ -9,8 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from lessonbank.cli import main
-from lessonbank.install import claude as install
-from lessonbank.install import hookfiles
+from lessonbank.install import claude, hookfiles
 from tests.hook_support import lesson, make_bank
 
 MINE_GROUPED = {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}
@@ -59,7 +58,7 @@ def test_install_keeps_the_users_hooks_and_is_idempotent(root: Path, name: str) 
     assert "echo mine" in commands(data)
     ours = [c for c in commands(data) if c != "echo mine"]
     assert len(ours) == len(hookfiles.AGENTS[name].events)
-    assert all(c.startswith(f"{install.hook_command()} {name}") for c in ours)
+    assert all(c.startswith(f"{claude.hook_command()} {name}") for c in ours)
     for key, value in USER_FILES[name].items():
         if key != "hooks":
             assert data[key] == value
@@ -75,7 +74,7 @@ def test_codex_uses_claude_codes_shape_with_its_own_command(root: Path) -> None:
     assert list(data["hooks"]) == ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
     (group,) = data["hooks"]["PreToolUse"]
     assert group["matcher"] == "Bash"
-    assert group["hooks"] == [{"type": "command", "command": install.hook_command() + " codex", "timeout": 10}]
+    assert group["hooks"] == [{"type": "command", "command": claude.hook_command() + " codex", "timeout": 10}]
 
 
 def test_gemini_timeouts_are_milliseconds(root: Path) -> None:
@@ -92,9 +91,9 @@ def test_copilot_and_cursor_commands_name_the_event(root: Path) -> None:
     copilot = read(root, "copilot")
     assert copilot["version"] == 1
     assert copilot["hooks"]["postToolUse"] == [
-        {"type": "command", "bash": install.hook_command() + " copilot postToolUse", "timeoutSec": 10}
+        {"type": "command", "bash": claude.hook_command() + " copilot postToolUse", "timeoutSec": 10}
     ]
-    assert read(root, "cursor")["hooks"]["stop"] == [{"command": install.hook_command() + " cursor stop"}]
+    assert read(root, "cursor")["hooks"]["stop"] == [{"command": claude.hook_command() + " cursor stop"}]
 
 
 def test_copilots_own_file_goes_when_only_ours_was_in_it(root: Path) -> None:
@@ -130,7 +129,7 @@ def test_cli_install_explains_codex_trust_and_lists_agents(root: Path, monkeypat
     lines = done.output.splitlines()
     assert lines[0] == "create    .codex/hooks.json"
     assert lines[1] == "hooks: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop"
-    assert lines[2] == f"command: {install.hook_command()} codex"
+    assert lines[2] == f"command: {claude.hook_command()} codex"
     assert lines[3].startswith("Codex runs project hooks only once trusted")
     assert len(lines) == 4
 
@@ -151,6 +150,6 @@ def test_claude_local_settings_are_not_the_committed_ones(root: Path) -> None:
     assert done.output.startswith("create    .claude/settings.local.json\n")
     assert not (root / ".claude" / "settings.json").exists()
     data = json.loads((root / ".claude" / "settings.local.json").read_text())
-    assert install.hook_command() in [h["command"] for gs in data["hooks"].values() for g in gs for h in g["hooks"]]
+    assert claude.hook_command() in [h["command"] for gs in data["hooks"].values() for g in gs for h in g["hooks"]]
     gone = CliRunner().invoke(main, ["--root", str(root), "install", "claude", "--local", "--uninstall"])
     assert gone.output.startswith("update    .claude/settings.local.json\n")

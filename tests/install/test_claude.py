@@ -14,8 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from lessonbank.cli import main
-from lessonbank.install import claude as install
-from lessonbank.install import launcher
+from lessonbank.install import claude, launcher
 from tests.hook_support import bash, lesson, make_bank
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,65 +39,65 @@ def settings(root: Path) -> dict:
 
 def ours(data: dict) -> dict[str, list[dict]]:
     return {
-        event: [g for g in groups if any(install.is_ours(h) for h in g["hooks"])]
+        event: [g for g in groups if any(claude.is_ours(h) for h in g["hooks"])]
         for event, groups in data.get("hooks", {}).items()
-        if any(install.is_ours(h) for g in groups for h in g["hooks"])
+        if any(claude.is_ours(h) for g in groups for h in g["hooks"])
     }
 
 
 def test_install_merges_and_keeps_the_users_hooks(root: Path) -> None:
     (root / ".claude").mkdir()
     (root / ".claude" / "settings.json").write_text(json.dumps(USER_SETTINGS), encoding="utf-8")
-    result = install.install(root)
+    result = claude.install(root)
     assert result.action == "update"
     data = settings(root)
     assert data["permissions"] == USER_SETTINGS["permissions"]
     assert data["hooks"]["Notification"] == USER_SETTINGS["hooks"]["Notification"]
     assert data["hooks"]["PreToolUse"][0] == USER_SETTINGS["hooks"]["PreToolUse"][0]
-    command = install.hook_command()
+    command = claude.hook_command()
     assert ours(data) == {
         event: [{**({"matcher": matcher} if matcher else {}), "hooks": [{"type": "command", "command": command, "timeout": timeout}]}]
-        for event, matcher, timeout in install.EVENTS
+        for event, matcher, timeout in claude.EVENTS
     }  # fmt: skip
     assert command == launcher.COMMAND  # the same bytes on every machine: the file can be committed
     assert launcher.path().read_text(encoding="utf-8").startswith(f"#!{sys.executable} -IS\n")
 
 
 def test_install_is_idempotent(root: Path) -> None:
-    assert install.install(root).action == "create"
+    assert claude.install(root).action == "create"
     before = (root / ".claude" / "settings.json").read_bytes()
-    assert install.install(root).action == "unchanged"
+    assert claude.install(root).action == "unchanged"
     assert (root / ".claude" / "settings.json").read_bytes() == before
 
 
 def test_reinstall_replaces_an_old_command_of_ours(root: Path) -> None:
-    old = {"type": "command", "command": f"/old/python3 -I -S {install.hook_script()}", "timeout": 10}
+    old = {"type": "command", "command": f"/old/python3 -I -S {claude.hook_script()}", "timeout": 10}
     (root / ".claude").mkdir(exist_ok=True)
     (root / ".claude" / "settings.json").write_text(
         json.dumps({"hooks": {"Stop": [{"hooks": [old]}]}}), encoding="utf-8"
     )
-    assert install.install(root).action == "update"
+    assert claude.install(root).action == "update"
     commands = [h["command"] for gs in settings(root)["hooks"].values() for g in gs for h in g["hooks"]]
-    assert commands == [install.hook_command()] * len(install.EVENTS)
+    assert commands == [claude.hook_command()] * len(claude.EVENTS)
 
 
 def test_uninstall_removes_only_ours(root: Path) -> None:
     (root / ".claude").mkdir()
     (root / ".claude" / "settings.json").write_text(json.dumps(USER_SETTINGS), encoding="utf-8")
-    install.install(root)
-    assert install.install(root, uninstall=True).action == "update"
+    claude.install(root)
+    assert claude.install(root, uninstall=True).action == "update"
     assert settings(root) == USER_SETTINGS
-    assert install.install(root, uninstall=True).action == "unchanged"
+    assert claude.install(root, uninstall=True).action == "unchanged"
 
 
 def test_uninstall_of_a_fresh_install_leaves_an_empty_object(root: Path) -> None:
-    install.install(root)
-    install.install(root, uninstall=True)
+    claude.install(root)
+    claude.install(root, uninstall=True)
     assert settings(root) == {}
 
 
 def test_dry_run_writes_nothing(root: Path) -> None:
-    assert install.install(root, dry_run=True).action == "create"
+    assert claude.install(root, dry_run=True).action == "create"
     assert not (root / ".claude").exists()
 
 
@@ -111,7 +110,7 @@ def test_cli_output(root: Path) -> None:
     assert done.output == (
         "create    .claude/settings.json\n"
         "hooks: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, Stop\n"
-        f"command: {install.hook_command()}\n"
+        f"command: {claude.hook_command()}\n"
     )
     again = runner.invoke(main, ["--root", str(root), "install", "claude"])
     assert again.output.splitlines()[0] == "unchanged .claude/settings.json"
@@ -145,13 +144,13 @@ def test_paths_with_spaces_work(root: Path, tmp_path: Path) -> None:
     python = spaced / "bin dir" / "python3"
     python.parent.mkdir()
     python.symlink_to(sys.executable)
-    install.install(root, python=str(python))
+    claude.install(root, python=str(python))
     written = launcher.path().read_text(encoding="utf-8")
     assert written.startswith("#!/bin/sh\n") and shlex.quote(str(python)) in written  # no #! line holds a space
     launcher.path().write_text(
         launcher.text(str(python), spaced / "tooling" / "lessonbank" / "hooks" / "entry.py"), encoding="utf-8"
     )
-    code, out = install.run_hook(install.hook_command(), bash(root, "pytest"), root)
+    code, out = claude.run_hook(claude.hook_command(), bash(root, "pytest"), root)
     assert code == 0 and "pytest-lesson" in out
 
 
@@ -160,9 +159,9 @@ def test_plugin_hooks_match_the_installed_ones() -> None:
     command = 'python3 -I -S "${CLAUDE_PLUGIN_ROOT}/hooks/bank-hook"'
     assert data["hooks"] == {
         event: [{**({"matcher": matcher} if matcher else {}), "hooks": [{"type": "command", "command": command, "timeout": timeout}]}]
-        for event, matcher, timeout in install.EVENTS
+        for event, matcher, timeout in claude.EVENTS
     }  # fmt: skip
-    assert install.is_ours(data["hooks"]["Stop"][0]["hooks"][0])
+    assert claude.is_ours(data["hooks"]["Stop"][0]["hooks"][0])
     manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
     assert manifest["name"] == "lessonbank"
 

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from lessonbank.hooks import post_tool
-from lessonbank.matching import check_commands as checks
-from lessonbank.matching import shell
+from lessonbank.matching import check_commands, shell
 from lessonbank.scan import outcomes
 from lessonbank.state import records, statedir
 
@@ -241,7 +240,7 @@ def test_the_table_is_big_and_says_each_command_once() -> None:
 def test_the_hooks_and_the_scan_name_the_same_check(command: str, name: str, tmp_path: Path) -> None:
     state_dir = tmp_path / ".lessonbank"
     state_dir.mkdir()
-    assert checks.check_name(command) == name
+    assert check_commands.check_name(command) == name
     assert _through_the_hooks(command, state_dir) == name
     assert _through_the_scan(command) == name
 
@@ -268,7 +267,7 @@ def test_the_scan_classifies_each_check_as_the_kernel_does(command: str, name: s
     ],
 )
 def test_a_command_running_several_checks_names_each_once(command: str, names: str) -> None:
-    assert checks.check_name(command) == names
+    assert check_commands.check_name(command) == names
     assert _through_the_scan(command) == names.split(" + ")[0]  # the scan follows the first
 
 
@@ -291,7 +290,7 @@ def test_a_command_running_several_checks_names_each_once(command: str, names: s
 )
 def test_classify_gives_the_category_and_the_key_as_written(command: str, category: str, key: str) -> None:
     [words] = shell.segments(command)
-    found = checks.classify(words)
+    found = check_commands.classify(words)
     assert found is not None
     assert (found.category, found.key) == (category, key)
 

@@ -38,7 +38,7 @@ def _hostile() -> list[str]:
         core = template.format(atom)
         before, after = AROUND[len(out) % len(AROUND)]
         out.append(before + core + after)
-    # The ones the issue reports, exactly.
+    # The ones reported to hang the hook, exactly.
     return out + [r"(a+)+$", r"(x+x+)+y", r"^(a|a)*b", r"(a+)+\1b", r"(.*,)*x", r"(\w+\s?)*$"]
 
 

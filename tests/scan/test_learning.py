@@ -1,9 +1,9 @@
 """Lessons, not episodes: hand-written Claude Code and Codex transcripts through the scan and the distiller.
 
-Each rule of issue 10 has a transcript here: masked and narrower runs confirm nothing, removing the
-failing thing is no fix, errors in what the agent was writing this turn are work in progress,
-typos are no lessons, plain shell mistakes with a way round are, corrections need an instruction
-and lose personal data, and distinct lessons that share a command stay distinct.
+Each rule for what is a lesson has a transcript here: masked and narrower runs confirm nothing,
+removing the failing thing is no fix, errors in what the agent was writing this turn are work in
+progress, typos are no lessons, plain shell mistakes with a way round are, corrections need an
+instruction and lose personal data, and distinct lessons that share a command stay distinct.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from lessonbank.scan import distill
-from lessonbank.scan import sources as transcripts
+from lessonbank.scan import distill, sources
 from lessonbank.scan.detect import Candidate
 
 # ---- transcript writers -----------------------------------------------------------------------
@@ -105,7 +104,7 @@ class Codex:
 
 def lessons(path: Path) -> tuple[list[Candidate], dict[str, int]]:
     """What the scan proposes from one transcript, distilled, and what it skipped and why."""
-    found, stats = transcripts.scan_files([path], {})
+    found, stats = sources.scan_files([path], {})
     kept = []
     for cand in found:
         why = distill.distill(cand)

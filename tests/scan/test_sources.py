@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from lessonbank.errors import BankError
-from lessonbank.scan import sources as transcripts
+from lessonbank.scan import sources
 from lessonbank.scan.parse import ClaudeStream
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
@@ -60,33 +60,33 @@ def codex_meta(cwd: str, session: str = "019c-codex") -> str:
     return codex("session_meta", {"id": session, "cwd": cwd, "cli_version": "0.104.0-alpha.1"})
 
 
-def scan(*paths: Path, state: dict[str, Any] | None = None) -> tuple[list[Any], transcripts.Stats]:
-    return transcripts.scan_files(list(paths), state if state is not None else {})
+def scan(*paths: Path, state: dict[str, Any] | None = None) -> tuple[list[Any], sources.Stats]:
+    return sources.scan_files(list(paths), state if state is not None else {})
 
 
 # ---- where transcripts are -------------------------------------------------------------------
 
 
 def test_claude_project_folder_replaces_every_non_alphanumeric(isolated_home: Path) -> None:
-    folder = transcripts.claude_project_dir(Path("/home/u/my.repo_x"))
+    folder = sources.claude_project_dir(Path("/home/u/my.repo_x"))
     assert folder == isolated_home / ".claude" / "projects" / "-home-u-my-repo-x"
 
 
 def test_locate_finds_sessions_and_subagents_in_all_layouts(isolated_home: Path, tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
-    folder = transcripts.claude_project_dir(project.resolve())
+    folder = sources.claude_project_dir(project.resolve())
     (folder / "s2" / "subagents").mkdir(parents=True)
     for rel in ("s1.jsonl", "agent-ab12.jsonl", "s2.jsonl", "s2/subagents/agent-cd34.jsonl"):
         (folder / rel).write_text(FAIL)
     other = isolated_home / ".claude" / "projects" / "-elsewhere"
     other.mkdir()
     (other / "x.jsonl").write_text(FAIL)
-    found = transcripts.locate(project)
+    found = sources.locate(project)
     assert [p.relative_to(folder).as_posix() for p in found] == [
         "agent-ab12.jsonl", "s1.jsonl", "s2.jsonl", "s2/subagents/agent-cd34.jsonl",
     ]  # fmt: skip
-    assert other / "x.jsonl" in transcripts.locate(project, all_projects=True)
+    assert other / "x.jsonl" in sources.locate(project, all_projects=True)
 
 
 def test_locate_matches_codex_rollouts_by_session_cwd(isolated_home: Path, tmp_path: Path) -> None:
@@ -101,9 +101,9 @@ def test_locate_matches_codex_rollouts_by_session_cwd(isolated_home: Path, tmp_p
     mine_sub.write_text(codex_meta(str(project / "sub")))
     theirs.write_text(codex_meta(str(tmp_path / "other")))
     cache: dict[str, str] = {}
-    assert transcripts.locate(project, codex_cache=cache) == [mine, mine_sub]
+    assert sources.locate(project, codex_cache=cache) == [mine, mine_sub]
     assert cache[str(theirs)] == str(tmp_path / "other")
-    assert theirs in transcripts.locate(project, all_projects=True)
+    assert theirs in sources.locate(project, all_projects=True)
 
 
 def test_locate_by_path(tmp_path: Path) -> None:
@@ -111,11 +111,11 @@ def test_locate_by_path(tmp_path: Path) -> None:
     (tmp_path / "d" / "a.jsonl").write_text(FAIL)
     (tmp_path / "d" / "e" / "b.jsonl").write_text(FAIL)
     (tmp_path / "d" / "notes.txt").write_text("x")
-    assert transcripts.locate(tmp_path, paths=(tmp_path / "d",)) == [
+    assert sources.locate(tmp_path, paths=(tmp_path / "d",)) == [
         (tmp_path / "d" / "a.jsonl").resolve(), (tmp_path / "d" / "e" / "b.jsonl").resolve(),
     ]  # fmt: skip
     with pytest.raises(BankError, match="no such file or folder"):
-        transcripts.locate(tmp_path, paths=(tmp_path / "missing",))
+        sources.locate(tmp_path, paths=(tmp_path / "missing",))
 
 
 # ---- reading only what is new ----------------------------------------------------------------
@@ -139,7 +139,7 @@ def test_an_unchanged_file_is_not_opened(tmp_path: Path, monkeypatch: pytest.Mon
     path.write_text(FAIL + FIX)
     state: dict[str, Any] = {}
     assert len(scan(path, state=state)[0]) == 1
-    monkeypatch.setattr(transcripts, "scan_file", lambda *a, **k: pytest.fail("an unchanged file was read"))
+    monkeypatch.setattr(sources, "scan_file", lambda *a, **k: pytest.fail("an unchanged file was read"))
     found, stats = scan(path, state=state)
     assert (found, stats.files_read, stats.bytes_read, stats.lines) == ([], 0, 0, 0)
 
@@ -229,8 +229,8 @@ def test_malformed_lines_are_counted_and_skipped(tmp_path: Path) -> None:
 def test_an_overlong_line_is_skipped_without_holding_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(transcripts, "MAX_LINE", 2000)
-    monkeypatch.setattr(transcripts, "CHUNK", 512)
+    monkeypatch.setattr(sources, "MAX_LINE", 2000)
+    monkeypatch.setattr(sources, "CHUNK", 512)
     path = tmp_path / "s.jsonl"
     huge = record("user", "x" * 20000)
     path.write_text(FAIL + huge + FIX)
@@ -344,7 +344,7 @@ def test_masked_make_runs_are_never_taken_as_fixes() -> None:
 
 @needs_corpus
 def test_whole_corpus_scans_and_a_rescan_reads_nothing() -> None:
-    paths = transcripts.locate(CORPUS, paths=(CORPUS,))
+    paths = sources.locate(CORPUS, paths=(CORPUS,))
     state: dict[str, Any] = {}
     found, stats = scan(*paths, state=state)
     assert stats.files == len(paths) >= 28 and stats.bytes_read == sum(p.stat().st_size for p in paths)
@@ -356,8 +356,8 @@ def test_whole_corpus_scans_and_a_rescan_reads_nothing() -> None:
 def test_an_unfinished_overlong_line_is_counted_once_and_not_read_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(transcripts, "MAX_LINE", 2000)
-    monkeypatch.setattr(transcripts, "CHUNK", 512)
+    monkeypatch.setattr(sources, "MAX_LINE", 2000)
+    monkeypatch.setattr(sources, "CHUNK", 512)
     path = tmp_path / "s.jsonl"
     huge = record("user", "x" * 20000).rstrip("\n")  # still being written: no newline yet
     path.write_text(FAIL + huge)
@@ -395,11 +395,10 @@ def test_an_edit_that_did_not_apply_is_no_evidence(tmp_path: Path, result: str) 
 
 def test_the_cheap_look_covers_every_non_mistake_phrase_mining_knows() -> None:
     """Results skipped unparsed are counted by a window check: it must know every phrase mining does."""
-    from lessonbank.scan import outcomes as mining
-    from lessonbank.scan import parse as records
+    from lessonbank.scan import outcomes, parse
 
-    hints = [p.lower() for p, _ in records._NON_MISTAKE_PHRASES]
-    phrases = (*mining._DENIED, *mining._REJECTED, *mining._INTERRUPTED, *mining._INVALID)
+    hints = [p.lower() for p, _ in parse._NON_MISTAKE_PHRASES]
+    phrases = (*outcomes._DENIED, *outcomes._REJECTED, *outcomes._INTERRUPTED, *outcomes._INVALID)
     assert [p for p in phrases if not any(h in p for h in hints)] == []
 
 
@@ -413,4 +412,4 @@ def test_the_cheap_look_covers_every_non_mistake_phrase_mining_knows() -> None:
     ],
 )
 def test_spaced_json_is_told_from_compact(line: bytes, spaced: bool) -> None:
-    assert transcripts.spaced(line) is spaced
+    assert sources.spaced(line) is spaced

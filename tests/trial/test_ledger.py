@@ -14,8 +14,7 @@ from lessonbank.bank import frontmatter_edit
 from lessonbank.bank.store import Bank
 from lessonbank.cli import main
 from lessonbank.errors import BankError
-from lessonbank.state import arms as trial
-from lessonbank.state import records, statedir
+from lessonbank.state import arms, records, statedir
 from lessonbank.trial import ledger, report, turns
 
 PYTEST = [
@@ -163,7 +162,7 @@ def test_trial_records_join_assignments_checks_and_ledger(root: Path) -> None:
     rows, checks = [], {}
     for n in range(10):
         session = f"session {n}"
-        arm = trial.assign(state, session)
+        arm = arms.assign(state, session)
         # Turn p: the lesson fits; with lessons pytest fails twice and then passes, without it passes.
         rows.append(injection(session, "p", "pytest-needs-no-randomly", arm=arm))
         failed = 2 if arm == "with" else 0
@@ -172,10 +171,10 @@ def test_trial_records_join_assignments_checks_and_ledger(root: Path) -> None:
         ]
         # Turn q: no lesson fits, ruff fails and is left failing.
         checks[session] += [check("q", "ruff check", False)]
-    trial.assign(state, "never fitted")  # assigned at SessionStart, but no lesson ever fitted it
+    arms.assign(state, "never fitted")  # assigned at SessionStart, but no lesson ever fitted it
     checks["never fitted"] = [check("p", "pytest -q", False)]
     rows.append(injection("not in the trial", "p", "ruff-fix-first"))
-    trial.assign(state, "spans bank on")  # in the trial, but also handed lessons in `on` mode
+    arms.assign(state, "spans bank on")  # in the trial, but also handed lessons in `on` mode
     rows += [
         injection("spans bank on", "p", "ruff-fix-first", arm="without"),
         injection("spans bank on", "q", "ruff-fix-first"),
@@ -183,10 +182,10 @@ def test_trial_records_join_assignments_checks_and_ledger(root: Path) -> None:
     write_state(root, rows, checks)
     the_bank = Bank.open(root)
     joined = turns.trial_records(the_bank)
-    arms = dict(turns.assignments(the_bank))
+    arm_of = dict(turns.assignments(the_bank))
     assert [(r.session, r.turn) for r in joined] == [(f"session {n}", t) for n in range(10) for t in "pq"]
     for record in joined:
-        assert record.arm == arms[record.session]
+        assert record.arm == arm_of[record.session]
         if record.turn == "p":
             with_arm = record.arm == "with"
             assert (record.checks, record.failed, record.ended_failing) == (
@@ -198,14 +197,14 @@ def test_trial_records_join_assignments_checks_and_ledger(root: Path) -> None:
         else:
             assert (record.checks, record.failed, record.ended_failing, record.lessons) == (1, 1, True, ())
     # Ten sessions are short of any planned size: no harm test, only the same-failure flag.
-    n = sum(1 for n in range(10) if arms[f"session {n}"] == "with")
+    n = sum(1 for n in range(10) if arm_of[f"session {n}"] == "with")
     assert ledger.flagged_lessons(the_bank) == {
         "pytest-needs-no-randomly": f"the check it is about still failed after it in {n} of the {n} turns it was injected in"
     }
     exported = cli(root, "trial", "export").splitlines()
     assert [json.loads(line) for line in exported] == [r.to_json() for r in joined]
     assert json.loads(exported[0]) == {
-        "session": "session 0", "turn": "p", "arm": arms["session 0"], "checks": joined[0].checks,
+        "session": "session 0", "turn": "p", "arm": arm_of["session 0"], "checks": joined[0].checks,
         "failed": joined[0].failed, "ended_failing": False, "lessons": ["pytest-needs-no-randomly"],
     }  # fmt: skip
     document = json.loads(cli(root, "trial", "export", "--json"))
@@ -214,7 +213,7 @@ def test_trial_records_join_assignments_checks_and_ledger(root: Path) -> None:
 
 def test_modes_start_resume_and_reset_are_logged(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seeds = iter([1111, 2222])
-    monkeypatch.setattr(trial, "fresh_seed", lambda: next(seeds))
+    monkeypatch.setattr(arms, "fresh_seed", lambda: next(seeds))
     assert cli(root, "trial", "status") == (
         "mode: on\ntrial: collecting 0/60 sessions with lessons, 0/60 without; no verdict before 60 in each arm\n"
     )
@@ -239,7 +238,7 @@ def test_modes_start_resume_and_reset_are_logged(root: Path, monkeypatch: pytest
     assert "  <- this trial" in out.splitlines()[6] and out.splitlines()[6].split()[0] == "30"
     assert (root / ".lessonbank/trial/settings").read_text(encoding="utf-8") == "seed=1111\nplanned=30\n"
     assert ledger.read_mode(Bank.open(root)) == "test"
-    trial.assign(str(root / ".lessonbank"), "s")
+    arms.assign(str(root / ".lessonbank"), "s")
     assert cli(root, "test", "--planned", "40", code=1) == (
         "Error: the running trial was planned for 30 sessions in each arm and keeps that size; "
         "`bank trial reset --planned 40` archives it and starts a new trial\n"
@@ -283,25 +282,6 @@ def test_modes_start_resume_and_reset_are_logged(root: Path, monkeypatch: pytest
     assert ledger.read_mode(Bank.open(root)) == "on"  # as the hooks read it
 
 
-def test_a_trial_of_turns_from_an_older_version_is_archived_by_bank_test(root: Path) -> None:
-    folder = root / ".lessonbank/trial"
-    (folder / "arms/s1").mkdir(parents=True)
-    (folder / "arms/s1/t1").write_text("with", encoding="utf-8")
-    (folder / "settings").write_text("seed=20261129\nblock=2\n", encoding="utf-8")
-    (folder / "assignments.tsv").write_text("0\ts1\tt1\twith\n", encoding="utf-8")
-    assert turns.assignments(Bank.open(root)) == []  # the old lines are not sessions
-    out = cli(root, "test").splitlines()
-    assert out[:3] == [
-        "archive   .lessonbank/trial/archive/1",
-        "create    .lessonbank/trial/settings",
-        "create    .lessonbank/mode",
-    ]
-    assert out[4].startswith("trial: started, planned 60 sessions in each arm")
-    assert sorted(p.name for p in (folder / "archive/1").iterdir()) == ["arms", "assignments.tsv", "settings"]
-    assert "block" not in ledger.settings(Bank.open(root))
-    assert trial.assign(str(root / ".lessonbank"), "s1") in ("with", "without")
-
-
 def test_report_chart_must_be_svg_and_json_is_strict(root: Path, tmp_path: Path) -> None:
     out = cli(root, "trial", "report", "--chart", str(tmp_path / "c.png"), code=2)
     assert "only SVG charts are written" in out
@@ -311,12 +291,12 @@ def test_report_chart_must_be_svg_and_json_is_strict(root: Path, tmp_path: Path)
     )
     assert not chart.exists()
     state = str(root / ".lessonbank")
-    rows, arms = [], []
+    rows, assigned = [], []
     for n in range(8):
-        arms.append(trial.assign(state, f"s{n}"))
-        rows.append(injection(f"s{n}", "t", "ruff-fix-first", arm=arms[-1]))
+        assigned.append(arms.assign(state, f"s{n}"))
+        rows.append(injection(f"s{n}", "t", "ruff-fix-first", arm=assigned[-1]))
     # Failures with lessons, none without: an infinite ratio becomes the string "inf".
-    write_state(root, rows, {f"s{n}": [check("t", "ruff check", arms[n] == "without")] for n in range(8)})
+    write_state(root, rows, {f"s{n}": [check("t", "ruff check", assigned[n] == "without")] for n in range(8)})
     data = json.loads(cli(root, "trial", "report", "--json", "--chart", str(chart)))
     assert (data["verdict"], data["ratio"], data["drop"], data["p"], data["interval"]) == (
         "collecting",

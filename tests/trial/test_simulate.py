@@ -20,8 +20,7 @@ from click.testing import CliRunner
 
 from lessonbank.bank.store import Bank
 from lessonbank.cli import main
-from lessonbank.state import arms as trial
-from lessonbank.state import statedir as state
+from lessonbank.state import arms, statedir
 from lessonbank.trial import simulate, stats, turns
 
 # (slug, capture flags); the trigger of the turn that fits each, and the check that turn runs.
@@ -105,16 +104,18 @@ def make_project(root: Path, slugs: list[str], extra: dict[str, list[str]] | Non
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # A fixed seed for `bank test`, so the trial's arms (and so its verdict) are the same every run.
-    monkeypatch.setattr(trial, "fresh_seed", lambda: SEED)
+    monkeypatch.setattr(arms, "fresh_seed", lambda: SEED)
     # A space in the path: the installed command must quote it.
     return make_project(tmp_path / "my project", list(LESSONS))
 
 
 def sessions_for(planned: int) -> int:
     """How many sessions the fixed seed's assignment needs before both arms reach `planned`."""
-    arms = [trial.arm_at(SEED, n) for n in range(4 * planned)]
+    sequence = [arms.arm_at(SEED, n) for n in range(4 * planned)]
     return next(
-        n for n in range(len(arms)) if min(arms[:n].count("with"), arms[:n].count("without")) >= planned
+        n
+        for n in range(len(sequence))
+        if min(sequence[:n].count("with"), sequence[:n].count("without")) >= planned
     )
 
 
@@ -137,9 +138,11 @@ def check_arms_and_ledger(project: Path, run: simulate.Run) -> None:
     # Assigned at SessionStart, in the order the sessions began, one arm per session.
     assert [session for session, _ in assigned] == sessions
     assert all(t.arm == arm_of[t.session] for t in run.turns)
-    arms = [arm for _, arm in assigned]
-    assert arms == [trial.arm_at(SEED, n) for n in range(len(arms))]
-    drift = [abs(arms[:n].count("with") - arms[:n].count("without")) for n in range(len(arms) + 1)]
+    sequence = [arm for _, arm in assigned]
+    assert sequence == [arms.arm_at(SEED, n) for n in range(len(sequence))]
+    drift = [
+        abs(sequence[:n].count("with") - sequence[:n].count("without")) for n in range(len(sequence) + 1)
+    ]
     assert max(drift) <= 3  # blocks of 2, 4 or 6
     rows, skipped = turns.read_ledger(the_bank)
     assert skipped == 0
@@ -345,29 +348,29 @@ def test_bank_off_stops_injection_recording_and_nudging_on_the_next_call(project
 @pytest.mark.parametrize("seed", [0, 1, 20261129, 2**63 + 5])
 def test_every_block_is_balanced_and_runs_add_up_to_twelve(seed: int) -> None:
     for run in range(100):
-        sizes = trial.block_sizes(seed, run)
-        assert sum(sizes) == trial.RUN and set(sizes) <= {2, 4, 6}
-        arms = [trial.arm_at(seed, run * trial.RUN + n) for n in range(trial.RUN)]
+        sizes = arms.block_sizes(seed, run)
+        assert sum(sizes) == arms.RUN and set(sizes) <= {2, 4, 6}
+        sequence = [arms.arm_at(seed, run * arms.RUN + n) for n in range(arms.RUN)]
         start = 0
         for size in sizes:
-            block = arms[start : start + size]
+            block = sequence[start : start + size]
             assert block.count("with") == block.count("without") == size // 2
             start += size
 
 
 def test_blocks_vary_and_the_sequence_is_pinned() -> None:
     # Pinned: a change here silently changes every running trial's assignments.
-    assert trial.block_sizes(SEED, 0) == PINNED_SIZES
-    assert [trial.arm_at(SEED, n) for n in range(12)] == PINNED_ARMS
-    shapes = Counter(tuple(trial.block_sizes(SEED, run)) for run in range(1000))
+    assert arms.block_sizes(SEED, 0) == PINNED_SIZES
+    assert [arms.arm_at(SEED, n) for n in range(12)] == PINNED_ARMS
+    shapes = Counter(tuple(arms.block_sizes(SEED, run)) for run in range(1000))
     assert len(shapes) > 20 and max(shapes.values()) < 200
     # Different seeds, different sequences: no two installs share one.
-    sequences = {tuple(trial.arm_at(seed, n) for n in range(24)) for seed in range(50)}
+    sequences = {tuple(arms.arm_at(seed, n) for n in range(24)) for seed in range(50)}
     assert len(sequences) == 50
 
 
 def test_fresh_seeds_differ() -> None:
-    seeds = {trial.fresh_seed() for _ in range(20)}
+    seeds = {arms.fresh_seed() for _ in range(20)}
     assert len(seeds) == 20 and all(0 <= seed < 2**63 for seed in seeds)
 
 
@@ -384,38 +387,38 @@ def test_fresh_seeds_differ() -> None:
     ],
 )
 def test_safe_name(value: str, name: str) -> None:
-    assert state.safe_name(value) == name
+    assert statedir.safe_name(value) == name
 
 
 def test_assign_records_once_and_survives_a_lost_count(tmp_path: Path) -> None:
     state = str(tmp_path)
     (tmp_path / "trial").mkdir()
     (tmp_path / "trial/settings").write_text("seed=7\nplanned=30\n", encoding="utf-8")
-    first = [trial.assign(state, f"s{n}") for n in range(6)]
-    assert first == [trial.arm_at(7, n) for n in range(6)]
-    assert [trial.assign(state, f"s{n}") for n in range(6)] == first
+    first = [arms.assign(state, f"s{n}") for n in range(6)]
+    assert first == [arms.arm_at(7, n) for n in range(6)]
+    assert [arms.assign(state, f"s{n}") for n in range(6)] == first
     (tmp_path / "trial/count").unlink()
-    assert trial.assign(state, "s6") == trial.arm_at(7, 6)
+    assert arms.assign(state, "s6") == arms.arm_at(7, 6)
     (tmp_path / "trial/count").write_text("2 10", encoding="utf-8")  # stale: the log's size differs
-    assert trial.assign(state, "s7") == trial.arm_at(7, 7)
+    assert arms.assign(state, "s7") == arms.arm_at(7, 7)
     log = (tmp_path / "trial/assignments.tsv").read_text(encoding="utf-8").splitlines()
     assert [line.split("\t")[:2] for line in log] == [[str(n), f"s{n}"] for n in range(8)]
-    assert trial.read_settings(str(tmp_path / "trial")) == {"seed": 7, "planned": 30}
+    assert arms.read_settings(str(tmp_path / "trial")) == {"seed": 7, "planned": 30}
 
 
 def test_a_trial_started_by_hand_gets_a_fresh_seed_and_a_log_line(tmp_path: Path) -> None:
-    arm = trial.assign(str(tmp_path), "s")
-    seed = trial.read_settings(str(tmp_path / "trial"))["seed"]
-    assert arm == trial.arm_at(seed, 0)
+    arm = arms.assign(str(tmp_path), "s")
+    seed = arms.read_settings(str(tmp_path / "trial"))["seed"]
+    assert arm == arms.arm_at(seed, 0)
     assert (tmp_path / "trial/log.jsonl").read_text(encoding="utf-8") == '{"event": "start", "by": "hook"}\n'
 
 
 def test_parallel_processes_never_share_an_index(tmp_path: Path) -> None:
-    tooling = str(Path(trial.__file__).resolve().parents[2])
+    tooling = str(Path(arms.__file__).resolve().parents[2])
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); from lessonbank.state import arms as trial; "
-        "[trial.assign(sys.argv[2], f's{n % 5}') for n in range(10)]; "
-        "[trial.assign(sys.argv[2], sys.argv[3] + str(n)) for n in range(10)]"
+        "import sys; sys.path.insert(0, sys.argv[1]); from lessonbank.state import arms; "
+        "[arms.assign(sys.argv[2], f's{n % 5}') for n in range(10)]; "
+        "[arms.assign(sys.argv[2], sys.argv[3] + str(n)) for n in range(10)]"
     )
     (tmp_path / "trial").mkdir()
     (tmp_path / "trial/settings").write_text("seed=3\n", encoding="utf-8")
@@ -427,5 +430,5 @@ def test_parallel_processes_never_share_an_index(tmp_path: Path) -> None:
     log = [line.split("\t") for line in (tmp_path / "trial/assignments.tsv").read_text().splitlines()]
     assert [int(parts[0]) for parts in log] == list(range(85))
     assert len({parts[1] for parts in log}) == 85
-    assert [parts[2] for parts in log] == [trial.arm_at(3, n) for n in range(85)]
+    assert [parts[2] for parts in log] == [arms.arm_at(3, n) for n in range(85)]
     assert Counter(parts[2] for parts in log[:84]) == {"with": 42, "without": 42}

@@ -6,8 +6,7 @@ import random
 
 import pytest
 
-from lessonbank.trial import chart, stats
-from lessonbank.trial import report as r
+from lessonbank.trial import chart, report, stats
 
 # Failed checks per turn (3 checks a turn, 4 turns a session), six session patterns repeated.
 HELPED = [[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 1], [0, 0, 0, 0], [1, 1, 0, 0]] * 5
@@ -183,7 +182,7 @@ def test_the_rule_as_printed_names_its_levels_and_its_floor() -> None:
 
 
 def test_the_power_table_bank_test_shows() -> None:
-    assert r.power_lines(60) == [
+    assert report.power_lines(60) == [
         'How often a trial of each size says "helps" (simulated sessions of 1 to ~8 turns, about 3 checks '
         "a turn, 30% of checks failing on average, some sessions much harder than others):",
         "  sessions per arm  no effect  20% drop  40% drop",
@@ -198,7 +197,7 @@ def test_the_power_table_bank_test_shows() -> None:
 
 def test_report_while_collecting() -> None:
     result = stats.decide(trial(HELPED[:3], UNHELPED[:2]), 30)
-    assert r.report_lines(result) == [
+    assert report.report_lines(result) == [
         stats.rule_text(30),
         "",
         "Verdict: COLLECTING (3/30 sessions with lessons, 2/30 without; no verdict before 30 in each arm).",
@@ -219,13 +218,13 @@ def test_report_while_collecting() -> None:
         "each arm, and shown as doing harm only when the one-sided test, Holm-corrected across the tested "
         "lessons, rejects at 5%; no lesson is ever said not to help from these numbers.",
     ]
-    assert r.status_line(result) == (
+    assert report.status_line(result) == (
         "trial: collecting 3/30 sessions with lessons, 2/30 without; no verdict before 30 in each arm"
     )
 
 
 def test_report_of_a_null_says_what_the_data_allow_and_that_bank_off_is_honest() -> None:
-    lines = r.report_lines(stats.decide(trial(NULL, NULL[3:] + NULL[:3]), 30), attribution=False)
+    lines = report.report_lines(stats.decide(trial(NULL, NULL[3:] + NULL[:3]), 30), attribution=False)
     assert lines[2:] == [
         "Verdict: NO EFFECT (0.0% fewer failed checks per check run with lessons, which chance alone can "
         "explain (one-sided p = 0.530)).",
@@ -244,7 +243,7 @@ def test_report_of_a_null_says_what_the_data_allow_and_that_bank_off_is_honest()
 
 def test_report_of_too_few_says_so_plainly() -> None:
     sessions = trial([[0, 0, 0, 0]] * 27 + [[1, 0, 0, 0]] * 3, [[0, 0, 0, 0]] * 24 + [[0, 1, 0, 0]] * 6)
-    lines = r.report_lines(stats.decide(sessions, 30), attribution=False)
+    lines = report.report_lines(stats.decide(sessions, 30), attribution=False)
     assert lines[-1] == (
         "The data are too few to say anything, for or against lessons. No help was shown, so the honest "
         "move is `bank off` (or `bank trial reset` with a larger planned size)."
@@ -253,13 +252,13 @@ def test_report_of_too_few_says_so_plainly() -> None:
 
 def test_report_when_lessons_help_does_not_suggest_bank_off() -> None:
     result = stats.decide(trial(HELPED, UNHELPED), 30)
-    lines = r.report_lines(result)
+    lines = report.report_lines(result)
     assert not any("bank off" in line for line in lines)
     assert (
         "Failed checks per check run, with/without lessons: 0.41, 95% interval 0.33 to 0.53; one-sided p < 0.001."
         in lines
     )
-    assert r.status_line(result) == (
+    assert report.status_line(result) == (
         "trial: helps — 58.8% fewer failed checks per check run with lessons, one-sided p < 0.001"
     )
 
@@ -290,8 +289,8 @@ def test_no_lesson_is_tested_before_the_planned_size() -> None:
     ]
 
 
-def test_json_carries_the_fields_the_issue_names() -> None:
-    data = r.verdict_json(stats.decide(trial(HELPED, UNHELPED), 30))
+def test_json_carries_verdict_sessions_turns_drop_interval_p_and_method() -> None:
+    data = report.verdict_json(stats.decide(trial(HELPED, UNHELPED), 30))
     assert data["verdict"] == "helps"
     assert (data["sessions"], data["turns"], data["planned"]) == (
         {"with": 30, "without": 30},
@@ -302,7 +301,7 @@ def test_json_carries_the_fields_the_issue_names() -> None:
     assert [round(x, 2) for x in data["interval"]] == [0.33, 0.53]
     assert data["p"] == pytest.approx(1 / 2001)
     assert data["method"] == stats.METHOD_SHORT
-    collecting = r.verdict_json(stats.decide(trial(HELPED[:4], UNHELPED[:4]), 30))
+    collecting = report.verdict_json(stats.decide(trial(HELPED[:4], UNHELPED[:4]), 30))
     assert (collecting["verdict"], collecting["p"], collecting["interval"]) == ("collecting", None, None)
 
 

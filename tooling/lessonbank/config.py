@@ -76,14 +76,6 @@ DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
     },
 }
 
-# Keys an older bank.toml may still set that nothing reads any more: accepted, so an old bank keeps
-# working, but each one named in a one-line warning (why it is gone, and to delete it), never silently.
-RETIRED: dict[str, str] = {
-    "trial.seed": "each `bank test` draws a fresh random seed, kept out of bank.toml",
-    "trial.block_size": "the trial mixes blocks of 2, 4 and 6 sessions at random",
-}
-
-
 # Allowed ranges, inclusive; a value outside them could silently lose lessons (a negative
 # duplicate threshold makes every capture a "repeat"), so it is an error instead.
 RANGES: dict[str, tuple[float, float]] = {
@@ -170,7 +162,8 @@ class Config:
     values: dict[str, dict[str, Any]] = field(
         default_factory=lambda: {s: {k: v[0] for k, v in keys.items()} for s, keys in DEFAULTS.items()}
     )
-    warnings: tuple[str, ...] = ()  # one line per retired key bank.toml still sets
+    # Always empty now that a retired key is an unknown one; `cli.get_bank` still prints it.
+    warnings: tuple[str, ...] = ()
 
     def get(self, dotted: str) -> Any:
         """The value of `section.key`; KeyError for an unknown key."""
@@ -187,24 +180,14 @@ class Config:
 
 
 def parse(text: str, source: str = "bank.toml") -> Config:
-    """Parse bank.toml's text into a Config; unknown keys, wrong types and values out of range are errors,
-    retired keys warnings."""
+    """Parse bank.toml's text into a Config; unknown keys, wrong types and values out of range are errors."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BankError(f"{source}: not valid TOML: {exc}") from None
     config = Config()
     values = copy.deepcopy(config.values)
-    warnings = []
     for section, table in data.items():
-        if isinstance(table, dict):
-            retired = [key for key in table if f"{section}.{key}" in RETIRED]
-            for key in retired:
-                why = RETIRED[f"{section}.{key}"]
-                warnings.append(f"{source}: {section}.{key} is no longer read ({why}); delete it")
-            table = {key: value for key, value in table.items() if key not in retired}
-            if retired and not table and section not in DEFAULTS:
-                continue
         if section in DEFAULTS and not isinstance(table, dict):
             raise BankError(f"{source}: {section} must be a table: write [{section}] and its keys below it")
         if section not in DEFAULTS:
@@ -217,7 +200,7 @@ def parse(text: str, source: str = "bank.toml") -> Config:
             if problem:
                 raise BankError(f"{source}: {problem}")
             values[section][key] = value
-    return Config(values, tuple(warnings))
+    return Config(values)
 
 
 def read(data: bytes | str | None, source: str = "bank.toml") -> Config:

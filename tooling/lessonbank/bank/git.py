@@ -65,19 +65,15 @@ _NO_OPTIONAL_LOCKS = {"GIT_OPTIONAL_LOCKS": "0"}
 
 
 def unrecoverable(path: Path) -> str | None:
-    """Why git could not give this file back once deleted (never committed, uncommitted changes, no
-    repository), or None when HEAD holds it exactly as it is."""
+    """Why git could not give this file back once deleted, or None when HEAD holds it as it is."""
     try:
         repo = GitRepo(path.parent)
     except GitError:
         return "the bank is not in a git repository"
     try:
         rel = repo.rel(path)
-        if repo.mode_at_head(rel) is None:
-            return "it was never committed"
-        if repo.dirty([rel]):
-            return "it has uncommitted changes"
-        return None
+        return "it was never committed" if repo.mode_at_head(rel) is None else (
+            "it has uncommitted changes" if repo.dirty([rel]) else None)
     finally:
         repo.close()
 

@@ -9,7 +9,6 @@ keeps; `to_mapping` writes them in KEY_ORDER. Line-preserving edits live in `ban
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import yaml
 
 from lessonbank.bank.fields import SOURCES, STATUSES, TYPES
-from lessonbank.bank.names import windows_reserved
+from lessonbank.bank.names import parse_destination, windows_reserved
 from lessonbank.errors import LessonFormatError
 from lessonbank.matching import globs, regex_hazard
 
@@ -55,10 +54,6 @@ TOOLS = (
     "Bash", "Read", "Edit", "Write", "MultiEdit", "Glob", "Grep", "NotebookEdit",
     "WebFetch", "WebSearch", "Task",
 )  # fmt: skip
-DESTINATION_KINDS = ("rule", "skill", "doc")
-DESTINATION_FORMS = (
-    "rule:<name> (rules/<name>.md), skill:<name> (an Agent Skills folder), doc:<path inside the repo>"
-)
 
 # The lesson's fields, as frontmatter keys in the order the tool writes them; unknown keys a person
 # added follow. `triggers` is a mapping of TRIGGER_KEYS; `verified` and `verify` are written when set.
@@ -71,74 +66,7 @@ TRIGGER_KEYS = ("tools", "commands", "paths", "keywords")
 _WRITTEN_WHEN_SET = ("verified", "verify")
 VERIFY_KEYS = ("paths", "match", "absent", "glob", "command")
 
-# A rule or skill name (the Agent Skills rule): a-z0-9 and single dashes, none at either end.
-DEST_NAME_RE = re.compile(r"^(?!-)(?!.*--)[a-z0-9-]{1,64}(?<!-)$")
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
-# What no lesson may graduate into: the bank's own machinery and git's.
-RESERVED_TOP = frozenset({"INDEX.md", "BANK.md", "bank.toml"})
-RESERVED_DIRS = frozenset({".git", "lessons", ".lessonbank"})
-
-
-@dataclass
-class Destination:
-    """Where a lesson graduates to."""
-
-    kind: str
-    name: str
-
-    def __str__(self) -> str:
-        return f"{self.kind}:{self.name}"
-
-
-def parse_destination(value: object) -> Destination:
-    """Parse `rule:<name>`, `skill:<name>` or `doc:<path>`; raise ValueError naming the valid forms."""
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"promote-to is missing; use one of: {DESTINATION_FORMS}")
-    kind, sep, name = value.strip().partition(":")
-    if not sep or kind not in DESTINATION_KINDS:
-        raise ValueError(f"promote-to {value!r} has an unknown kind; use one of: {DESTINATION_FORMS}")
-    name = name.strip()
-    if kind in ("rule", "skill"):
-        if not DEST_NAME_RE.match(name):
-            raise ValueError(
-                f"promote-to {value!r}: a {kind} name is 1-64 characters of a-z, 0-9 and single '-' "
-                "(none at either end)"
-            )
-        if windows_reserved(name):
-            raise ValueError(f"promote-to {value!r}: {name!r} is a name Windows reserves for a device")
-    else:
-        norm = name.replace("\\", "/")
-        parts = [p for p in norm.split("/") if p not in ("", ".")]
-        if not name or norm.startswith("/") or re.match(r"^[A-Za-z]:", norm) or ".." in parts:
-            raise ValueError(
-                f"promote-to {value!r}: the doc path must stay inside the repository "
-                f"(relative, no '..'); use one of: {DESTINATION_FORMS}"
-            )
-        if not norm.lower().endswith(".md"):
-            raise ValueError(f"promote-to {value!r}: a doc destination is a markdown (.md) file")
-        name = "/".join(parts)
-        if any(windows_reserved(part) for part in parts):
-            raise ValueError(f"promote-to {value!r}: a part of the path is a name Windows reserves for a device")
-        if reserved_path(parts):
-            raise ValueError(
-                f"promote-to {value!r}: the bank manages that file itself; name a doc of the project"
-            )
-    return Destination(kind, name)
-
-
-def fold_name(part: str) -> str:
-    """A name as case-insensitive, normalising filesystems (macOS, Windows) compare it: NFKC,
-    case-folded, without the trailing dots and spaces Windows drops."""
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", part).casefold())
-    return folded.rstrip(" .") or folded
-
-
-def reserved_path(parts: list[str]) -> bool:
-    """Is the relative path (split at '/') a RESERVED_TOP file or inside a RESERVED_DIRS folder, in
-    any spelling that names the same file on some filesystem?"""
-    folded = [fold_name(part) for part in parts]
-    dirs = {fold_name(name) for name in RESERVED_DIRS}
-    return "/".join(folded) in {fold_name(n) for n in RESERVED_TOP} or bool(dirs.intersection(folded[:-1]))
 
 
 @dataclass(kw_only=True)

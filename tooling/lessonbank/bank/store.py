@@ -22,6 +22,7 @@ from lessonbank.state import statedir
 
 if TYPE_CHECKING:  # the YAML parser is imported only when a lesson is parsed
     from lessonbank.bank import lesson as lesson_mod
+    from lessonbank.bank.names import Destination
 
 MARKER = statedir.MARKER  # bank.toml: the file that makes a folder a bank
 CACHE_MAGIC = b"LBLESS\x00\x00"
@@ -321,7 +322,7 @@ class Bank:
             raise BankError(f"{relpath} leads outside the repository ({self.root})")
         return candidate
 
-    def destination_path(self, dest: lesson_mod.Destination) -> Path:
+    def destination_path(self, dest: Destination) -> Path:
         """The file a destination names: rules/<name>.md, <skills>/<name>/SKILL.md or the doc."""
         if dest.kind == "rule":
             rel = f"rules/{dest.name}.md"

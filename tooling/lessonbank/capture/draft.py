@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any
 
-from lessonbank.bank import lesson as lesson_mod
 from lessonbank.bank import names
+from lessonbank.bank.lesson import SOURCES, TRIGGER_KEYS, TYPES, Lesson, LessonContent, attribute
 from lessonbank.capture import blocks
 from lessonbank.errors import BankError
 from lessonbank.matching import words
@@ -41,7 +41,7 @@ _PATH_TOOLS = {"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob"}
 
 
 @dataclass(kw_only=True)
-class Draft(lesson_mod.LessonContent):
+class Draft(LessonContent):
     """A lesson as a person, an agent or the scan offered it, before the gates.
 
     It has the lesson's content fields (`bank.lesson.LessonContent`), any of which may be empty,
@@ -58,14 +58,14 @@ class Draft(lesson_mod.LessonContent):
     confidence: float | None = None
 
 
-def to_lesson(draft: Draft, taken: set[str], today: str, default_priority: int) -> lesson_mod.Lesson:
+def to_lesson(draft: Draft, taken: set[str], today: str, default_priority: int) -> Lesson:
     """The new lesson a draft becomes: the one converter.
 
     The content fields are copied (when and do whitespace-folded), the bank assigns the rest (id, a
     slug not in `taken`, seen 1, sessions, dates), and a missing title, keywords, priority or
     confidence is derived or defaulted.
     """
-    values = {f.name: getattr(draft, f.name) for f in fields(lesson_mod.LessonContent)}
+    values = {f.name: getattr(draft, f.name) for f in fields(LessonContent)}
     values = {k: v.copy() if isinstance(v, (list, dict)) else v for k, v in values.items()}
     title = draft.title.strip() or derive_title(draft.when, draft.do)
     values.update(
@@ -85,7 +85,7 @@ def to_lesson(draft: Draft, taken: set[str], today: str, default_priority: int) 
         created=today,
         updated=today,
     )
-    lesson = lesson_mod.Lesson(**values)
+    lesson = Lesson(**values)
     if not lesson.keywords:
         lesson.keywords = derive_keywords(lesson.title, lesson.when, lesson.tags)
     return lesson
@@ -194,7 +194,7 @@ def trigger_regex(trigger: str) -> str:
 
 # How --json reads each Draft field (named there as in the frontmatter: promote-to).
 _JSON_TEXT = ("when", "do", "promote-to", "title", "type", "session", "source", "body")
-_JSON_LISTS = (*lesson_mod.TRIGGER_KEYS, "tags")
+_JSON_LISTS = (*TRIGGER_KEYS, "tags")
 _JSON_NUMBERS = (("priority", int, 1, 10), ("confidence", float, 0, 1))
 JSON_FIELDS = (*_JSON_TEXT, *_JSON_LISTS, *(n[0] for n in _JSON_NUMBERS), "verify")
 
@@ -215,7 +215,7 @@ def draft_from_json(text: str, session: str | None) -> Draft:
     if not isinstance(triggers, dict):
         raise BankError("JSON lesson: triggers must be an object of tools, commands, paths, keywords")
     for key, value in triggers.items():
-        if key not in lesson_mod.TRIGGER_KEYS:
+        if key not in TRIGGER_KEYS:
             raise BankError(f"JSON lesson: unknown trigger {key!r}; known: tools, commands, paths, keywords")
         data[key] = value
     unknown = sorted(set(data) - set(JSON_FIELDS))
@@ -226,7 +226,7 @@ def draft_from_json(text: str, session: str | None) -> Draft:
         if key in data:
             if not isinstance(data[key], str):
                 raise BankError(f"JSON lesson: {key} must be a string")
-            args[lesson_mod.attribute(key)] = data[key]
+            args[attribute(key)] = data[key]
     for key in _JSON_LISTS:
         value = data.get(key)
         if value is None:
@@ -257,10 +257,10 @@ def draft_from_json(text: str, session: str | None) -> Draft:
     for key in ("when", "do"):
         if key not in args:
             raise BankError(f"JSON lesson: missing field {key!r}")
-    if args.get("type", "gotcha") not in lesson_mod.TYPES:
-        raise BankError(f"JSON lesson: type must be one of {', '.join(lesson_mod.TYPES)}")
-    if args.get("source", "typed") not in lesson_mod.SOURCES:
-        raise BankError(f"JSON lesson: source must be one of {', '.join(lesson_mod.SOURCES)}")
+    if args.get("type", "gotcha") not in TYPES:
+        raise BankError(f"JSON lesson: type must be one of {', '.join(TYPES)}")
+    if args.get("source", "typed") not in SOURCES:
+        raise BankError(f"JSON lesson: source must be one of {', '.join(SOURCES)}")
     if session:
         args["session"] = session
     return Draft(**args)

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from lessonbank.bank import derived
-from lessonbank.bank.lesson import DESTINATION_FORMS, Destination, parse_destination
+from lessonbank.bank.names import DESTINATION_FORMS, Destination, parse_destination
 from lessonbank.bank.secrets import MARKER, redact_secrets
 from lessonbank.capture.redaction import Redaction, redact
 from lessonbank.errors import GateRefusal

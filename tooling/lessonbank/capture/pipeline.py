@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from lessonbank.bank import derived, frontmatter_edit
-from lessonbank.bank import lesson as lesson_mod
-from lessonbank.bank.lesson import Destination
+from lessonbank.bank.lesson import render, validate
+from lessonbank.bank.names import Destination
 from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.capture import gates
 from lessonbank.capture.draft import Draft, parse_lesson_blocks, to_lesson
@@ -55,9 +55,9 @@ def capture(bank: Bank, draft: Draft, dry_run: bool = False) -> Outcome:
         # Each banked lesson's slug and words come from the derived cache: only files changed
         # since it was written are parsed, and only the repeated lesson's file is read in full.
         # The same cache then goes to `regenerate`, which looks again only at the file written.
-        from lessonbank.bank import render
+        from lessonbank.bank.render import open_cache
 
-        cache = render.open_cache(bank)
+        cache = open_cache(bank)
         try:
             return _gate_and_write(bank, draft, dest, redactions, cache, dry_run)
         finally:
@@ -82,11 +82,11 @@ def _gate_and_write(
     gates.preference(draft)
     taken = {slug for slug, _ in banked}
     lesson = to_lesson(draft, taken, _today(), bank.config.get("capture.default_priority"))
-    problems = lesson_mod.validate(lesson)
+    problems = validate(lesson)
     if problems:
         raise GateRefusal("format", f"refused: {problems[0][1]}")
     path = bank.lessons_dir / f"{lesson.slug}.md"
-    action = write_atomic(path, lesson_mod.render(lesson), dry_run=dry_run)
+    action = write_atomic(path, render(lesson), dry_run=dry_run)
     if not dry_run:
         from lessonbank.bank.render import regenerate
 

@@ -17,8 +17,7 @@ from typing import Any
 
 import click
 
-from lessonbank.bank import render as generate
-from lessonbank.bank import scaffold
+from lessonbank.bank import render, scaffold
 from lessonbank.bank.git import GitRepo, clone, init, init_bare
 from lessonbank.bank.store import Bank
 from lessonbank.capture.draft import Draft
@@ -29,8 +28,7 @@ from lessonbank.cli.scan import summary
 from lessonbank.errors import BankError, GateRefusal
 from lessonbank.groom import apply, rulesync
 from lessonbank.groom.plan import commit_message, plan_groom
-from lessonbank.install import claude as install
-from lessonbank.install import hookfiles
+from lessonbank.install import claude, hookfiles, launcher
 from lessonbank.scan.candidates import Store, run_scan, short_id
 from lessonbank.state import statedir
 from lessonbank.trial import ledger, simulate
@@ -147,7 +145,7 @@ def step_bank(bank: Bank) -> Iterator[str]:
         promote_to="doc:docs/billing.md",
     )
     yield from capture(bank, secret).lines()
-    stale = generate.stale(bank)
+    stale = render.stale(bank)
     yield "bank index --check: " + (
         "stale " + ", ".join(stale) if stale else "INDEX.md and BANK.md up to date"
     )
@@ -170,11 +168,11 @@ def _agent_calls(command: str) -> tuple[tuple[str, str, dict[str, Any]], ...]:
 
 def step_hooks(bank: Bank, command: str = "python -m pytest -x tests/") -> list[str]:
     """Install the hooks in the demo bank and show what the agent gets before a Bash call."""
-    result = install.install(bank.root)
+    result = claude.install(bank.root)
     # A fresh session each run, so that the first call shows what a new session gets.
     shutil.rmtree(bank.state_dir / statedir.SESSIONS / statedir.safe_name("demo-session"), ignore_errors=True)
-    lines = [f"$ bank install claude  ->  {result.action} {install.SETTINGS}"]
-    hook = install.installed_command(bank.root) or result.command
+    lines = [f"$ bank install claude  ->  {result.action} {claude.SETTINGS}"]
+    hook = claude.installed_command(bank.root) or result.command
     base = {
         "session_id": "demo-session",
         "cwd": str(bank.root),
@@ -189,7 +187,7 @@ def step_hooks(bank: Bank, command: str = "python -m pytest -x tests/") -> list[
     )
     for label, text in calls:
         payload = {**base, "tool_input": {"command": text, "description": label}}
-        code, out = install.run_hook(hook, payload, bank.root)
+        code, out = claude.run_hook(hook, payload, bank.root)
         lines.append(f"PreToolUse Bash `{text}` ({label}): exit {code}")
         if out.strip():
             context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
@@ -199,7 +197,7 @@ def step_hooks(bank: Bank, command: str = "python -m pytest -x tests/") -> list[
     lines.append("the same first call from the other agents, through the same hook program (new sessions):")
     for name, event, payload in _agent_calls(command):
         hook = hookfiles.command(hookfiles.AGENTS[name], event)
-        code, out = install.run_hook(hook, dict(payload, cwd=str(bank.root)), bank.root)
+        code, out = claude.run_hook(hook, dict(payload, cwd=str(bank.root)), bank.root)
         answer = json.loads(out) if out.strip() else {}
         if name == "gemini":  # BeforeTool cannot add context: the call is held back once, the lesson as reason
             where, text = 'decision "deny", the lesson as the reason', str(answer.get("reason", ""))
@@ -256,9 +254,9 @@ def step_groom(bank: Bank) -> list[str]:
                 for ln in rulesync.strip_sections(text).splitlines()
                 if ln.startswith(("## ", "**When**"))
             ]
-        claude = bank.root / "CLAUDE.md"
-        if claude.is_file():
-            imports = [ln for ln in claude.read_text(encoding="utf-8").splitlines() if ln.startswith("@")]
+        claude_md = bank.root / "CLAUDE.md"
+        if claude_md.is_file():
+            imports = [ln for ln in claude_md.read_text(encoding="utf-8").splitlines() if ln.startswith("@")]
             lines.append(f"CLAUDE.md imports: {' '.join(imports) or '(nothing)'}")
         again = plan_groom(bank, repo)
         lines.append("groom again: " + ("nothing to change" if not again.changes else "more to do"))
@@ -269,8 +267,8 @@ def step_groom(bank: Bank) -> list[str]:
 
 def step_trial(bank: Bank) -> list[str]:
     """`bank demo`: a short trial through the real hook processes, its status, the ledger, then `bank off`."""
-    result = install.install(bank.root)
-    lines = [f"$ bank install claude  ->  {result.action} {install.SETTINGS}", "$ bank test"]
+    result = claude.install(bank.root)
+    lines = [f"$ bank install claude  ->  {result.action} {claude.SETTINGS}", "$ bank test"]
     lines += [f"  {action:9} {rel}" for rel, action in ledger.set_mode(bank, "test")]
     sessions = [f"demo-trial-{i}" for i in range(1, 9)]
     run = simulate.simulate(
@@ -335,6 +333,7 @@ def step_layers(bank: Bank) -> list[str]:
     bare, seed = place / "team-bank.git", place / "colleague"
     lines = [f"a team bank: the bare repository {bare.relative_to(bank.root)}, where a colleague pushed one lesson"]
     with _data_folder(place / "data"):
+        launcher.write()  # this data folder is the demo machine's: its hook launcher lives here too
         init_bare(bare)
         clone(str(bare), seed)
         scaffold.init(seed)
@@ -347,12 +346,12 @@ def step_layers(bank: Bank) -> list[str]:
             repo.close()
         path, branch = remotes.add("demo-team", str(bare))
         lines.append(f"$ bank remote add demo-team {bare.name}  ->  cloned ({branch}) into <data>/{path.relative_to(place / 'data')}")
-        hook = install.installed_command(bank.root) or install.install(bank.root).command
+        hook = claude.installed_command(bank.root) or claude.install(bank.root).command
         # A new session for each call: the second is quiet because its command already has the fix.
         for number, command in enumerate(("docker build -t app .", "DOCKER_BUILDKIT=0 docker build -t app .")):
             payload = {"session_id": f"demo-layers-{number}", "cwd": str(bank.root), "hook_event_name": "PreToolUse",
                        "tool_name": "Bash", "tool_input": {"command": command}}  # fmt: skip
-            code, out = install.run_hook(hook, payload, bank.root)
+            code, out = claude.run_hook(hook, payload, bank.root)
             lines.append(f"PreToolUse Bash `{command}` in the project: exit {code}")
             context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
             lines.extend(["  " + line for line in context.splitlines()[1:]] or ["  (nothing handed over)"])
@@ -387,11 +386,13 @@ def run(root: Path) -> Iterator[str]:
         finally:
             repo.close()
         bank = Bank.open(root)
-        for number, (title, step) in enumerate(STEPS, start=1):
-            yield ""
-            yield f"{number}. {title}"
-            for line in step(bank):
-                yield f"   {line}"
+        # The demo's own data folder: its `bank install` writes the hook launcher there, not in yours.
+        with _data_folder(bank.state_dir / "demo-data"):
+            for number, (title, step) in enumerate(STEPS, start=1):
+                yield ""
+                yield f"{number}. {title}"
+                for line in step(bank):
+                    yield f"   {line}"
 
 
 @main.command()

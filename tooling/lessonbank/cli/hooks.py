@@ -11,7 +11,7 @@ import click
 
 from lessonbank.cli import get_bank, main
 from lessonbank.errors import BankError
-from lessonbank.install import claude as install_mod
+from lessonbank.install import claude
 
 
 @main.group(invoke_without_command=True)
@@ -23,18 +23,18 @@ def install(ctx: click.Context) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from lessonbank.install import hookfiles as agents
+    from lessonbank.install import hookfiles
 
     bank = get_bank(ctx)
-    for name, where, done in agents.found(bank.root, Path.home()):
+    for name, where, done in hookfiles.found(bank.root, Path.home()):
         state = "installed" if done else f"bank install {name}"
         click.echo(f"{name:8} {where or 'not found':50} {state}")
 
 
 def _install_agent(name: str) -> None:
-    from lessonbank.install import hookfiles as agents
+    from lessonbank.install import hookfiles
 
-    agent = agents.AGENTS[name]
+    agent = hookfiles.AGENTS[name]
 
     @install.command(name, help=f"Merge the hooks into {agent.path} (idempotent; your own hooks stay).")
     @click.option("--uninstall", is_flag=True, help="Remove lessonbank's hooks (and only those).")
@@ -49,13 +49,13 @@ def _install_agent(name: str) -> None:
         bank = get_bank(ctx)
         target = (project or bank.root).resolve()
         try:
-            result = agents.install(target, name, uninstall=uninstall, dry_run=dry_run)
+            result = hookfiles.install(target, name, uninstall=uninstall, dry_run=dry_run)
         except BankError as err:
             raise click.ClickException(str(err)) from None
         _report(result, target, uninstall, dry_run, agent.note)
 
 
-def _report(result: install_mod.Result, target: Path, uninstall: bool, dry_run: bool, note: str = "") -> None:
+def _report(result: claude.Result, target: Path, uninstall: bool, dry_run: bool, note: str = "") -> None:
     """What `bank install <agent>` did, in the same lines for every agent."""
     shown = result.path.relative_to(target) if result.path.is_relative_to(target) else result.path
     verb = f"would {result.action}" if dry_run and result.action != "unchanged" else result.action
@@ -92,7 +92,7 @@ def install_claude(ctx: click.Context, uninstall: bool, dry_run: bool, project: 
     bank = get_bank(ctx)
     target = (project or bank.root).resolve()
     try:
-        result = install_mod.install(target, uninstall=uninstall, dry_run=dry_run, local=local)
+        result = claude.install(target, uninstall=uninstall, dry_run=dry_run, local=local)
     except BankError as err:
         raise click.ClickException(str(err)) from None
     _report(result, target, uninstall, dry_run)
@@ -111,7 +111,7 @@ def _hook_root(ctx: click.Context) -> Path:
 
 
 @main.command("hook")
-@click.argument("event", type=click.Choice([e for e, _, _ in install_mod.EVENTS]))
+@click.argument("event", type=click.Choice([e for e, _, _ in claude.EVENTS]))
 @click.option("--command", "command", help="PreToolUse/PostToolUse: the Bash command.")
 @click.option("--path", "file_path", help="PreToolUse: a file path (an Edit call).")
 @click.option("--prompt", help="UserPromptSubmit: the prompt.")

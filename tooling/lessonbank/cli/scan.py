@@ -143,13 +143,12 @@ def scan(
     accept_above: float | None,
     as_json: bool,
     dry_run: bool,
-    distill: bool,
-    distill_with: str | None,
+    distill: bool, distill_with: str | None,
     compliance: bool,
     scheduled: bool,
 ) -> None:
     """Mine agent transcripts (Claude Code, Codex, Copilot CLI, Gemini CLI) for mistakes that were fixed; keep them for review."""
-    from lessonbank.scan import sources as transcripts
+    from lessonbank.scan import sources
     from lessonbank.scan.candidates import Store, run_scan
 
     bank = get_bank(ctx)
@@ -164,8 +163,8 @@ def scan(
         with Store(bank).locked(dry_run) as store:
             store.load()
             cache = store.state.setdefault("codex_cwd", {})
-            files = transcripts.locate(bank.root, all_projects, paths, cache)
-            total = transcripts.pending_bytes(files, store.state)
+            files = sources.locate(bank.root, all_projects, paths, cache)
+            total = sources.pending_bytes(files, store.state)
             if total > PROGRESS_BYTES and sys.stderr.isatty() and not as_json:
                 with click.progressbar(length=total, label="scanning", file=sys.stderr) as bar:
                     report = run_scan(bank, files, store, accept_above, dry_run, bar.update)
@@ -333,9 +332,7 @@ def _edit(cand: Candidate) -> None:
 @click.option("--distill-with", "distill_with", metavar="COMMAND", default=None,
               help="--distill with this headless agent command (the prompt is appended), e.g. 'claude -p'.")  # fmt: skip
 @click.pass_context
-def review(
-    ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool, distill: bool, distill_with: str | None
-) -> None:
+def review(ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool, distill: bool, distill_with: str | None) -> None:
     """Walk the scan's candidates one by one: accept (through the capture gates), edit, reject or skip."""
     from lessonbank.scan.candidates import Store, short_id
 

@@ -15,7 +15,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from lessonbank.bank.lesson import Lesson, parse_destination
+from lessonbank.bank.lesson import Lesson
+from lessonbank.bank.names import parse_destination
 from lessonbank.groom.snapshot import Evidence, RepoView, Snapshot, compile_pattern
 
 PROMOTE = "promote"

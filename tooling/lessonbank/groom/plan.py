@@ -22,7 +22,8 @@ from pathlib import Path
 
 from lessonbank.bank import frontmatter_edit, secrets
 from lessonbank.bank.git import GitRepo
-from lessonbank.bank.lesson import DEST_NAME_RE, parse
+from lessonbank.bank.lesson import parse
+from lessonbank.bank.names import DEST_NAME_RE
 from lessonbank.bank.store import Bank, Loaded, write_atomic
 from lessonbank.errors import BankError
 from lessonbank.groom.decide import (

@@ -20,8 +20,9 @@ from typing import Any
 import yaml
 from jinja2.sandbox import SandboxedEnvironment
 
-from lessonbank.bank import render as generate
-from lessonbank.bank.lesson import Lesson, parse_destination, reserved_path, split_frontmatter
+from lessonbank.bank import render
+from lessonbank.bank.lesson import Lesson, split_frontmatter
+from lessonbank.bank.names import parse_destination, reserved_path
 from lessonbank.bank.store import Bank
 from lessonbank.errors import BankError
 from lessonbank.groom.markers import begin_marker, demote, end_marker, neutralise, sections
@@ -102,7 +103,7 @@ def lesson_view(lesson: Lesson) -> dict[str, Any]:
 
 def environment(bank: Bank) -> SandboxedEnvironment:
     """The sandboxed Jinja environment: the bank's templates/ first, then the packaged defaults."""
-    env = generate.environment(bank.templates_dir)
+    env = render.environment(bank.templates_dir)
     env.filters["yaml_str"] = lambda s: json.dumps(" ".join(str(s).split()), ensure_ascii=False)
     return env
 
@@ -173,7 +174,7 @@ def render_target(env: SandboxedEnvironment, target: Target, existing: str | Non
         "lessons": views,
     }
     try:
-        rendered = generate.render_template(env, TEMPLATES[target.kind], context)
+        rendered = render.render_template(env, TEMPLATES[target.kind], context)
     except BankError as exc:
         raise TemplateError(str(exc)) from None
     return merge(existing, rendered, [v["id"] for v in views], target.rel)

@@ -1,8 +1,7 @@
 """`bank install claude`: merge the bank's hooks into a project's .claude/settings.json, or take them out.
 
 The merge is idempotent and keeps every hook the user wrote; our entries are recognised by the
-hook script in their command (`lessonbank/hooks/entry.py`, the plugin's `hooks/bank-hook`, or
-0.1.0's `lessonbank/hot/hook.py`, which a re-install replaces).
+hook script in their command (`lessonbank/hooks/entry.py`, or the plugin's `hooks/bank-hook`).
 Each command runs the script with an absolute interpreter path and `-I -S` (no site-packages
 scan, no version-manager shim), paths quoted for the shell so spaces work.
 """
@@ -30,7 +29,7 @@ EVENTS: tuple[tuple[str, str | None, int], ...] = (
     ("PostToolUseFailure", "Bash", 10),
     ("Stop", None, 60),
 )
-MARKERS = ("lessonbank/hooks/entry.py", "hooks/bank-hook", "lessonbank/hot/hook.py", launcher.MARKER)
+MARKERS = ("lessonbank/hooks/entry.py", "hooks/bank-hook", launcher.MARKER)
 SETTINGS = Path(".claude") / "settings.json"
 LOCAL_SETTINGS = Path(".claude") / "settings.local.json"
 

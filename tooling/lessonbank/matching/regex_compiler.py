@@ -1,18 +1,13 @@
-"""Build-time half of `rx`: parse a regex once into a mini-matcher program and its required literals.
+"""Build-time half of `regex_engine`: parse a regex once into a mini-matcher program and its literals.
 
 Runs in `bank index` (and in the hooks' slow fallback), so it may use `re`'s own parser.
 """
 
 import re
+from re import _constants as C  # type: ignore[attr-defined]
+from re import _parser as P  # type: ignore[attr-defined]
 
-try:
-    from re import _constants as C  # type: ignore[attr-defined]
-    from re import _parser as P  # type: ignore[attr-defined]
-except ImportError:  # Python < 3.11
-    import sre_constants as C
-    import sre_parse as P
-
-from lessonbank.matching import regex_engine as rx
+from lessonbank.matching import regex_engine
 
 _AT = {
     C.AT_BEGINNING_STRING: "A",
@@ -20,7 +15,9 @@ _AT = {
     C.AT_BOUNDARY: "b",
     C.AT_NON_BOUNDARY: "B",
 }
-_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", C.MAX_REPEAT))
+_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
+# Nodes that match exactly one character, so a repeat of one can run as a tight loop.
+_ONE_CHARACTER = (regex_engine.ANY, regex_engine.ANYALL, regex_engine.NLIT, regex_engine.IN)
 _CATEGORIES = {
     C.CATEGORY_DIGIT: "d",
     C.CATEGORY_NOT_DIGIT: "D",
@@ -165,8 +162,8 @@ def _program(parsed) -> tuple:
         "ascii": bool(flags & C.SRE_FLAG_ASCII),
     }
     seq = _seq(parsed, opts)
-    anchored = bool(seq) and seq[0][0] == rx.AT and seq[0][1] == "A"
-    prefix = seq[0][1] if seq and seq[0][0] == rx.LIT else ""
+    anchored = bool(seq) and seq[0][0] == regex_engine.AT and seq[0][1] == "A"
+    prefix = seq[0][1] if seq and seq[0][0] == regex_engine.LIT else ""
     return (opts["icase"], opts["multiline"], opts["ascii"], anchored, prefix, seq)
 
 
@@ -184,16 +181,16 @@ def _seq(sub, opts: dict) -> tuple:
     for op, av in sub:
         if op is C.LITERAL:
             c = _char(av, opts)
-            if nodes and nodes[-1][0] == rx.LIT:
-                nodes[-1] = (rx.LIT, nodes[-1][1] + c)
+            if nodes and nodes[-1][0] == regex_engine.LIT:
+                nodes[-1] = (regex_engine.LIT, nodes[-1][1] + c)
             else:
-                nodes.append((rx.LIT, c))
+                nodes.append((regex_engine.LIT, c))
         elif op is C.SUBPATTERN:
             if av[1] or av[2]:
                 raise _Unsupported("scoped flags")
             for node in _seq(av[3], opts):
-                if node[0] == rx.LIT and nodes and nodes[-1][0] == rx.LIT:
-                    nodes[-1] = (rx.LIT, nodes[-1][1] + node[1])
+                if node[0] == regex_engine.LIT and nodes and nodes[-1][0] == regex_engine.LIT:
+                    nodes[-1] = (regex_engine.LIT, nodes[-1][1] + node[1])
                 else:
                     nodes.append(node)
         else:
@@ -203,33 +200,33 @@ def _seq(sub, opts: dict) -> tuple:
 
 def _node(op, av, opts: dict) -> tuple:
     if op is C.NOT_LITERAL:
-        return (rx.NLIT, _char(av, opts))
+        return (regex_engine.NLIT, _char(av, opts))
     if op is C.ANY:
-        return (rx.ANYALL,) if opts["dotall"] else (rx.ANY,)
+        return (regex_engine.ANYALL,) if opts["dotall"] else (regex_engine.ANY,)
     if op is C.IN:
         return _charset(av, opts)
     if op is C.AT:
         if av is C.AT_BEGINNING:
-            return (rx.AT, "^m" if opts["multiline"] else "A")
+            return (regex_engine.AT, "^m" if opts["multiline"] else "A")
         if av is C.AT_END:
-            return (rx.AT, "$m" if opts["multiline"] else "$")
+            return (regex_engine.AT, "$m" if opts["multiline"] else "$")
         if av in _AT:
-            return (rx.AT, _AT[av])
+            return (regex_engine.AT, _AT[av])
         raise _Unsupported(str(av))
     if op in (C.MAX_REPEAT, C.MIN_REPEAT):
         lo, hi, body = av
         seq = _seq(body, opts)
-        single = seq[0] if len(seq) == 1 and seq[0][0] in (rx.ANY, rx.ANYALL, rx.NLIT, rx.IN) else None
-        if len(seq) == 1 and seq[0][0] == rx.LIT and len(seq[0][1]) == 1:
+        single = seq[0] if len(seq) == 1 and seq[0][0] in _ONE_CHARACTER else None
+        if len(seq) == 1 and seq[0][0] == regex_engine.LIT and len(seq[0][1]) == 1:
             single = seq[0]
-        return (rx.REP, lo, -1 if hi is C.MAXREPEAT else hi, seq, single)
+        return (regex_engine.REP, lo, -1 if hi is C.MAXREPEAT else hi, seq, single)
     if op is C.BRANCH:
-        return (rx.BRANCH, tuple(_seq(alt, opts) for alt in av[1]))
+        return (regex_engine.BRANCH, tuple(_seq(alt, opts) for alt in av[1]))
     if op in (C.ASSERT, C.ASSERT_NOT):
         direction, body = av
         if direction != 1:
             raise _Unsupported("lookbehind")
-        return (rx.LOOK, op is C.ASSERT, _seq(body, opts))
+        return (regex_engine.LOOK, op is C.ASSERT, _seq(body, opts))
     raise _Unsupported(str(op))
 
 
@@ -253,4 +250,4 @@ def _charset(items, opts: dict) -> tuple:
             cats.append(_CATEGORIES[av])
         else:
             raise _Unsupported(str(op))
-    return (rx.IN, negate, "".join(chars), tuple(ranges), tuple(cats))
+    return (regex_engine.IN, negate, "".join(chars), tuple(ranges), tuple(cats))

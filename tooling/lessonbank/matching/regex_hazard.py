@@ -18,18 +18,13 @@ can show to be unambiguous; such a pattern can always be rewritten without the n
 from __future__ import annotations
 
 import re
-
-try:
-    from re import _constants as C  # type: ignore[attr-defined]
-    from re import _parser as P  # type: ignore[attr-defined]
-except ImportError:  # Python < 3.11
-    import sre_constants as C
-    import sre_parse as P
+from re import _constants as C  # type: ignore[attr-defined]
+from re import _parser as P  # type: ignore[attr-defined]
 
 from lessonbank.matching import regex_spans
 from lessonbank.matching.regex_spans import children
 
-_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", C.MAX_REPEAT))
+_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
 _ZERO_WIDTH = (C.AT, C.ASSERT, C.ASSERT_NOT)
 _SINGLE = (C.LITERAL, C.NOT_LITERAL, C.ANY, C.IN)
 # Characters the sets are compared on: ASCII, some non-ASCII letters, digits and spaces, and every

@@ -8,12 +8,9 @@ known and messages describe the construct in words.
 
 from __future__ import annotations
 
-try:
-    from re import _constants as C  # type: ignore[attr-defined]
-except ImportError:  # Python < 3.11
-    import sre_constants as C
+from re import _constants as C  # type: ignore[attr-defined]
 
-_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", C.MAX_REPEAT))
+_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
 
 
 def children(op, av) -> list:

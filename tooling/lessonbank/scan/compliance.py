@@ -3,8 +3,7 @@
 Each scan appends to `.lessonbank/scan/protocol.jsonl` one row per agent and ISO week of the
 episodes it read (a scan reads each transcript line once, so rows add up without counting an
 episode twice): `{"week": "2026-W05", "agent": "claude", "fixed": 3, "with_block": 1, "scanned":
-"2026-02-01"}`. Rows written before weeks were kept carry only the scan's `date`; their week is
-that date's. `table` sums the rows per agent and week for `bank scan --compliance`. It imports
+"2026-02-01"}`. `table` sums the rows per agent and week for `bank scan --compliance`. It imports
 the standard library only.
 """
 
@@ -65,10 +64,9 @@ def table(folder: Path) -> list[Row]:
         try:
             row = json.loads(line)
             fixed, said = int(row["fixed"]), int(row["with_block"])
-            agent = str(row["agent"])
+            agent, week = str(row["agent"]), str(row["week"])
         except (ValueError, KeyError, TypeError):
             continue
-        week = str(row.get("week") or week_of(row.get("date"), "unknown"))
         counts = sums.setdefault((agent, week), [0, 0])
         counts[0] += fixed
         counts[1] += said

@@ -115,9 +115,8 @@ def settings(bank: Bank) -> dict[str, int]:
 
 
 def running(bank: Bank) -> bool:
-    """A trial of sessions is running: `bank test` resumes it (one of turns, whose settings name a block, is replaced)."""
-    current = settings(bank)
-    return bool(current) and "block" not in current
+    """A trial is running: `bank test` resumes it."""
+    return bool(settings(bank))
 
 
 def planned(bank: Bank) -> int:
@@ -203,11 +202,7 @@ def set_mode(bank: Bank, mode: str, dry_run: bool = False, size: int | None = No
     before = read_mode(bank)
     running = bool(settings(bank))
     done = []
-    if mode == "test" and "block" in settings(bank):
-        # A trial of turns from before trials were by session (its settings name a block size):
-        # archived, and a trial of sessions starts with a fresh seed.
-        done += reset_trial(bank, stats.DEFAULT_PLANNED if size is None else size, dry_run)
-    elif mode == "test" and not running:
+    if mode == "test" and not running:
         done += start_trial(bank, stats.DEFAULT_PLANNED if size is None else size, dry_run)
     elif size is not None and size != planned(bank):
         # A running trial keeps the size it started with: changing it mid-way is cheating.

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lessonbank.errors import BankError
-from lessonbank.install import claude as install
+from lessonbank.install import claude
 from lessonbank.state import arms, statedir
 
 
@@ -62,11 +62,11 @@ class Run:
 def commands(project: Path) -> dict[str, str]:
     """The hook command of each event as `bank install claude` wrote it into .claude/settings.json."""
     out = {}
-    for event, _, _ in install.EVENTS:
-        command = install.installed_command(project, event)
+    for event, _, _ in claude.EVENTS:
+        command = claude.installed_command(project, event)
         if command is None:
             raise BankError(
-                f"no lessonbank hook for {event} in {project / install.SETTINGS}: run `bank install claude`"
+                f"no lessonbank hook for {event} in {project / claude.SETTINGS}: run `bank install claude`"
             )
         out[event] = command
     return out
@@ -74,7 +74,7 @@ def commands(project: Path) -> dict[str, str]:
 
 def spawn(hooks: Mapping[str, str], sent: Mapping[str, Any], cwd: Path) -> str:
     """Run the installed hook of the payload's event as the agent does (sh -c, payload on stdin)."""
-    code, out = install.run_hook(hooks[str(sent["hook_event_name"])], dict(sent), cwd)
+    code, out = claude.run_hook(hooks[str(sent["hook_event_name"])], dict(sent), cwd)
     if code != 0:
         raise BankError(f"the {sent['hook_event_name']} hook exited {code}")
     return out.strip()

@@ -1,4 +1,4 @@
-"""Item 4: a destination naming the bank's own files or .git/, in any case or Unicode form, is refused.
+"""A destination naming the bank's own files or .git/, in any case or Unicode form, is refused.
 
 On a case-insensitive file system (macOS's default) `doc:.GIT/x.md` is `.git/x.md`; on Linux a
 lesson promoted into `LESSONS/` broke every later groom. Capture refuses them by every route,

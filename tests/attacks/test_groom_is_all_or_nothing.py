@@ -1,4 +1,4 @@
-"""Item 3: `bank groom` is all or nothing, and never touches the user's checkout by `--branch`.
+"""`bank groom` is all or nothing, and never touches the user's checkout by `--branch`.
 
 Attacks from the outside on a bank made with `bank init` and filled by `bank capture` (one
 lesson seen in two sessions, so groom promotes it): a stale index.lock, a dirty checkout under

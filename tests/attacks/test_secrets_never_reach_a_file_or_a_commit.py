@@ -1,4 +1,4 @@
-"""Item 2: no credential reaches a file, a file name or a commit by any capture route; look-alikes stay.
+"""No credential reaches a file, a file name or a commit by any capture route; look-alikes stay.
 
 The per-route tests of tests/bank/test_secrets.py check the bank's files after each route;
 here every format of the table goes in, the bank is committed, and git's history is searched,

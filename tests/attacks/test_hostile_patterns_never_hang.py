@@ -1,4 +1,4 @@
-"""Item 1: a hostile trigger cannot hang the hook, and no route lets one into the bank unflagged."""
+"""A hostile trigger cannot hang the hook, and no route lets one into the bank unflagged."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from tests.hook_support import bash, context, lesson, make_bank, payload
 from tests.hook_support import run as hook
 from tests.matching.test_hostile_patterns import HOSTILE, HOSTILE_GLOBS
 
-# The patterns the issue reports, and a command of the length that held the hook past 10 s.
-ISSUE = [r"(a+)+$", r"(x+x+)+y", r"^(a|a)*b", r"(a+)+\1b"]
+# Patterns reported to hang the hook, and a command of the length that held it past 10 s.
+REPORTED = [r"(a+)+$", r"(x+x+)+y", r"^(a|a)*b", r"(a+)+\1b"]
 LONG = "a" * 22 + "!"
 
 
@@ -23,7 +23,7 @@ def lesson_files(root: Path) -> list[str]:
     return sorted(p.name for p in (root / "lessons").glob("*.md"))
 
 
-@pytest.mark.parametrize("pattern", ISSUE + HOSTILE[::9])
+@pytest.mark.parametrize("pattern", REPORTED + HOSTILE[::9])
 def test_capture_by_flags_refuses_a_hostile_command_regex(bank: Path, pattern: str) -> None:
     before = lesson_files(bank)
     result = bank_cli(
@@ -74,7 +74,7 @@ def test_the_hook_answers_when_a_hostile_trigger_is_in_the_index_all_the_same(tm
     index = root / "INDEX.md"
     text = index.read_text(encoding="utf-8")
     rows = [ln for ln in text.splitlines() if ln.startswith("| [ordinary]")]
-    for n, pattern in enumerate([*ISSUE, SLOW]):
+    for n, pattern in enumerate([*REPORTED, SLOW]):
         cells = index_md.split_row(rows[0])
         cells[0] = f"[hostile-{n}](lessons/hostile-{n}.md)"
         cells[5] = index_md.escape(pattern)
@@ -83,7 +83,7 @@ def test_the_hook_answers_when_a_hostile_trigger_is_in_the_index_all_the_same(tm
     for n, subject in enumerate((LONG, "x" * 30, "a" * 200 + "!", "a" * 100_000)):
         assert context(hook(bash(root, subject, session_id=f"s{n}"))) == ""
     log = (root / ".lessonbank" / "hook.log").read_text(encoding="utf-8")
-    assert f"lesson hostile-{len(ISSUE)}: command trigger {SLOW!r} gave up after" in log
+    assert f"lesson hostile-{len(REPORTED)}: command trigger {SLOW!r} gave up after" in log
     assert "hostile-0" not in log  # flagged: never run at all
     # An ordinary trigger in the same index still fires.
     assert "ordinary" in context(hook(bash(root, "make all", session_id="s9")))
