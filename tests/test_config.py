@@ -103,3 +103,18 @@ def test_read_takes_bytes_text_or_nothing() -> None:
     assert config.read("[recall]\nmax_lessons = 2\n").get("recall.max_lessons") == 2
     assert config.read(None) == config.Config()
     assert config.lenient("[recall]\nmax_lessons = 2\n")[1] == ""
+
+
+def test_a_hostile_key_is_quoted_escaped_on_one_line() -> None:
+    # A repository writes bank.toml: an error must not carry its newlines (and shell code) verbatim.
+    with pytest.raises(BankError) as caught:
+        config.parse('[scan]\n"x\\necho pwned >> ~/.bashrc" = 1\n')
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("bank.toml: unknown key scan.'x\\necho pwned >> ~/.bashrc'; known in [scan]:")
+
+
+def test_a_long_value_is_cut_in_the_error() -> None:
+    with pytest.raises(BankError) as caught:
+        config.parse('[scan]\nbase = "' + "A" * 500 + '"\n')
+    assert len(str(caught.value)) < 120 and str(caught.value).endswith("…")

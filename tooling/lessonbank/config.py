@@ -135,7 +135,7 @@ def _check_value(dotted: str, default: Any, value: Any) -> str:
         try:
             period_seconds(value)
         except (ValueError, OverflowError):
-            return f'{dotted} must be a period such as "30m", "12h", "1d" or "7d", or 0 / "off", got {value!r}'
+            return f'{dotted} must be a period such as "30m", "12h", "1d" or "7d", or 0 / "off", got {_cut(value)}'
         return ""
     kind = type(default)
     if kind is bool:
@@ -147,11 +147,11 @@ def _check_value(dotted: str, default: Any, value: Any) -> str:
     else:
         ok = isinstance(value, kind)
     if not ok:
-        return f"{dotted} must be {_TYPE_NAMES.get(kind, kind.__name__)}, got {value!r}"
+        return f"{dotted} must be {_TYPE_NAMES.get(kind, kind.__name__)}, got {_cut(value)}"
     if kind in (int, float):
         low, high = RANGES.get(dotted, (0, float("inf")))
         if not low <= value <= high:
-            return f"{dotted} must be from {low:g} to {high:g}, got {value!r}"
+            return f"{dotted} must be from {low:g} to {high:g}, got {_cut(value)}"
     return ""
 
 
@@ -179,6 +179,20 @@ class Config:
         return out
 
 
+def _cut(value: Any) -> str:
+    """A value from bank.toml as an error quotes it: escaped (repr) and cut to a line."""
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:59] + "…"
+
+
+def _shown(name: str) -> str:
+    """A name from bank.toml as an error may quote it: a repository wrote it, so anything but a
+    plain key (control characters, a newline and shell code after it) is shown escaped and cut."""
+    if name and len(name) <= 40 and all(c.isascii() and (c.isalnum() or c in "_-") for c in name):
+        return name
+    return repr(name[:40]) + ("…" if len(name) > 40 else "")
+
+
 def parse(text: str, source: str = "bank.toml") -> Config:
     """Parse bank.toml's text into a Config; unknown keys, wrong types and values out of range are errors."""
     try:
@@ -191,11 +205,11 @@ def parse(text: str, source: str = "bank.toml") -> Config:
         if section in DEFAULTS and not isinstance(table, dict):
             raise BankError(f"{source}: {section} must be a table: write [{section}] and its keys below it")
         if section not in DEFAULTS:
-            raise BankError(f"{source}: unknown section [{section}]; known: {', '.join(sorted(DEFAULTS))}")
+            raise BankError(f"{source}: unknown section [{_shown(section)}]; known: {', '.join(sorted(DEFAULTS))}")
         for key, value in table.items():
             if key not in DEFAULTS[section]:
                 known = ", ".join(sorted(DEFAULTS[section]))
-                raise BankError(f"{source}: unknown key {section}.{key}; known in [{section}]: {known}")
+                raise BankError(f"{source}: unknown key {section}.{_shown(key)}; known in [{section}]: {known}")
             problem = _check_value(f"{section}.{key}", DEFAULTS[section][key][0], value)
             if problem:
                 raise BankError(f"{source}: {problem}")
