@@ -48,10 +48,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tooling"))
 
-from lessonbank.bank import lesson as lesson_mod  # noqa: E402
-from lessonbank.bank import render as generate  # noqa: E402
+from lessonbank.bank import lesson, render  # noqa: E402
 from lessonbank.bank.store import Bank  # noqa: E402
-from lessonbank.install import claude as install  # noqa: E402
+from lessonbank.install import claude  # noqa: E402
 from lessonbank.state import statedir  # noqa: E402
 
 FIXTURE = REPO / "tests" / "fixtures" / "claude-code-2.1.197" / "PreToolUse.json"
@@ -194,7 +193,7 @@ FITTING = (
 )
 
 
-def synthetic(n: int, seed: int = 7) -> list[lesson_mod.Lesson]:
+def synthetic(n: int, seed: int = 7) -> list[lesson.Lesson]:
     """n lessons shaped like a real bank's: about 50 tools (a few hold most lessons) and their
     subcommands, seven kinds of command regex, `**/` and `{a,b}` globs, keywords and tags, short
     and long texts and bodies. Lessons 0-2 fit the matching calls."""
@@ -222,7 +221,7 @@ def synthetic(n: int, seed: int = 7) -> list[lesson_mod.Lesson]:
         detail = " ".join(rng.choice(WORDS) for _ in range(rng.choice((3, 8, 20, 40))))
         body = "\n".join(f"- {rng.choice(WORDS)} {detail}" for _ in range(rng.choice((0, 0, 1, 5, 30))))
         lessons.append(
-            lesson_mod.Lesson(
+            lesson.Lesson(
                 id=f"01BENCH{i:019d}",
                 slug=f"{tool}-{word}-{other}-{i}",
                 title=f"{tool} {word} needs care ({i})",
@@ -249,13 +248,13 @@ def make_bank(root: Path, n: int) -> tuple[Bank, float]:
     root.mkdir(parents=True)
     (root / "bank.toml").write_text("", encoding="utf-8")
     (root / "lessons").mkdir()
-    for lesson in synthetic(n):
-        (root / "lessons" / f"{lesson.slug}.md").write_text(lesson_mod.render(lesson), encoding="utf-8")
+    for one in synthetic(n):
+        (root / "lessons" / f"{one.slug}.md").write_text(lesson.render(one), encoding="utf-8")
     bank = Bank.open(root)
     started = time.perf_counter()
-    generate.regenerate(bank)
+    render.regenerate(bank)
     built = time.perf_counter() - started
-    install.install(root)
+    claude.install(root)
     return bank, built
 
 
@@ -314,7 +313,7 @@ def measure(
     """
     _, tool, value, _ = call
     event = "SessionStart" if tool == "SessionStart" else "PreToolUse" if tool else "UserPromptSubmit"
-    hook = install.installed_command(bank.root, event)
+    hook = claude.installed_command(bank.root, event)
     assert hook, "hooks not installed"
     python = hook.split(" -I -S ")[0]
     bare = f"{python} -I -S -c pass"
@@ -392,7 +391,7 @@ AGENT_CASES = (
 
 def measure_agent(bank: Bank, runs: int, agent: str, named: str | None, event: str) -> tuple[list[float], list[float], str]:
     """Each agent's own payload through its installed command, a fresh session per call."""
-    hook = install.installed_command(bank.root)
+    hook = claude.installed_command(bank.root)
     assert hook, "hooks not installed"
     python = hook.split(" -I -S ")[0]
     command = f"{hook} {agent}" + (f" {named}" if named else "")

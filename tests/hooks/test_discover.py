@@ -13,8 +13,8 @@ import pytest
 
 from lessonbank.hooks import discover, dispatch
 from lessonbank.scan import sources
-from lessonbank.state import statedir as state
-from tests.conftest import run as bank_run
+from lessonbank.state import statedir
+from tests.conftest import run
 from tests.hook_support import HOOK, make_bank, payload
 from tests.scan.test_learning import Claude
 
@@ -41,7 +41,7 @@ def session_start(root: Path) -> str:
 
 
 def stamp(root: Path) -> float:
-    return (root / state.STATE / state.SCAN / state.NEXT_SCAN).stat().st_mtime
+    return (root / statedir.STATE / statedir.SCAN / statedir.NEXT_SCAN).stat().st_mtime
 
 
 def test_a_scan_starts_once_per_period(root: Path, started: list[str]) -> None:
@@ -54,7 +54,7 @@ def test_a_scan_starts_once_per_period(root: Path, started: list[str]) -> None:
     session_start(root)
     assert started == [str(root)]
     # The period over (the scan set the stamp to a time now past): the next session starts one.
-    os.utime(root / state.STATE / state.SCAN / state.NEXT_SCAN, (before - 1, before - 1))
+    os.utime(root / statedir.STATE / statedir.SCAN / statedir.NEXT_SCAN, (before - 1, before - 1))
     session_start(root)
     assert started == [str(root), str(root)]
 
@@ -66,13 +66,13 @@ def test_no_scan_when_discovery_is_off(
     if how == "environment":
         monkeypatch.setenv("LESSONBANK_DISCOVER", "off")
     elif how == "mode off":
-        (root / state.STATE).mkdir(exist_ok=True)
-        (root / state.STATE / state.MODE).write_text("off\n")
+        (root / statedir.STATE).mkdir(exist_ok=True)
+        (root / statedir.STATE / statedir.MODE).write_text("off\n")
     else:
-        monkeypatch.setattr(state, "READ_ONLY", True)
+        monkeypatch.setattr(statedir, "READ_ONLY", True)
     session_start(root)
     assert started == []
-    assert not (root / state.STATE / state.SCAN / state.NEXT_SCAN).exists()
+    assert not (root / statedir.STATE / statedir.SCAN / statedir.NEXT_SCAN).exists()
 
 
 def test_the_scan_is_detached_and_its_output_logged(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,7 +84,7 @@ def test_the_scan_is_detached_and_its_output_logged(root: Path, monkeypatch: pyt
     )
     monkeypatch.setattr(discover, "command", lambda _root: [sys.executable, "-c", code])
     session_start(root)
-    log = root / state.STATE / state.SCAN / state.SCHEDULED_LOG
+    log = root / statedir.STATE / statedir.SCAN / statedir.SCHEDULED_LOG
     deadline = time.monotonic() + 60
     while "scheduled output" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -104,7 +104,7 @@ def test_the_hook_really_runs_an_incremental_scan(root: Path) -> None:
     done = subprocess.run(HOOK, input=json.dumps(payload("SessionStart", root)).encode(),
                           capture_output=True, timeout=60, env=env)  # fmt: skip
     assert done.returncode == 0 and b"#lesson" in done.stdout
-    log = root / state.STATE / state.SCAN / state.SCHEDULED_LOG
+    log = root / statedir.STATE / statedir.SCAN / statedir.SCHEDULED_LOG
     deadline = time.monotonic() + 120
     while "for review" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -117,7 +117,7 @@ def test_the_hook_really_runs_an_incremental_scan(root: Path) -> None:
     assert sorted(p.name for p in (root / "lessons").iterdir()) == []  # nothing entered the bank
     assert time.time() + DAY - 300 < stamp(root) <= time.time() + DAY
     # Incremental: the next scan reads nothing it read before.
-    again = bank_run(root, "scan", "--json")
+    again = run(root, "scan", "--json")
     assert json.loads(again.output)["bytes_read"] == 0
 
 
@@ -125,7 +125,7 @@ def test_the_hook_really_runs_an_incremental_scan(root: Path) -> None:
 def test_scheduled_scan_honours_scan_every(tmp_path: Path, every: str, scans: bool) -> None:
     root = tmp_path / "proj"
     make_bank(root, [], toml=f'[scan]\nevery = "{every}"\n')
-    result = bank_run(root, "scan", "--scheduled")
+    result = run(root, "scan", "--scheduled")
     assert result.exit_code == 0
     assert ("scheduled scan: nothing waits for review" in result.output) is scans
     period = 43200.0 if scans else DAY  # off: asked again in a day, so turning it on needs no other step

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.hooks import dispatch as main
+from lessonbank.hooks import dispatch
 from lessonbank.index import compiled_build, compiled_read
 from tests.hook_support import bash, context, lesson, make_bank, payload, run, slugs
 
 
 def answer(data: dict) -> str:
     """The additionalContext the hook gives for `data`, run in this process."""
-    out = main.handle(json.dumps(data).encode(), raise_errors=True)
+    out = dispatch.handle(json.dumps(data).encode(), raise_errors=True)
     return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
 
 
@@ -227,7 +227,7 @@ def test_the_index_fires_exactly_what_re_fires_on_a_bank_of_shared_tools(tmp_pat
 
     from lessonbank.hooks import pre_tool
     from lessonbank.matching import globs, shell
-    from lessonbank.state import statedir as state
+    from lessonbank.state import statedir
 
     rng = random.Random(14)
     words = ("cache", "flaky", "billing", "seed", "worker")
@@ -250,7 +250,7 @@ def test_the_index_fires_exactly_what_re_fires_on_a_bank_of_shared_tools(tmp_pat
         "docker build --no-cache -t x .", "make\tlint -k", "npm run build -- --release", "pytest -x -k cache",
         "gh run list", "pip  install seed", "cargo test\u2028--release flaky",
     ]  # fmt: skip
-    session = state.Session(str(tmp_path / "state"), "s")
+    session = statedir.Session(str(tmp_path / "state"), "s")
     fired = 0
     for command in calls:
         texts = shell.trigger_texts(command)

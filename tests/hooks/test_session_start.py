@@ -96,7 +96,7 @@ def test_off_mode_hands_over_nothing_and_records_nothing(root: Path) -> None:
 
 def test_test_mode_asks_the_trial_for_the_arm(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from lessonbank.hooks import dispatch
-    from lessonbank.state import arms as trial
+    from lessonbank.state import arms
 
     (root / ".lessonbank" / "mode").write_text("test\n", encoding="utf-8")
     calls = []
@@ -105,7 +105,7 @@ def test_test_mode_asks_the_trial_for_the_arm(root: Path, monkeypatch: pytest.Mo
         calls.append((state_dir, session_id))
         return "without"
 
-    monkeypatch.setattr(trial, "assign", without)
+    monkeypatch.setattr(arms, "assign", without)
     data = bash(root, "pytest", session_id="t1", tool_use_id="toolu_9")
     assert dispatch.handle(json.dumps(data).encode(), raise_errors=True) == ""
     turn = data["prompt_id"]

@@ -26,7 +26,7 @@ fixed block size.
 # of a hook's run); `fcntl` is imported only when a new session has to be assigned.
 import posix
 
-from lessonbank.state import statedir as state
+from lessonbank.state import statedir
 
 WITH = "with"
 WITHOUT = "without"
@@ -99,7 +99,7 @@ def arm_at(seed: int, n: int) -> str:
 def read_settings(folder: str) -> dict[str, int]:
     """The trial's `key=number` settings (seed, planned); {} when there is no trial."""
     out: dict[str, int] = {}
-    for line in (state.read_text(folder + "/" + SETTINGS) or "").splitlines():
+    for line in (statedir.read_text(folder + "/" + SETTINGS) or "").splitlines():
         key, _, value = line.partition("=")
         try:
             out[key.strip()] = int(value)
@@ -114,44 +114,46 @@ def _count(folder: str) -> int:
         size = posix.stat(folder + "/" + LOG).st_size
     except OSError:
         return 0
-    cached = (state.read_text(folder + "/" + COUNT) or "").split()
-    if len(cached) == 2 and cached[1] == str(size) and cached[0].isdigit():
-        return int(cached[0])
-    return (state.read_text(folder + "/" + LOG) or "").count("\n")
+    cached = (statedir.read_text(folder + "/" + COUNT) or "").split()
+    if len(cached) == 2:
+        count, at_size = cached
+        if at_size == str(size) and count.isdigit():
+            return int(count)
+    return (statedir.read_text(folder + "/" + LOG) or "").count("\n")
 
 
 def trial_dir(state_dir: str) -> str:
     """The trial's folder in the bank's state folder."""
-    return state_dir + "/" + state.TRIAL
+    return state_dir + "/" + statedir.TRIAL
 
 
 def arm_file(state_dir: str, session_id: str) -> str:
     """The file holding a session's arm once it is assigned."""
-    return f"{trial_dir(state_dir)}/{ARMS}/{state.safe_name(session_id)}"
+    return f"{trial_dir(state_dir)}/{ARMS}/{statedir.safe_name(session_id)}"
 
 
 def assign(state_dir: str, session_id: str) -> str:
     """The arm ("with" or "without") of this session; the first caller decides, every later caller agrees."""
     folder = trial_dir(state_dir)
     session_file = arm_file(state_dir, session_id)
-    known = (state.read_text(session_file) or "").strip()
+    known = (statedir.read_text(session_file) or "").strip()
     if known in (WITH, WITHOUT):
         return known
     import fcntl
 
-    state.makedirs(folder)
+    statedir.makedirs(folder)
     lock = posix.open(folder + "/" + LOCK, posix.O_RDWR | posix.O_CREAT, 0o644)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        known = (state.read_text(session_file) or "").strip()
+        known = (statedir.read_text(session_file) or "").strip()
         if known in (WITH, WITHOUT):
             return known
         seed = read_settings(folder).get("seed")
         if seed is None:
             # Test mode set by hand, without `bank test`: start the trial with a fresh seed here.
             seed = fresh_seed()
-            state.write_atomic(folder + "/" + SETTINGS, f"seed={seed}\n".encode())
-            state.append_line(folder + "/" + EVENTS, '{"event": "start", "by": "hook"}')
+            statedir.write_atomic(folder + "/" + SETTINGS, f"seed={seed}\n".encode())
+            statedir.append_line(folder + "/" + EVENTS, '{"event": "start", "by": "hook"}')
         n = _count(folder)
         arm = arm_at(seed, n)
         # The log is the record, appended before the session file lets any other caller see the arm.
@@ -164,8 +166,8 @@ def assign(state_dir: str, session_id: str) -> str:
             size_after = posix.fstat(fd).st_size
         finally:
             posix.close(fd)
-        state.write_atomic(session_file, arm.encode())
-        state.write_atomic(folder + "/" + COUNT, f"{n + 1} {size_after}".encode())
+        statedir.write_atomic(session_file, arm.encode())
+        statedir.write_atomic(folder + "/" + COUNT, f"{n + 1} {size_after}".encode())
         return arm
     finally:
         posix.close(lock)  # closing the descriptor releases the flock

@@ -29,8 +29,7 @@ ask `recovered` whether a check failed and then passed in a turn; the trial asks
 whether a turn ended with a check whose last run failed.
 """
 
-from lessonbank.state import jsonio
-from lessonbank.state import statedir as state
+from lessonbank.state import jsonio, statedir
 
 MAX_COMMAND = 2000
 # Each file's fields in the order they are written: (name, type, value when absent or null, None
@@ -60,7 +59,7 @@ CHECK_SEPARATOR = " + "
 
 def _line(fields: tuple, values: tuple) -> str:
     """One record as a JSON line: the values in the fields' order (trailing fields may be left off)."""
-    return jsonio.dumps({field[0]: value for field, value in zip(fields, values, strict=False)})
+    return jsonio.dumps({name: value for (name, _, _), value in zip(fields, values, strict=False)})
 
 
 def record_injection(
@@ -77,7 +76,7 @@ def record_injection(
 ) -> None:
     """Append one ledger line."""
     values = (session, turn, slug, event, size, arm, injected, tool_use_id, layer)
-    state.append_line(state_dir + "/" + state.LEDGER, _line(LEDGER_FIELDS, values))
+    statedir.append_line(state_dir + "/" + statedir.LEDGER, _line(LEDGER_FIELDS, values))
 
 
 def record_check(
@@ -85,17 +84,17 @@ def record_check(
 ) -> None:
     """Append one line to the session's checks.jsonl."""
     values = (turn, command[:MAX_COMMAND], check, ok, tool_use_id)
-    state.append_line(session_dir + "/" + state.CHECKS, _line(CHECK_FIELDS, values))
+    statedir.append_line(session_dir + "/" + statedir.CHECKS, _line(CHECK_FIELDS, values))
 
 
 def read_ledger(state_dir: str, strict: bool = False) -> tuple[list[dict], int]:
     """Every ledger line in order, with every field of LEDGER_FIELDS, and how many lines were skipped."""
-    return read_rows(state_dir + "/" + state.LEDGER, LEDGER_FIELDS, strict)
+    return read_rows(state_dir + "/" + statedir.LEDGER, LEDGER_FIELDS, strict)
 
 
 def read_checks(session_dir: str, strict: bool = False) -> tuple[list[dict], int]:
     """Every check recorded in this session in order, with every field of CHECK_FIELDS, and the skipped count."""
-    return read_rows(session_dir + "/" + state.CHECKS, CHECK_FIELDS, strict)
+    return read_rows(session_dir + "/" + statedir.CHECKS, CHECK_FIELDS, strict)
 
 
 def read_rows(path: str, fields: tuple, strict: bool = False) -> tuple[list[dict], int]:
@@ -122,7 +121,7 @@ def read_rows(path: str, fields: tuple, strict: bool = False) -> tuple[list[dict
 
 def _text(path: str, strict: bool) -> str:
     if not strict:
-        return state.read_text(path) or ""
+        return statedir.read_text(path) or ""
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             return handle.read()
