@@ -155,7 +155,8 @@ def _command_trigger(rng: random.Random, tools: list[str]) -> str:
         return rf"\b{t}\s+{s}\b(?!.*{f}).*\b{word}\b"
     if kind == 2:  # alternation of tools and subcommands, with a flag
         other = _pick(rng, tools)
-        s2 = rng.choice(TOOLBOX[other][0].split())
+        other_subs, _ = TOOLBOX[other]
+        s2 = rng.choice(other_subs.split())
         return rf"\b(?:{t}|{re.escape(other)})\s+(?:{s}|{re.escape(s2)})\b.*\s{f}(?:\s|=|$)"
     if kind == 3:  # a flag anywhere after the tool
         return rf"\b{t}\b.*\s{f}\b"
@@ -450,15 +451,16 @@ def main() -> None:
             # stall the first cases' writes (a fitting call claims and records).
             os.sync()
             for call in CALLS:
-                if wanted and call[0] not in wanted:
+                case, tool, _, answers = call
+                if wanted and case not in wanted:
                     continue
                 for mode, fresh in (("fresh", True), ("steady", False)):
-                    if (not call[3] or call[1] == "SessionStart") and not fresh:
+                    if (not answers or tool == "SessionStart") and not fresh:
                         continue  # a call that fits nothing claims nothing: fresh and steady are one
                     hook_t, bare_t, first, base_t = measure(bank, args.runs, call, fresh, baseline=args.baseline)
-                    assert ("additionalContext" in first) == call[3], f"{call[0]}: {first[:200]!r}"
-                    named = call[3] and call[1] != "SessionStart"
-                    row(n, f"{call[0]}, {mode}" if named else call[0], hook_t, bare_t, base_t)
+                    assert ("additionalContext" in first) == answers, f"{case}: {first[:200]!r}"
+                    named = answers and tool != "SessionStart"
+                    row(n, f"{case}, {mode}" if named else case, hook_t, bare_t, base_t)
             print(f"{'':>8} (bank index took {built:.1f} s; index.bin {size / 1024:.0f} KiB)", flush=True)
             if n == sizes[-1] and not args.no_agents:  # each agent's payload, a fresh session per call
                 for agent, named, event, answers in AGENT_CASES:
