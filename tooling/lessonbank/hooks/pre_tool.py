@@ -138,7 +138,7 @@ def candidates(index, tool: str, commands: list[str], paths: list[str], shared: 
     folded, bounded = texts
     bounded_text = bounded or ""
     out = []
-    # The field numbers as locals: a module global costs a dict lookup, and this loop runs per candidate.
+    # The field numbers bound to locals: a local is the cheapest read, and this loop runs per candidate.
     tools_at, kind_at, literals_at, bounded_at, choices_at = E_TOOLS, E_KIND, E_LITERALS, E_BOUNDED, E_CHOICES
     for entry in index.entries(index.probe("pre", hashed_keys), call_grams):
         tools, kind = entry[tools_at], entry[kind_at]
