@@ -48,8 +48,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tooling"))
 
-from lessonbank.bank.lesson import Lesson, render  # noqa: E402
-from lessonbank.bank.render import regenerate  # noqa: E402
+from lessonbank.bank import lesson, render  # noqa: E402
 from lessonbank.bank.store import Bank  # noqa: E402
 from lessonbank.install import claude  # noqa: E402
 from lessonbank.state import statedir  # noqa: E402
@@ -156,7 +155,8 @@ def _command_trigger(rng: random.Random, tools: list[str]) -> str:
         return rf"\b{t}\s+{s}\b(?!.*{f}).*\b{word}\b"
     if kind == 2:  # alternation of tools and subcommands, with a flag
         other = _pick(rng, tools)
-        s2 = rng.choice(TOOLBOX[other][0].split())
+        other_subs, _ = TOOLBOX[other]
+        s2 = rng.choice(other_subs.split())
         return rf"\b(?:{t}|{re.escape(other)})\s+(?:{s}|{re.escape(s2)})\b.*\s{f}(?:\s|=|$)"
     if kind == 3:  # a flag anywhere after the tool
         return rf"\b{t}\b.*\s{f}\b"
@@ -194,7 +194,7 @@ FITTING = (
 )
 
 
-def synthetic(n: int, seed: int = 7) -> list[Lesson]:
+def synthetic(n: int, seed: int = 7) -> list[lesson.Lesson]:
     """n lessons shaped like a real bank's: about 50 tools (a few hold most lessons) and their
     subcommands, seven kinds of command regex, `**/` and `{a,b}` globs, keywords and tags, short
     and long texts and bodies. Lessons 0-2 fit the matching calls."""
@@ -222,7 +222,7 @@ def synthetic(n: int, seed: int = 7) -> list[Lesson]:
         detail = " ".join(rng.choice(WORDS) for _ in range(rng.choice((3, 8, 20, 40))))
         body = "\n".join(f"- {rng.choice(WORDS)} {detail}" for _ in range(rng.choice((0, 0, 1, 5, 30))))
         lessons.append(
-            Lesson(
+            lesson.Lesson(
                 id=f"01BENCH{i:019d}",
                 slug=f"{tool}-{word}-{other}-{i}",
                 title=f"{tool} {word} needs care ({i})",
@@ -249,11 +249,11 @@ def make_bank(root: Path, n: int) -> tuple[Bank, float]:
     root.mkdir(parents=True)
     (root / "bank.toml").write_text("", encoding="utf-8")
     (root / "lessons").mkdir()
-    for lesson in synthetic(n):
-        (root / "lessons" / f"{lesson.slug}.md").write_text(render(lesson), encoding="utf-8")
+    for one in synthetic(n):
+        (root / "lessons" / f"{one.slug}.md").write_text(lesson.render(one), encoding="utf-8")
     bank = Bank.open(root)
     started = time.perf_counter()
-    regenerate(bank)
+    render.regenerate(bank)
     built = time.perf_counter() - started
     claude.install(root)
     return bank, built
@@ -451,15 +451,16 @@ def main() -> None:
             # stall the first cases' writes (a fitting call claims and records).
             os.sync()
             for call in CALLS:
-                if wanted and call[0] not in wanted:
+                case, tool, _, answers = call
+                if wanted and case not in wanted:
                     continue
                 for mode, fresh in (("fresh", True), ("steady", False)):
-                    if (not call[3] or call[1] == "SessionStart") and not fresh:
+                    if (not answers or tool == "SessionStart") and not fresh:
                         continue  # a call that fits nothing claims nothing: fresh and steady are one
                     hook_t, bare_t, first, base_t = measure(bank, args.runs, call, fresh, baseline=args.baseline)
-                    assert ("additionalContext" in first) == call[3], f"{call[0]}: {first[:200]!r}"
-                    named = call[3] and call[1] != "SessionStart"
-                    row(n, f"{call[0]}, {mode}" if named else call[0], hook_t, bare_t, base_t)
+                    assert ("additionalContext" in first) == answers, f"{case}: {first[:200]!r}"
+                    named = answers and tool != "SessionStart"
+                    row(n, f"{case}, {mode}" if named else case, hook_t, bare_t, base_t)
             print(f"{'':>8} (bank index took {built:.1f} s; index.bin {size / 1024:.0f} KiB)", flush=True)
             if n == sizes[-1] and not args.no_agents:  # each agent's payload, a fresh session per call
                 for agent, named, event, answers in AGENT_CASES:

@@ -235,11 +235,6 @@ ROOT = PACKAGE.parents[1]
 PENDING_ALIAS_FILES = {
     "tooling/lessonbank/bank/derived.py",
     "tooling/lessonbank/bank/store.py",
-    "tooling/lessonbank/hooks/agents/copilot.py",
-    "tooling/lessonbank/hooks/handover.py",
-    "tooling/lessonbank/hooks/pre_tool.py",
-    "tooling/lessonbank/hooks/session_start.py",
-    "tooling/lessonbank/hooks/stop.py",
     "tooling/lessonbank/index/compiled_build.py",
     "tooling/lessonbank/index/compiled_stream.py",
 }

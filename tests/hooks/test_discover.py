@@ -14,7 +14,7 @@ import pytest
 from lessonbank.hooks import discover, dispatch
 from lessonbank.scan import sources
 from lessonbank.state import statedir
-from tests.conftest import run as bank_run
+from tests.conftest import run
 from tests.hook_support import HOOK, make_bank, payload
 from tests.scan.test_learning import Claude
 
@@ -117,7 +117,7 @@ def test_the_hook_really_runs_an_incremental_scan(root: Path) -> None:
     assert sorted(p.name for p in (root / "lessons").iterdir()) == []  # nothing entered the bank
     assert time.time() + DAY - 300 < stamp(root) <= time.time() + DAY
     # Incremental: the next scan reads nothing it read before.
-    again = bank_run(root, "scan", "--json")
+    again = run(root, "scan", "--json")
     assert json.loads(again.output)["bytes_read"] == 0
 
 
@@ -125,7 +125,7 @@ def test_the_hook_really_runs_an_incremental_scan(root: Path) -> None:
 def test_scheduled_scan_honours_scan_every(tmp_path: Path, every: str, scans: bool) -> None:
     root = tmp_path / "proj"
     make_bank(root, [], toml=f'[scan]\nevery = "{every}"\n')
-    result = bank_run(root, "scan", "--scheduled")
+    result = run(root, "scan", "--scheduled")
     assert result.exit_code == 0
     assert ("scheduled scan: nothing waits for review" in result.output) is scans
     period = 43200.0 if scans else DAY  # off: asked again in a day, so turning it on needs no other step

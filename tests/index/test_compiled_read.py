@@ -50,3 +50,49 @@ def test_grouped_reads_give_what_the_tables_in_memory_hold(
     got = disk.entries(disk.lookup("pre", keys), every)
     assert got == memory.entries(memory.lookup("pre", keys), every)
     assert len(got) == sum(map(len, memory.data["groups"])) >= 80
+
+
+def test_the_named_fields_are_what_the_build_writes(tmp_path: Path) -> None:
+    """compiled_read's L_* and E_* name the fields of the records compiled_build writes."""
+    root = tmp_path / "proj"
+    lessons = [
+        lesson("cmd", commands=[r"\bcargo\s+(?:test|bench)\b"], tools=["Bash"], priority=7, confidence=0.25),
+        lesson("glob", paths=["src/**/*.rs"], priority=3, confidence=0.75),
+        lesson("tool", tools=["Edit"]),
+    ]
+    make_bank(root, lessons)
+    disk = compiled_build.load(str(root), str(root / ".lessonbank"))
+    assert isinstance(disk, compiled_read.DiskIndex)
+    memory = compiled_build.rebuild(str(root), str(root / ".lessonbank"), write=False)
+    by_slug = {}
+    for number in range(disk.count):
+        record = disk.lesson(number)
+        assert len(record) == compiled_read.L_TERMS + 1
+        by_slug[record[compiled_read.L_SLUG]] = (number, record)
+    _, record = by_slug["cmd"]
+    assert (record[compiled_read.L_PRIORITY], record[compiled_read.L_CONFIDENCE]) == (7, 0.25)
+    assert record[compiled_read.L_FULL] == "cmd. When working on cmd: remember cmd"
+    assert record[compiled_read.L_SUMMARY] == "cmd: remember cmd"
+    assert record[compiled_read.L_TERMS] == ("cmd", "remember", "work")
+    entries = {e[compiled_read.E_SLUG]: e for group in memory.data["groups"] for e in group}
+    assert set(entries) == {"cmd", "glob", "tool"}
+    for slug, entry in entries.items():
+        assert len(entry) == compiled_read.E_CHOICES + 1
+        number, record = by_slug[slug]
+        assert entry[compiled_read.E_NUMBER] == number
+        assert entry[compiled_read.E_PRIORITY] == record[compiled_read.L_PRIORITY]
+        assert entry[compiled_read.E_CONFIDENCE] == record[compiled_read.L_CONFIDENCE]
+    cmd, glob, tool = entries["cmd"], entries["glob"], entries["tool"]
+    assert (cmd[compiled_read.E_KIND], glob[compiled_read.E_KIND], tool[compiled_read.E_KIND]) == ("c", "p", "t")
+    assert cmd[compiled_read.E_TOOLS] == ("Bash",) and tool[compiled_read.E_TOOLS] == ("Edit",)
+    assert cmd[compiled_read.E_SOURCE] == r"\bcargo\s+(?:test|bench)\b"
+    assert glob[compiled_read.E_SOURCE] == "src/**/*.rs"
+    assert tool[compiled_read.E_PROGRAM] == -1
+    assert {cmd[compiled_read.E_PROGRAM], glob[compiled_read.E_PROGRAM]} == {0, 1}
+    for entry in (cmd, glob):
+        assert disk.program(entry[compiled_read.E_PROGRAM]) == memory.program(entry[compiled_read.E_PROGRAM])
+    assert cmd[compiled_read.E_LITERALS] == ("cargo ",) and glob[compiled_read.E_LITERALS] == ("src/", ".rs")
+    assert cmd[compiled_read.E_BOUNDED] == ("\x01cargo\x01",) and glob[compiled_read.E_BOUNDED] == ()
+    assert cmd[compiled_read.E_CHOICES] == (("bench", "test"),) and glob[compiled_read.E_CHOICES] == ()
+    # Ranks order lessons best first: priority 7, then 5, then 3.
+    assert (cmd[compiled_read.E_RANK], tool[compiled_read.E_RANK], glob[compiled_read.E_RANK]) == (0, 1, 2)

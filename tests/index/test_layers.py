@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 
 from lessonbank import config
-from lessonbank.index import layers
+from lessonbank.index import compiled_read, layers
 from lessonbank.state import records, statedir
 from tests.hook_support import lesson, make_bank
 
 
 def test_same_meaning_is_the_duplicate_gates_default() -> None:
-    assert config.DEFAULTS["gates"]["duplicate_threshold"][0] == layers.SAME_MEANING
+    default, _ = config.DEFAULTS["gates"]["duplicate_threshold"]  # (default, meaning)
+    assert default == layers.SAME_MEANING
 
 
 @pytest.mark.parametrize(
@@ -84,13 +85,14 @@ def _layered(tmp_path: Path, banks: dict[str, list]) -> layers.Layered:
 
 def _hits(index: layers.Layered, position: int, slugs: list[str], score: tuple = ()) -> list[tuple]:
     """Hits (number, slug, priority, score) of these slugs in layer `position`, in the order given."""
-    found = []
-    layer_index = index.layers[position][1]
+    found = {}
+    _, layer_index = index.layers[position]
     for number in range(layer_index.count):  # type: ignore[attr-defined]
         record = layer_index.lesson(number)  # type: ignore[attr-defined]
-        if record[0] in slugs:
-            found.append((number, record[0], record[1], score))
-    return sorted(found, key=lambda hit: slugs.index(hit[1]))
+        slug = record[compiled_read.L_SLUG]
+        if slug in slugs:
+            found[slug] = (number, slug, record[compiled_read.L_PRIORITY], score)
+    return [found[slug] for slug in slugs if slug in found]
 
 
 def _merged(index: layers.Layered, lists: list[list[tuple]]) -> list[tuple]:

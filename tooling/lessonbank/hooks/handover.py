@@ -1,7 +1,6 @@
 """Handing lessons over: the byte budget, the once-per-session claim, the session's trial arm, the ledger."""
 
-from lessonbank.state import jsonio, statedir
-from lessonbank.state import records as ledger
+from lessonbank.state import jsonio, records, statedir
 
 
 def line(slug: str, text: str, layer: str = "project") -> str:
@@ -11,7 +10,7 @@ def line(slug: str, text: str, layer: str = "project") -> str:
 
 def source(chosen: "list[tuple[str, int, str, str]]") -> str:
     """Whose lessons these are, for the heading: the project's alone, or also a personal or team bank's."""
-    if all(item[3] == "project" for item in chosen):
+    if all(layer == "project" for _, _, _, layer in chosen):
         return "lessons this project learned"
     return "lessons learned in this project and in the banks it shares (each names its bank)"
 
@@ -25,17 +24,22 @@ def select(ranked, index, max_lessons: int, max_bytes: int) -> "list[tuple[str, 
     stay within `max_bytes`, a lesson whose full text does not fit falls back to its one-line
     summary, and the first one is always handed over.
     """
+    # Here, not at the top: SessionStart imports this module for `context` and reads no index.
+    from lessonbank.index.compiled_read import L_FULL, L_SUMMARY
+
     chosen: list[tuple[str, int, str, str]] = []
     used = 0
-    for item in ranked:
-        number, slug, priority, replaced = item
-        for old in [c for c in chosen if c[0] in replaced]:
-            chosen.remove(old)
-            used -= len(old[2].encode("utf-8"))
+    for number, slug, priority, replaced in ranked:
+        if replaced:
+            for old in list(chosen):
+                old_slug, _, old_text, _ = old
+                if old_slug in replaced:
+                    chosen.remove(old)
+                    used -= len(old_text.encode("utf-8"))
         if len(chosen) >= max_lessons:
             break
         record, layer = index.lesson(number), index.layer(number)
-        full, short = line(slug, record[3], layer), line(slug, record[4], layer)
+        full, short = line(slug, record[L_FULL], layer), line(slug, record[L_SUMMARY], layer)
         if used + len(full.encode("utf-8")) <= max_bytes:
             text = full
         elif used + len(short.encode("utf-8")) <= max_bytes or not chosen:
@@ -57,25 +61,25 @@ def hand_over(
     tool_use_id: str = "",
 ) -> str:
     """Claim, record and render the chosen lessons; the hook's stdout ("" when nothing goes out)."""
-    won = [item for item in chosen if session.claim(item[0], item[1])]
+    won = [(slug, priority, text, layer) for slug, priority, text, layer in chosen if session.claim(slug, priority)]
     if not won:
         return ""
     arm = "on"
     if mode == "test" and not statedir.READ_ONLY:  # a dry run (`bank hook`) must not assign a session
-        from lessonbank.state import arms as trial
+        from lessonbank.state import arms
 
         # Known sessions answer from one small file; an unknown one (begun before `bank test`,
         # or its SessionStart missed) is assigned here, before any lesson reaches it.
-        arm = trial.assign(session.state_dir, session.id)
+        arm = arms.assign(session.state_dir, session.id)
     injected = arm != "without"
     for slug, _, text, layer in won:
         size = len(text.encode("utf-8"))
-        ledger.record_injection(
+        records.record_injection(
             session.state_dir, session.id, turn, slug, event, size, arm, injected, tool_use_id, layer
         )
     if not injected:
         return ""
-    return context(event, heading + "\n" + "\n".join(item[2] for item in won))
+    return context(event, heading + "\n" + "\n".join(text for _, _, text, _ in won))
 
 
 def context(event: str, text: str) -> str:

@@ -5,15 +5,29 @@ with (`shell.trigger_texts`: `RUST_BACKTRACE=1 cargo test` is `cargo test RUST_B
 `rg -n pytest docs/` is `rg -n docs/`); file tools by their path relative to the bank root. The
 compiled index picks candidate triggers by the rarest literal each must contain, and drops those
 whose other literals are not in the call or whose lesson is claimed before any regex runs; the
-rest run best first and only until the budget is full, most on the small `rx` matcher, so `re` is
+rest run best first and only until the budget is full, most on the small `regex_engine` matcher, so `re` is
 rarely imported.
 """
 
 from lessonbank.index import compiled_read
+from lessonbank.index.compiled_read import (
+    E_BOUNDED,
+    E_CHOICES,
+    E_CONFIDENCE,
+    E_KIND,
+    E_LITERALS,
+    E_NUMBER,
+    E_PRIORITY,
+    E_PROGRAM,
+    E_RANK,
+    E_SLUG,
+    E_SOURCE,
+    E_TOOLS,
+)
 from lessonbank.state import statedir
 
-# shell, rx, globs and inject are imported only when a call needs them: each module costs start-up
-# time (a Read or Edit call never splits a command).
+# shell, regex_engine, globs and handover are imported only when a call needs them: each module
+# costs start-up time (a Read or Edit call never splits a command).
 
 PATH_KEYS = {
     "Read": ("file_path",),
@@ -77,23 +91,23 @@ def subjects(tool: str, tool_input: dict, root: str, cwd: str) -> tuple[list[str
 
 def _fires(index, entry: tuple, commands: list[str], paths: list[str], state_dir: str) -> bool:
     """Does the trigger match? One that uses up its step budget does not, and hook.log says so."""
-    kind, source = entry[5], entry[6]
+    kind, source = entry[E_KIND], entry[E_SOURCE]
     if kind != "c" and kind != "p":
         return True
     from lessonbank.matching import budget
 
-    program = index.program(entry[7])
+    program = index.program(entry[E_PROGRAM])
     try:
         if kind == "c":
-            from lessonbank.matching import regex_engine as rx
+            from lessonbank.matching import regex_engine
 
-            return any(rx.search(program, source, text) for text in commands)
+            return any(regex_engine.search(program, source, text) for text in commands)
         from lessonbank.matching import globs
 
         return any(globs.match(program, path) for path in paths)
     except budget.Exhausted as exc:
         what = "command" if kind == "c" else "path"
-        statedir.log_line(state_dir, "PreToolUse", f"lesson {entry[1]}: {what} trigger {source!r} {exc}")
+        statedir.log_line(state_dir, "PreToolUse", f"lesson {entry[E_SLUG]}: {what} trigger {source!r} {exc}")
         return False
 
 
@@ -115,6 +129,7 @@ def candidates(index, tool: str, commands: list[str], paths: list[str], shared: 
         if paths:
             grams.add(compiled_read.ALWAYS_PATH)
         keys = shared[lengths] = (grams, compiled_read.hashed(grams))
+    call_grams, hashed_keys = keys
     texts = shared.get("texts")
     if texts is None:
         joined = "\n".join(commands)
@@ -123,23 +138,25 @@ def candidates(index, tool: str, commands: list[str], paths: list[str], shared: 
     folded, bounded = texts
     bounded_text = bounded or ""
     out = []
-    for entry in index.entries(index.probe("pre", keys[1]), keys[0]):
-        tools, kind = entry[4], entry[5]
+    # The field numbers bound to locals: a local is the cheapest read, and this loop runs per candidate.
+    tools_at, kind_at, literals_at, bounded_at, choices_at = E_TOOLS, E_KIND, E_LITERALS, E_BOUNDED, E_CHOICES
+    for entry in index.entries(index.probe("pre", hashed_keys), call_grams):
+        tools, kind = entry[tools_at], entry[kind_at]
         # A trigger naming tools applies to those; else a command trigger to Bash, a path trigger to any.
         if (tool not in tools) if tools else (kind != "p" and (kind != "c" or tool != "Bash")):
             continue
         # Plain loops (no generator or map per entry): every literal in the call, every
         # boundary-marked one in its bounded form, and one branch of each required alternation.
         text = folded[kind]
-        for literal in entry[8]:
+        for literal in entry[literals_at]:
             if literal not in text:
                 break
         else:
-            for literal in entry[10] if bounded is not None else ():
+            for literal in entry[bounded_at] if bounded is not None else ():
                 if literal not in bounded_text:
                     break
             else:
-                for group in entry[11]:
+                for group in entry[choices_at]:
                     for branch in group:
                         if branch in text:
                             break
@@ -163,7 +180,7 @@ def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str]
     shared: dict = {}
     for position, index in enumerate(indexes):
         for e in candidates(index, tool, commands, paths, shared):
-            ranked.append((-e[2], -e[3], position, e[9], e[7], e))
+            ranked.append((-e[E_PRIORITY], -e[E_CONFIDENCE], position, e[E_RANK], e[E_PROGRAM], e))
     if not ranked:
         return
     ranked.sort()  # by the first five (rank, then program number); a full tie compares the entries, which is harmless
@@ -176,12 +193,12 @@ def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str]
         claimed = session.claimed_slugs()
         done: set[tuple[int, int]] = set()
         for *_, position, _, _, entry in ranked:
-            number = (position, entry[0])
-            if number in done or entry[1] in claimed:
+            number, slug = (position, entry[E_NUMBER]), entry[E_SLUG]
+            if number in done or slug in claimed:
                 continue
             if _fires(indexes[position], entry, commands, paths, session.state_dir):
                 done.add(number)
-                yield (number, entry[1], entry[2])
+                yield (number, slug, entry[E_PRIORITY])
     finally:
         budget.end_call()
 
@@ -225,14 +242,14 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     first = next(ranked, None)
     if first is None:
         return ""
-    from lessonbank.hooks import handover as inject
+    from lessonbank.hooks import handover
 
     settings = index.settings
-    chosen = inject.select(_then(first, ranked), index, settings["max_lessons"], settings["max_bytes"])
+    chosen = handover.select(_then(first, ranked), index, settings["max_lessons"], settings["max_bytes"])
     heading = (
-        f"lessonbank: {inject.source(chosen)} that may bear on this {tool} call. "
+        f"lessonbank: {handover.source(chosen)} that may bear on this {tool} call. "
         "Use one only where it fits what you are doing; ignore the rest."
     )
     turn = session.turn(payload.get("prompt_id"))
     tool_use_id = str(payload.get("tool_use_id") or "")
-    return inject.hand_over(chosen, session, turn, "PreToolUse", mode, heading, tool_use_id)
+    return handover.hand_over(chosen, session, turn, "PreToolUse", mode, heading, tool_use_id)

@@ -29,15 +29,18 @@ def ranked(index, prompt: str, session: "statedir.Session | None", limit: int) -
         both = sum(number in numbers for numbers in word_sets)
         if both >= 2:
             groups.setdefault((both, keys), []).append(number)
+    from lessonbank.index.compiled_read import L_CONFIDENCE, L_PRIORITY, L_SLUG
+
     out: list[tuple] = []
     claimed = session.claimed_slugs() if session is not None else set()
     # Records are read a group at a time: a common keyword must not make us read every lesson.
     for score in sorted(groups, reverse=True):
         records = []
         for number in groups[score]:
-            slug, priority, confidence = index.lesson(number)[:3]
+            record = index.lesson(number)
+            slug = record[L_SLUG]
             if slug not in claimed:
-                records.append((-priority, -confidence, slug, number))
+                records.append((-record[L_PRIORITY], -record[L_CONFIDENCE], slug, number))
         for priority, _, slug, number in sorted(records):
             out.append((number, slug, -priority, score))
         if len(out) >= limit:

@@ -27,9 +27,9 @@ def session_start(payload: dict, root: str, state_dir: str, mode: str) -> str:
     """
     session = statedir.Session(state_dir, str(payload.get("session_id") or ""))
     if mode == "test" and not statedir.READ_ONLY:
-        from lessonbank.state import arms as trial
+        from lessonbank.state import arms
 
-        trial.assign(state_dir, session.id)
+        arms.assign(state_dir, session.id)
     source = payload.get("source")
     if source == "clear":
         session.release()

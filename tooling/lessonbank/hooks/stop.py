@@ -7,8 +7,7 @@ no block blocks the stop once with a request for the one durable lesson or a pla
 slip". Nothing blocks when `stop_hook_active` is set (the agent is already answering a block).
 """
 
-from lessonbank.state import jsonio, records
-from lessonbank.state import statedir as state
+from lessonbank.state import jsonio, records, statedir
 
 NUDGE = (
     "lessonbank: {checks} failed earlier in this turn and passes now. If the fix taught something "
@@ -36,7 +35,7 @@ LOST = (
     "lessonbank could not save your #lesson block ({error}), nor keep it aside ({kept}). Tell the "
     "user, and keep the block in your reply so they can run `bank capture --blocks` on it."
 )
-PENDING = state.PENDING_LESSONS
+PENDING = statedir.PENDING_LESSONS
 # How `bank` reports a file it could not write or use (cli.disk_error, store.write_atomic): the
 # block is not at fault, so it is kept for `bank capture --pending` rather than refused.
 DISK_ERROR = "Error: cannot "
@@ -70,7 +69,7 @@ def capture(root: str, session_id: str, message: str) -> str | None:
         "--session",
         session_id,
     ]
-    if state.READ_ONLY:
+    if statedir.READ_ONLY:
         command.append("--dry-run")
     done = subprocess.run(
         command,
@@ -94,7 +93,7 @@ def block(reason: str) -> str:
 
 def stop(payload: dict, root: str, state_dir: str, mode: str) -> str:
     """The Stop answer: a block with a reason, or "" to let the agent stop."""
-    session = state.Session(state_dir, str(payload.get("session_id") or ""))
+    session = statedir.Session(state_dir, str(payload.get("session_id") or ""))
     turn = session.turn(payload.get("prompt_id"))
     active = payload.get("stop_hook_active") is True
     message = payload.get("last_assistant_message")
@@ -116,7 +115,7 @@ def stop(payload: dict, root: str, state_dir: str, mode: str) -> str:
 
 
 def keep_pending(
-    state_dir: str, session: state.Session, turn: str, message: str, exc: Exception, active: bool
+    state_dir: str, session: statedir.Session, turn: str, message: str, exc: Exception, active: bool
 ) -> str:
     """Capture could not run (e.g. the plugin's python lacks the package): keep the blocks, say so once."""
     entry = jsonio.dumps({"session": session.id, "turn": turn, "message": message})
@@ -127,16 +126,16 @@ def keep_pending(
         error = error[error.index(DISK_ERROR) + len("Error: ") :]
     path = state_dir + "/" + PENDING
     kept: OSError | None = None
-    for path in (state_dir + "/" + PENDING, state.user_pending(state_dir.rpartition("/")[0]) or ""):
+    for path in (state_dir + "/" + PENDING, statedir.user_pending(state_dir.rpartition("/")[0]) or ""):
         if not path:
             continue
         try:
-            state.append_line(path, entry)
+            statedir.append_line(path, entry)
             kept = None
             break
         except OSError as failed:  # the bank's folder is read-only or full: try the user's
             kept = failed
-    state.log_error(state_dir, "Stop", exc)
+    statedir.log_error(state_dir, "Stop", exc)
     if active:
         return ""
     try:

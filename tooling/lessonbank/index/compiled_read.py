@@ -46,6 +46,35 @@ BOUND = (
 )  # fmt: skip
 
 
+# The records the hooks read, by position (compiled_build writes them; marshalled tuples cost no
+# class to build or load, and an int constant bound to a local costs nothing to read).
+# A lesson record (`lessons`, one per INDEX.md row): (slug, priority, confidence, full text,
+# summary, terms), the terms the stemmed words of title, when and do (the layers' same-meaning check).
+L_SLUG = 0
+L_PRIORITY = 1
+L_CONFIDENCE = 2
+L_FULL = 3
+L_SUMMARY = 4
+L_TERMS = 5
+# A trigger entry (`groups`): its lesson's number, slug, priority and confidence; the tools it
+# names (none: a command trigger applies to Bash, a path trigger to any tool); its kind ("c" a
+# command regex, "p" a path glob, "t" tool-only); its source text; its program's number in
+# `programs` (-1 for kind "t"); the folded literals every match holds; its lesson's rank (best
+# first); the literals with a word boundary marked (checked against `bounded`); and its choices
+# (alternations every match passes through: each a tuple of branches, one of which is in it).
+E_NUMBER = 0
+E_SLUG = 1
+E_PRIORITY = 2
+E_CONFIDENCE = 3
+E_TOOLS = 4
+E_KIND = 5
+E_SOURCE = 6
+E_PROGRAM = 7
+E_LITERALS = 8
+E_RANK = 9
+E_BOUNDED = 10
+E_CHOICES = 11
+
 # Candidate keys are folded literals of these lengths: a literal run of a trigger is keyed by its
 # substrings of the longest length it reaches (a longer key is rarer, so fewer candidates).
 KEY_LENGTHS = (8, 5, 3, 2)
@@ -59,12 +88,13 @@ SPAN_BYTES = 1 << 16
 
 def bucket(key: str, size: int) -> int:
     """A key's bucket: stable across processes (unlike `hash`); its number from `hashed`."""
-    return hashed([key])[0][1] % size
+    [(_, number, _)] = hashed([key])
+    return number % size
 
 
 def filter_bits(key: str, bits: int) -> "tuple[int, int, int]":
     """The three bits of a key in a filter of `bits` bits."""
-    x = hashed([key])[0][2]
+    [(_, _, x)] = hashed([key])
     return x % bits, (x >> 21) % bits, (x >> 42) % bits
 
 
@@ -120,9 +150,9 @@ def read_sources(root: str) -> "tuple[str | None, str | None, tuple | None]":
     the key is None, so that nothing built from this read is ever taken for current.
     """
     before = source_key(root)
-    texts = [statedir.read_text(root + "/" + name) for name in ("INDEX.md", "bank.toml")]
+    index_md, bank_toml = (statedir.read_text(root + "/" + name) for name in ("INDEX.md", "bank.toml"))
     after = source_key(root)
-    return texts[0], texts[1], (before if before == after else None)
+    return index_md, bank_toml, (before if before == after else None)
 
 
 class Stale(Exception):
@@ -184,7 +214,8 @@ class DiskIndex:
 
     def probe(self, section: str, keys: "list[tuple[str, int, int]]") -> dict:
         """`lookup` of keys already `hashed`."""
-        size = self.sections[section + ".table"][1] // 4 - 1
+        _, table_size = self.sections[section + ".table"]
+        size = table_size // 4 - 1
         bits = self._filters.get(section)
         if bits is None:
             bits = self._filters[section] = self._read(section + ".filter")
@@ -214,11 +245,11 @@ class DiskIndex:
         return found
 
     def lesson(self, number: int) -> tuple:
-        """(slug, priority, confidence, full text, summary, terms) of lesson `number`."""
+        """The record of lesson `number` (its fields at L_SLUG … L_TERMS)."""
         return self._record("lessons", number)  # type: ignore[return-value]
 
     def program(self, number: int) -> object:
-        """The compiled program of trigger `number` (a `pre` entry's PROGRAM)."""
+        """The compiled program of trigger `number` (an entry's field E_PROGRAM)."""
         return self._record("programs", number)
 
     def entries(self, found: dict, grams: "set[str]") -> "list[tuple]":

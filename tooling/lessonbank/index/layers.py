@@ -21,6 +21,7 @@ over teams. Stdlib only (`posix`): the hooks import it on every call.
 import posix
 
 from lessonbank.index import compiled_read
+from lessonbank.index.compiled_read import L_CONFIDENCE, L_TERMS
 from lessonbank.state import jsonio, statedir
 
 PERSONAL = "personal"
@@ -122,18 +123,24 @@ class Layered:
     """Several layers' indexes as one: lesson numbers are (layer position, number in that layer)."""
 
     def __init__(self, layers: "list[tuple[str, object]]") -> None:
-        self.layers = layers
-        self.settings = layers[0][1].settings  # type: ignore[attr-defined]
+        self.layers = layers  # (layer name, index) each, the project's first
+        _, project = layers[0]
+        self.settings = project.settings  # type: ignore[attr-defined]
         self._lessons: dict[tuple[int, int], tuple] = {}  # read once: `dedupe` and then the handover read each hit
 
     def lesson(self, number: "tuple[int, int]") -> tuple:
+        """The record of lesson (layer position, number in that layer): compiled_read's L_* fields."""
         found = self._lessons.get(number)
         if found is None:
-            found = self._lessons[number] = self.layers[number[0]][1].lesson(number[1])  # type: ignore[attr-defined]
+            position, in_layer = number
+            _, index = self.layers[position]
+            found = self._lessons[number] = index.lesson(in_layer)  # type: ignore[attr-defined]
         return found
 
     def layer(self, number: "tuple[int, int]") -> str:
-        return self.layers[number[0]][0]
+        position, _ = number
+        name, _ = self.layers[position]
+        return name
 
     def dedupe(self, ranked):  # noqa: ANN001, ANN201 - generators (no typing import in the hook)
         """The hits of every layer ((layer position, number), slug, priority), best first, with
@@ -143,19 +150,19 @@ class Layered:
         whose place it takes)."""
         given = []  # (layer position, slug, terms) of what went out
         for number, slug, priority in ranked:
-            position = number[0]
+            position, _ = number
             twins = []
             if len(self.layers) > 1:  # lessons of one layer are never weighed against each other
-                terms = frozenset(self.lesson(number)[5])
+                terms = frozenset(self.lesson(number)[L_TERMS])
                 twins = [
-                    g for g in given
-                    if g[0] != position and (g[1] == slug or _dice(g[2], terms) >= SAME_MEANING)
+                    (at, other, its_terms) for at, other, its_terms in given
+                    if at != position and (other == slug or _dice(its_terms, terms) >= SAME_MEANING)
                 ]  # fmt: skip
-                if any(g[0] < position for g in twins):
+                if any(at < position for at, _, _ in twins):
                     continue
                 given = [g for g in given if g not in twins]
                 given.append((position, slug, terms))
-            yield (number, slug, priority, tuple(g[1] for g in twins))
+            yield (number, slug, priority, tuple(other for _, other, _ in twins))
 
     def ranked(self, lists: "list[list[tuple]]") -> "list[tuple]":
         """Each layer's hits ((number, slug, priority, score) best first, `score` a tuple, higher
@@ -164,10 +171,11 @@ class Layered:
         keyed = []
         for position, hits in enumerate(lists):
             for number, slug, priority, score in hits:
-                confidence = self.lesson((position, number))[2]
-                keyed.append((tuple(-s for s in score), -priority, -confidence, position, number, slug, priority))
-        keyed.sort(key=lambda item: item[:5])
-        return [((item[3], item[4]), item[5], item[6]) for item in keyed]
+                confidence = self.lesson((position, number))[L_CONFIDENCE]
+                order = (tuple(-s for s in score), -priority, -confidence, position, number)
+                keyed.append((order, ((position, number), slug, priority)))
+        keyed.sort()  # by order: two equal orders are one hit twice (the same layer position and number)
+        return [hit for _, hit in keyed]
 
 
 def _dice(a: frozenset, b: frozenset) -> float:

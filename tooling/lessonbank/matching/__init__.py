@@ -1,7 +1,8 @@
 """Matching: what a trigger is matched against, and how, with the standard library only.
 
-It owns words and stemming (`words`), shell command splitting (`shell`, with what each tool reads
-as data in `shell_data`), path globs (`globs`), the small regex engine and its compiler
+It owns words and stemming (`words`), shell command lines cut into simple commands (`shell`), the
+words of each that run (`shell_words`) and those each tool reads as data (`shell_data`), path
+globs (`globs`), the small regex engine and its compiler
 (`regex_engine`, `regex_compiler`), the static check for regexes that can backtrack for
 exponential time (`regex_hazard`, `regex_spans`), the step budget both matchers charge
 (`budget`), the one check classifier (`check_commands`), where each agent writes a command's exit

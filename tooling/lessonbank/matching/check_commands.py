@@ -12,7 +12,7 @@ what only installs, serves, cleans or formats in place is not. No `re`: the hook
 Bash call.
 """
 
-from lessonbank.matching import shell
+from lessonbank.matching import shell, shell_words
 
 TEST, BUILD, LINT = "test", "build", "lint"
 
@@ -194,7 +194,7 @@ def _tool(base: str, words: list[str]) -> CheckCommand | None:
         flags = FORMATTERS[base]
         return CheckCommand(base, LINT, base, words) if any(w in flags for w in words) else None
     if base in COMPILERS:
-        sources = sorted({shell.basename(w) for w in words[1:] if w.endswith(SOURCE_SUFFIXES)})
+        sources = sorted({shell_words.basename(w) for w in words[1:] if w.endswith(SOURCE_SUFFIXES)})
         return CheckCommand(base, BUILD, " ".join([base, *sources[:3]]), words)
     sub = _first_positional(words[1:])
     if base == "ruff":  # `ruff`, `ruff check`, `ruff format --check`; `ruff format` rewrites
@@ -274,7 +274,7 @@ def _make(base: str, words: list[str]) -> CheckCommand | None:
 
 
 def _command(word: str) -> str:
-    name = shell.basename(word)
+    name = shell_words.basename(word)
     return name[:-4] if name.endswith(".exe") else name
 
 
@@ -295,7 +295,7 @@ def _skip_options(words: list[str]) -> list[str]:
 def _unwrap(words: list[str]) -> list[str]:
     """Strip wrappers and runners: `uv run python -m pytest -x` -> [pytest, -x]."""
     for _ in range(6):
-        words = words[shell.command_start(words) :]
+        words = words[shell_words.command_start(words) :]
         if not words:
             return words
         name = _command(words[0])

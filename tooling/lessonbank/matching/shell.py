@@ -1,20 +1,14 @@
-"""The executable parts of a shell command, so that lessons fire on what runs, not on what is said.
+"""A shell command line cut into simple commands, so that lessons fire on what runs, not on what is said.
 
 `segments(command)` splits a Bash command into simple commands (on `;`, `&&`, `||`, `|`, `&`,
-newlines, parentheses) and returns each one's words, minus what is data rather than code:
-
-- heredoc bodies (unless a shell reads them: `bash <<EOF` runs its body);
-- redirections and their targets (`> out.txt`, `2>&1`, `<<< text`);
-- the arguments of echo, printf and `:`;
-- commit and PR messages (`git commit -m "fix pytest hang"`, `gh pr create --body …`);
-- quoted text that holds whitespace (prose, inline code such as `python -c "…"`);
-- search patterns and scripts handed to a tool that reads them as data: grep, rg, ag, ack,
-  `git grep`, `git log --grep/-S/-G`, sed and awk scripts, `perl -e`, `find -name` globs, pgrep
-  patterns, the names given to which, type and man (`rg -n pytest docs/` runs no pytest);
-- leading `NAME=value` assignments, shell keywords and comments.
-
-Scripts handed to a shell (`bash -c "…"`, `eval …`) and command substitutions (`$(…)`, backticks,
-`<(…)`) are parsed in turn and add their own segments. No `re`: this runs on every Bash call.
+newlines, parentheses) and returns each one's executable words. The shell's syntax is read here:
+quotes and escapes, comments, redirections and their targets (`> out.txt`, `2>&1`, `<<< text`),
+heredoc bodies (skipped, unless a shell reads them: `bash <<EOF` runs its body), and scripts run
+in turn, which add their own segments: command substitutions (`$(…)`, backticks, `<(…)`), `eval …`
+and scripts handed to a shell (`bash -c "…"`). Which words of each simple command are code is
+`shell_words`' part (the command past keywords, assignments and wrappers; no prose, no messages),
+and the data words of grep, sed, find, `git log` and the like are `shell_data`'s, loaded only
+when one of them runs. No `re`: this runs on every Bash call.
 
 `commands(command)` gives the same simple commands with what the scan also needs: the operators
 after each one (`&&`, `||`, `|`, `;`, `)`…), how deeply it is nested, whether it writes a file and
@@ -24,51 +18,8 @@ command's words followed by those assignments (`RUST_BACKTRACE=1 cargo test` is 
 set, a trigger keyed on `RUST_BACKTRACE=1` sees it, and `^cargo` still anchors at the command.
 """
 
-# Longer than 400 lines: the one tokenizer for the hooks and the scan; the quote scanners stay in it
-# because every module the hook process loads costs it about 0.1 ms on every Bash call. What each
-# data tool reads (grep, rg, sed, git log, find…) is in shell_data, loaded only when one runs.
+from lessonbank.matching import shell_words
 
-SHELLS = frozenset(("sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"))
-QUIET = frozenset(("echo", "printf", ":", "true", "false"))
-KEYWORDS = frozenset(("if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}"))
-DATA_KEYWORDS = frozenset(("for", "case", "select", "function", "in", "esac"))
-# Options whose value is a message (prose), per command.
-MESSAGE_OPTIONS = {
-    "git": frozenset(("-m", "--message")),
-    "hg": frozenset(("-m", "--message")),
-    "svn": frozenset(("-m", "--message")),
-    "jj": frozenset(("-m", "--message")),
-    "gh": frozenset(("-m", "--message", "-t", "--title", "-b", "--body")),
-    "glab": frozenset(("-m", "--message", "-t", "--title", "-d", "--description")),
-}
-# Commands that run the rest of the line, and their options that take a value.
-WRAPPERS = {
-    "sudo": frozenset(("-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t")),
-    "env": frozenset(("-u", "-C", "-S")),
-    "nice": frozenset(("-n",)),
-    "nohup": frozenset(),
-    "time": frozenset(("-f", "-o")),
-    "timeout": frozenset(("-s", "-k", "--signal", "--kill-after")),
-    "gtimeout": frozenset(("-s", "-k", "--signal", "--kill-after")),
-    "command": frozenset(),
-    "exec": frozenset(("-a",)),
-    "builtin": frozenset(),
-    "stdbuf": frozenset(("-i", "-o", "-e")),
-    "xargs": frozenset(("-n", "-I", "-P", "-L", "-d", "-s", "-E", "-a")),
-    "xvfb-run": frozenset(("-a", "-s", "-n")),
-    "caffeinate": frozenset(),
-}
-
-# Tools whose arguments hold data (search patterns, scripts, names looked up); shell_data says how
-# each reads them, and is imported only on the first such command.
-DATA_NAMES = frozenset(
-    ("grep", "egrep", "fgrep", "zgrep", "ggrep", "ugrep", "rg", "ag", "ack", "ack-grep", "sed", "gsed",
-     "awk", "gawk", "mawk", "nawk", "pgrep", "pkill", "perl", "ruby", "node",
-     "which", "whereis", "type", "man", "apropos", "whatis", "tldr", "git", "find")
-)  # fmt: skip
-# The git subcommands that search (their patterns are data), and git's options that take a value.
-_GIT_SEARCHING = frozenset(("grep", "log", "show", "diff", "whatchanged", "rev-list", "shortlog", "reflog"))
-_GIT_GLOBAL_VALUES = frozenset(("-C", "-c", "--git-dir", "--work-tree", "--namespace"))
 _MAX_DEPTH = 4
 _REDIRECTS = ("&>>", "<<<", "<<-", "&>", ">>", ">|", "<<", "<>", ">&", "<&", "<", ">")
 _WRITES = (">", ">>", ">|", "&>", "&>>", ">&")
@@ -109,11 +60,6 @@ def trigger_texts(command: str) -> list[str]:
     return [" ".join(c.words + c.env) if c.env else " ".join(c.words) for c in commands(command)]
 
 
-def basename(word: str) -> str:
-    """The command name of a word that may be a path (`./gradlew`, `.venv/bin/pytest`)."""
-    return word.rpartition("/")[2]
-
-
 def _parse(text: str, depth: int, out: list[list[str]], info: list[Command] | None) -> None:
     if depth > _MAX_DEPTH:
         return
@@ -136,7 +82,7 @@ def _parse(text: str, depth: int, out: list[list[str]], info: list[Command] | No
         word = "".join(cur)
         cur.clear()
         if heredoc_next >= 0:
-            pending.append((word, heredoc_next == 1, _reads_script(words)))
+            pending.append((word, heredoc_next == 1, shell_words.reads_script(words)))
             heredoc_next = -1
         elif skip_next:
             skip_next = False
@@ -295,14 +241,6 @@ def _heredoc(
     return n
 
 
-def _reads_script(words: list[tuple[str, bool]]) -> bool:
-    """Does this command (so far) run a shell that reads its script from stdin?"""
-    k = _first_command(words)
-    if k >= len(words) or basename(words[k][0]) not in SHELLS:
-        return False
-    return all(w.startswith("-") and "c" not in w[1:] for w, _ in words[k + 1 :])
-
-
 def _double(
     text: str, i: int, depth: int, out: list[list[str]], info: list[Command] | None
 ) -> tuple[str, int]:
@@ -396,37 +334,6 @@ def _close(text: str, i: int, open_: str, close: str) -> int:
     return n + 1
 
 
-def _is_assignment(word: str) -> bool:
-    name, eq, _ = word.partition("=")
-    return bool(eq) and bool(name) and (name.replace("_", "a").isalnum()) and not name[0].isdigit()
-
-
-def _first_command(words: list[tuple[str, bool]]) -> int:
-    """Index of the first word after keywords and NAME=value assignments."""
-    k = 0
-    while k < len(words) and (words[k][0] in KEYWORDS or _is_assignment(words[k][0])):
-        k += 1
-    return k
-
-
-def command_start(texts: list[str], k: int = 0) -> int:
-    """Index of the real command in `texts` from k on, past wrappers (sudo, env, timeout, …)."""
-    n = len(texts)
-    while k < n:
-        name = basename(texts[k])
-        takes = WRAPPERS.get(name)
-        if takes is None:
-            return k
-        k += 1
-        while k < n and (texts[k].startswith("-") or _is_assignment(texts[k])):
-            if texts[k] in takes:
-                k += 1
-            k += 1
-        if name in ("timeout", "gtimeout") and k < n:
-            k += 1  # the duration
-    return k
-
-
 def _emit(
     kept: list[str],
     depth: int,
@@ -439,100 +346,43 @@ def _emit(
     out.append(kept)
     if info is None:
         return None
-    env = [w for w, prose in words[:j] if not prose and _is_assignment(w)]
+    env = [w for w, prose in words[:j] if not prose and shell_words.is_assignment(w)]
     command = Command(kept, depth, writes, env)
     info.append(command)
     return command
 
 
-def _git_subcommand(texts: list[str], i: int, end: int) -> tuple[int, str]:
-    """The index and name of git's subcommand, past its global options (-C dir, -c k=v)."""
-    while i < end and texts[i].startswith("-"):
-        i += 2 if texts[i] in _GIT_GLOBAL_VALUES else 1
-    return i, texts[i] if i < end else ""
-
-
-def _data_words(texts: list[str], start: int, end: int, drop: set[int]) -> None:
-    """Add to `drop` the indexes of the words in texts[start:end] that a tool reads as data."""
-    j = command_start(texts, start)
-    if j >= end:
-        return
-    name = basename(texts[j])
-    i, sub = _git_subcommand(texts, j + 1, end) if name == "git" else (j, "")
-    if name == "git" and sub not in _GIT_SEARCHING:
-        return  # git status, git commit…: no data to drop, and no import
-    from lessonbank.matching import shell_data
-
-    if name == "git":
-        spec = shell_data.SPECS["git grep" if sub == "grep" else "git log"]
-        shell_data.option_data(texts, i + 1, end, spec, drop)
-    elif name == "find":
-        patterns = shell_data.SPECS["find"][2]  # -name '*.py': a glob
-        i = j + 1
-        while i < end:
-            word = texts[i]
-            if word in patterns:
-                drop.add(i + 1)
-                i += 1
-            elif word in shell_data.FIND_EXEC:  # -exec grep -l pytest {} + : the command it runs has data too
-                stop = i + 1
-                while stop < end and texts[stop] not in (";", "+"):
-                    stop += 1
-                _data_words(texts, i + 1, stop, drop)
-                i = stop
-            i += 1
-    elif name in DATA_NAMES:
-        shell_data.option_data(texts, j + 1, end, shell_data.SPECS[name], drop)
-
-
 def _simple(
     words: list[tuple[str, bool]], depth: int, out: list[list[str]], info: list[Command] | None, writes: bool
 ) -> Command | None:
-    k = _first_command(words)
-    if k >= len(words) or words[k][0] in DATA_KEYWORDS:
+    """One simple command's words (word, is prose) as the syntax gives them: the scripts it runs
+    parsed in turn, its code kept (shell_words, shell_data), and the command emitted."""
+    k = shell_words.first_command(words)
+    if k >= len(words):
         return None
     texts = [w for w, _ in words]
-    j = command_start(texts, k)
-    real = basename(texts[j]) if j < len(texts) else ""
+    if texts[k] in shell_words.DATA_KEYWORDS:
+        return None
+    j = shell_words.command_start(texts, k)
+    real = shell_words.basename(texts[j]) if j < len(texts) else ""
     if real == "eval":
         _parse(" ".join(texts[j + 1 :]), depth + 1, out, info)
         return _emit(texts[k : j + 1], depth, out, info, writes, words, j)
-    if real in QUIET:
+    if real in shell_words.QUIET:
         return _emit(texts[k : j + 1], depth, out, info, writes, words, j)
     data: set[int] = set()
-    if real in DATA_NAMES:
-        _data_words(texts, j, len(texts), data)
+    if shell_words.hands_data(texts, j, real):
+        from lessonbank.matching import shell_data
+
+        shell_data.data_words(texts, j, len(texts), data)
     # Scripts handed to a shell run too: bash -c "…", xargs sh -c '…', find -exec sh -c '…'.
     for idx in range(j, len(texts)):
-        if basename(texts[idx]) in SHELLS:
+        if shell_words.basename(texts[idx]) in shell_words.SHELLS:
             m = idx + 1
             while m < len(texts) and texts[m].startswith("-"):
                 if "c" in texts[m][1:] and not texts[m].startswith("--") and m + 1 < len(texts):
                     _parse(texts[m + 1], depth + 1, out, info)
                     break
                 m += 1
-    options = MESSAGE_OPTIONS.get(real)
-    kept: list[str] = []
-    drop_next = False
-    for idx in range(k, len(words)):
-        word, is_prose = words[idx]
-        if drop_next:
-            drop_next = False
-            continue
-        if options is not None and idx > j and word.startswith("-"):
-            if word in options:
-                drop_next = True
-                continue
-            if word.startswith("--") and word.partition("=")[0] in options:
-                continue
-            if not word.startswith("--") and len(word) > 2:
-                flags = [f for f in options if len(f) == 2 and f[1] in word[1:]]
-                if flags:
-                    if word.endswith(tuple(f[1] for f in flags)):
-                        drop_next = True
-                    else:
-                        continue  # the message is attached: -m"text"
-        if is_prose or idx in data:
-            continue
-        kept.append(word)
+    kept = shell_words.code_words(words, k, j, real, data)
     return _emit(kept, depth, out, info, writes, words, j) if kept else None

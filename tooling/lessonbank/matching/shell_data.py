@@ -1,10 +1,17 @@
-"""What each tool of `shell.DATA_NAMES` reads as data (search patterns, scripts, names looked up), and
-the getopt-style reading of its arguments that finds those words.
+"""The data words of a simple command: what each tool of `shell_words.DATA_NAMES` reads as data
+rather than code, and the getopt-style reading of its arguments that finds those words.
 
-`shell` imports this module only when a simple command runs one of those tools, so a Bash call
+Search patterns and scripts handed to a tool that reads them as data: grep, rg, ag, ack,
+`git grep`, `git log --grep/-S/-G`, sed and awk scripts, `perl -e`, `find -name` globs (and the
+data of the command `find -exec` runs), pgrep patterns, the names given to which, type and man:
+`rg -n pytest docs/` runs no pytest, so a lesson about pytest must not fire on it.
+
+`shell` imports this module only when a simple command `shell_words.hands_data`, so a Bash call
 without grep, sed, find, a searching git subcommand (`git log`, `git grep`…) and the like
 loads none of it. Standard library only, no `re`.
 """
+
+from lessonbank.matching import shell_words
 
 FIND_EXEC = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
 
@@ -17,7 +24,7 @@ def _reads(pattern: str = "", value: str = "", data: str = "", none: str = "", p
 
 
 def _specs() -> dict[str, tuple]:
-    """How each tool of shell.DATA_NAMES reads its arguments (`git grep`, `git log`: by subcommand)."""
+    """How each tool of shell_words.DATA_NAMES reads its arguments (`git grep`, `git log`: by subcommand)."""
     specs: dict[str, tuple] = {}
     context = "-A -B -C -m --max-count --context --after-context --before-context"
     grep = _reads(
@@ -70,9 +77,38 @@ def _specs() -> dict[str, tuple]:
 SPECS = _specs()
 
 
+def data_words(texts: "list[str]", start: int, end: int, drop: "set[int]") -> None:
+    """Add to `drop` the indexes of the words in texts[start:end] that the command there reads as data."""
+    j = shell_words.command_start(texts, start)
+    if j >= end:
+        return
+    name = shell_words.basename(texts[j])
+    if name == "git":
+        i, sub = shell_words.git_subcommand(texts, j + 1, end)
+        if sub in shell_words.GIT_SEARCHING:
+            option_data(texts, i + 1, end, SPECS["git grep" if sub == "grep" else "git log"], drop)
+    elif name == "find":
+        _, _, patterns, _, _ = SPECS["find"]  # -name '*.py': a glob
+        i = j + 1
+        while i < end:
+            word = texts[i]
+            if word in patterns:
+                drop.add(i + 1)
+                i += 1
+            elif word in FIND_EXEC:  # -exec grep -l pytest {} + : the command it runs has data too
+                stop = i + 1
+                while stop < end and texts[stop] not in (";", "+"):
+                    stop += 1
+                data_words(texts, i + 1, stop, drop)
+                i = stop
+            i += 1
+    elif name in shell_words.DATA_NAMES:
+        option_data(texts, j + 1, end, SPECS[name], drop)
+
+
 def option_data(texts: list[str], i: int, end: int, spec: tuple, drop: set[int]) -> None:
     """The data words of a tool's arguments texts[i:end], read as getopt reads them."""
-    pattern, value, data, none, positional = spec
+    pattern, value, data, none, positional = spec  # as `_reads` gives them
     given = False  # the pattern came through an option (-e, -f): no positional word is one
     positionals: list[int] = []
     while i < end:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from lessonbank.matching import check_commands, shell
+from lessonbank.matching import check_commands, shell, shell_words
 
 # Category of a check -> the rule a lesson about it is proposed to graduate to.
 DESTINATIONS = {"test": "rule:testing", "build": "rule:build", "lint": "rule:lint"}
@@ -201,10 +201,10 @@ _GIT_WRITES = {"checkout", "restore", "reset", "revert", "stash", "apply", "am",
 def is_fix_action(command: str) -> bool:
     """Whether a (non-check) shell command may have changed something: installs, config, edits."""
     for simple in shell.commands(command):
-        words = simple.words[shell.command_start(simple.words) :]
+        words = simple.words[shell_words.command_start(simple.words) :]
         if not words or words[0] == "cd":
             continue
-        head = shell.basename(words[0])
+        head = shell_words.basename(words[0])
         if head == "git":
             sub = next((w for w in words[1:] if not w.startswith("-")), "")
             if sub in _GIT_WRITES:

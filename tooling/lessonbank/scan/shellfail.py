@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lessonbank.matching import shell
+from lessonbank.matching import shell, shell_words
 
 LOOKAHEAD = 6  # shell calls after the failure in which a different approach may succeed
 # Kinds that are another face of one lesson.
@@ -73,9 +73,9 @@ def classify(output: str, command: str = "") -> tuple[str, str] | None:
 def _heads(command: str) -> list[str]:
     out = []
     for simple in shell.commands(command):
-        words = simple.words[shell.command_start(simple.words) :]
+        words = simple.words[shell_words.command_start(simple.words) :]
         if words:
-            out.append(shell.basename(words[0]).removesuffix(".exe"))
+            out.append(shell_words.basename(words[0]).removesuffix(".exe"))
     return out
 
 

@@ -33,7 +33,7 @@ WITHOUT = "without"
 SETTINGS = "settings"
 LOG = "assignments.tsv"
 COUNT = "count"
-ARMS = "session-arms"  # one file per session: its arm
+ARMS = "session-arms"  # not "arms": that held per-turn folders before trials were by session
 LOCK = "lock"
 EVENTS = "log.jsonl"
 ARCHIVE = "archive"
@@ -115,8 +115,10 @@ def _count(folder: str) -> int:
     except OSError:
         return 0
     cached = (statedir.read_text(folder + "/" + COUNT) or "").split()
-    if len(cached) == 2 and cached[1] == str(size) and cached[0].isdigit():
-        return int(cached[0])
+    if len(cached) == 2:
+        count, at_size = cached
+        if at_size == str(size) and count.isdigit():
+            return int(count)
     return (statedir.read_text(folder + "/" + LOG) or "").count("\n")
 
 

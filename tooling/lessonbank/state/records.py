@@ -59,7 +59,7 @@ CHECK_SEPARATOR = " + "
 
 def _line(fields: tuple, values: tuple) -> str:
     """One record as a JSON line: the values in the fields' order (trailing fields may be left off)."""
-    return jsonio.dumps({field[0]: value for field, value in zip(fields, values, strict=False)})
+    return jsonio.dumps({name: value for (name, _, _), value in zip(fields, values, strict=False)})
 
 
 def record_injection(

@@ -10,7 +10,7 @@ level; a stop block keeps Claude Code's {"decision": "block", "reason"}.
 
 from lessonbank.hooks.agents.shapes import context_of, tail_lines
 from lessonbank.matching import agent_tools
-from lessonbank.matching import exit_status as status_text
+from lessonbank.matching.exit_status import copilot
 from lessonbank.state import jsonio
 
 EVENTS = {
@@ -44,8 +44,9 @@ def event(payload: dict, named: "str | None") -> "dict | None":
                 args = None
         if tool is None or not isinstance(args, dict):
             return None
-        out["tool_name"] = tool[0]
-        out["tool_input"] = {ours: args[theirs] for theirs, ours in tool[1] if theirs in args}
+        internal, arguments = tool
+        out["tool_name"] = internal
+        out["tool_input"] = {ours: args[theirs] for theirs, ours in arguments if theirs in args}
         if name == "PostToolUse":
             out["exit_status"] = exit_status(payload.get("toolResult"))
     else:
@@ -59,7 +60,7 @@ def exit_status(result: object) -> "int | None":
     text = result.get("textResultForLlm") if isinstance(result, dict) else None
     if not isinstance(text, str):
         return None
-    return status_text.copilot(text)
+    return copilot(text)
 
 
 def last_message(transcript: object, stamp: object = None) -> "str | None":

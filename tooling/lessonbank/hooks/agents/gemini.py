@@ -49,8 +49,9 @@ def event(payload: dict, named: "str | None") -> "dict | None":
         args = payload.get("tool_input")
         if tool is None or not isinstance(args, dict):
             return None
-        out["tool_name"] = tool[0]
-        out["tool_input"] = {ours: args[theirs] for theirs, ours in tool[1] if theirs in args}
+        internal, arguments = tool
+        out["tool_name"] = internal
+        out["tool_input"] = {ours: args[theirs] for theirs, ours in arguments if theirs in args}
         if name == "PostToolUse":
             out["exit_status"] = exit_status(payload.get("tool_response"))
     else:
