@@ -8,11 +8,12 @@ even import this module; only a due one imports subprocess and spawns
 time itself; until it does, a lease keeps parallel sessions from starting a second one. New
 candidates wait for `bank review` (only scan.accept_above lets any in unattended). The hook never
 runs in `bank off`; LESSONBANK_DISCOVER=off in the environment turns discovery off for one machine
-or a CI job (the test suite sets it). It imports the kernel only.
+or a CI job (the test suite sets it). It imports `state` and `hooks.child` only.
 """
 
 import posix
 
+from lessonbank.hooks import child
 from lessonbank.state.statedir import SCAN, SCHEDULED_LOG, postpone_scan
 
 # Until the scan it starts sets the real next time, no other session starts one.
@@ -26,21 +27,15 @@ def start_due(root: str, state_dir: str, now: float) -> None:
 
 
 def command(root: str) -> list[str]:
-    """The scheduled scan's argv: this interpreter, this package, this bank."""
-    import sys
-
-    return [sys.executable, "-m", "lessonbank", "--root", root, "scan", "--scheduled"]
+    """The scheduled scan's argv: this interpreter, this package, this bank, isolated (hooks.child)."""
+    return child.command("--root", root, "scan", "--scheduled")
 
 
 def start(root: str, state_dir: str) -> None:
     """Spawn the scan in a new session, stdin closed, output to the scheduled log; do not wait."""
-    import os
     import subprocess
 
-    # The package this hook runs from (entry.py puts it on sys.path; -I -S keeps PYTHONPATH out).
-    tooling = __file__.rpartition("/")[0].rpartition("/")[0].rpartition("/")[0] or "."
-    env = dict(os.environ)
-    env["PYTHONPATH"] = tooling + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env = child.environment()
     log = state_dir + "/" + SCAN + "/" + SCHEDULED_LOG
     fd = posix.open(log, posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND, 0o644)
     try:

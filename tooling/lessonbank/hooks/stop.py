@@ -51,24 +51,12 @@ def capture(root: str, session_id: str, message: str) -> str | None:
 
     Any other failure (the package's dependencies missing, a crash) raises, to be logged.
     """
-    import os
     import subprocess
-    import sys
 
-    tooling = __file__.rsplit("/", 3)[0]
-    env = dict(os.environ)
-    env["PYTHONPATH"] = tooling + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    command = [
-        sys.executable,
-        "-m",
-        "lessonbank",
-        "--root",
-        root,
-        "capture",
-        "--blocks",
-        "--session",
-        session_id,
-    ]
+    from lessonbank.hooks import child
+
+    env = child.environment()
+    command = child.command("--root", root, "capture", "--blocks", "--session", session_id)
     if statedir.READ_ONLY:
         command.append("--dry-run")
     done = subprocess.run(

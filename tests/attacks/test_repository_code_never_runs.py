@@ -1,0 +1,60 @@
+"""Nothing a repository holds is imported by a hook's child process: a top-level `click.py`,
+`yaml.py`, `git/` or `jinja2/`, PYTHONPATH pointing into it, or a PYTHONSTARTUP script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lessonbank.hooks import child, discover
+from tests.hook_support import CALC_LESSON, HOOK, lesson, make_bank, payload
+
+SHADOWS = ("click.py", "yaml.py", "frontmatter.py", "git/__init__.py", "jinja2/__init__.py", "lessonbank/__init__.py")
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> tuple[Path, Path]:
+    """(a bank whose repository shadows every dependency with code that leaves a mark, the mark)."""
+    root = tmp_path / "repo"
+    make_bank(root, [lesson("something-else", commands=["make"])])
+    mark = tmp_path / "ran"
+    for name in SHADOWS:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"open({str(mark)!r}, 'a').write({name!r} + '\\n')\n", encoding="utf-8")
+    (root / "startup.py").write_text(f"open({str(mark)!r}, 'a').write('startup\\n')\n", encoding="utf-8")
+    return root, mark
+
+
+def _env(root: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(root), "PYTHONSTARTUP": str(root / "startup.py"), "PYTHONSAFEPATH": ""}
+
+
+def test_capture_at_stop_imports_nothing_from_the_repository(hostile: tuple[Path, Path]) -> None:
+    root, mark = hostile
+    data = payload("Stop", root, last_assistant_message="Fixed it.\n\n" + CALC_LESSON)
+    done = subprocess.run(HOOK, input=json.dumps(data).encode(), capture_output=True, timeout=120, cwd=root, env=_env(root))
+    assert done.returncode == 0, done.stderr
+    assert not mark.exists(), mark.read_text()
+    assert len(list((root / "lessons").glob("*.md"))) == 2  # the block was captured by the real CLI
+
+
+def test_the_scheduled_scan_imports_nothing_from_the_repository(hostile: tuple[Path, Path]) -> None:
+    root, mark = hostile
+    done = subprocess.run(
+        discover.command(str(root)), capture_output=True, timeout=120, cwd=root, env=child.environment() | {
+            "PYTHONPATH": str(root), "PYTHONSTARTUP": str(root / "startup.py")}, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not mark.exists(), mark.read_text()
+
+
+def test_the_child_environment_carries_no_python_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", "/somewhere")
+    monkeypatch.setenv("PYTHONHOME", "/elsewhere")
+    assert not [k for k in child.environment() if k.startswith("PYTHON")]
+    assert child.command("list")[1] == "-I"
