@@ -106,7 +106,10 @@ def keep_pending(
     state_dir: str, session: statedir.Session, turn: str, message: str, exc: Exception, active: bool
 ) -> str:
     """Capture could not run (e.g. the plugin's python lacks the package): keep the blocks, say so once."""
-    entry = jsonio.dumps({"session": session.id, "turn": turn, "message": message})
+    from lessonbank.state.scrub import scrub
+
+    # Kept in clear until `bank capture --pending` runs the full gate: the obvious secrets go now.
+    entry = jsonio.dumps({"session": session.id, "turn": turn, "message": scrub(message)})
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     error = lines[-1][:200] if lines else type(exc).__name__
     disk = DISK_ERROR in error

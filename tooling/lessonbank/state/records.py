@@ -82,8 +82,10 @@ def record_injection(
 def record_check(
     session_dir: str, turn: str, command: str, check: str, ok: bool, tool_use_id: str
 ) -> None:
-    """Append one line to the session's checks.jsonl."""
-    values = (turn, command[:MAX_COMMAND], check, ok, tool_use_id)
+    """Append one line to the session's checks.jsonl, the command's secrets scrubbed (state.scrub)."""
+    from lessonbank.state.scrub import scrub
+
+    values = (turn, scrub(command[:MAX_COMMAND]), check, ok, tool_use_id)
     statedir.append_line(session_dir + "/" + statedir.CHECKS, _line(CHECK_FIELDS, values))
 
 

@@ -386,7 +386,9 @@ def log_line(state_dir: str | None, event: str, message: str) -> None:
     try:
         import time
 
-        append_line(state_dir + "/" + HOOK_LOG, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {event}: {message}")
+        from lessonbank.state.scrub import scrub
+
+        append_line(state_dir + "/" + HOOK_LOG, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {event}: {scrub(message)}")
     except Exception:
         pass
 
@@ -401,6 +403,8 @@ def log_error(state_dir: str | None, event: str, exc: BaseException) -> None:
 
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
         trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        append_line(state_dir + "/" + HOOK_LOG, f"{stamp} {event}: {trace.rstrip()}")
+        from lessonbank.state.scrub import scrub
+
+        append_line(state_dir + "/" + HOOK_LOG, f"{stamp} {event}: {scrub(trace.rstrip())}")
     except Exception:
         pass
