@@ -172,7 +172,8 @@ def postpone_scan(state_dir: str, until: float) -> None:
     if READ_ONLY:
         return
     path = state_dir + "/" + SCAN + "/" + NEXT_SCAN
-    flags = posix.O_WRONLY | posix.O_CREAT
+    refuse_links(path)
+    flags = posix.O_WRONLY | posix.O_CREAT | posix.O_NOFOLLOW
     try:
         fd = posix.open(path, flags, 0o644)
     except FileNotFoundError:
@@ -225,6 +226,27 @@ def makedirs(path: str) -> None:
         pass
 
 
+def refuse_links(path: str) -> None:
+    """Raise OSError when a folder between the bank's `.lessonbank` and `path` (that folder
+    included) is a symbolic link: a repository may commit one (`.lessonbank/hook.log` pointing at
+    a shell start-up file), and every write under it would land outside the repository. The
+    final name is refused by O_NOFOLLOW at the open; paths outside any `.lessonbank` (the user's
+    own folders) are not checked."""
+    at = path.rfind("/" + STATE + "/")
+    if at < 0:
+        return
+    folder = path[: at + len(STATE) + 1]
+    rest = path[at + len(STATE) + 2 :].split("/")[:-1]
+    for part in [""] + rest:
+        folder = folder + "/" + part if part else folder
+        try:
+            mode = posix.lstat(folder).st_mode
+        except FileNotFoundError:
+            return  # made afresh below it, as a real folder
+        if mode & 0o170000 == 0o120000:
+            raise OSError(f"{folder} is a symbolic link: lessonbank writes nothing through it (remove it)")
+
+
 def session_dir(state_dir: str, session_id: str) -> str:
     """The folder of one session's state."""
     return state_dir + "/" + SESSIONS + "/" + safe_name(session_id)
@@ -268,7 +290,8 @@ class Session:
 
     def _exclusive(self, folder: str, name: str, content: str) -> bool:
         path = folder + "/" + name
-        flags = posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL
+        refuse_links(path)
+        flags = posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL | posix.O_NOFOLLOW
         try:
             fd = posix.open(path, flags, 0o644)
         except FileExistsError:
@@ -337,9 +360,10 @@ def write_atomic(path: str, data: bytes) -> None:
     """Write a file through a temporary name and a rename, creating folders as needed."""
     if READ_ONLY:
         return
+    refuse_links(path)
     folder = path.rpartition("/")[0]
     tmp = f"{folder}/.{path.rpartition('/')[2]}.{posix.getpid()}.tmp"
-    flags = posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC
+    flags = posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC | posix.O_NOFOLLOW
     try:
         fd = posix.open(tmp, flags, 0o644)
     except FileNotFoundError:
@@ -365,7 +389,8 @@ def append_line(path: str, line: str) -> None:
     if READ_ONLY:
         return
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    flags = posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND
+    refuse_links(path)
+    flags = posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND | posix.O_NOFOLLOW
     try:
         fd = posix.open(path, flags, 0o644)
     except FileNotFoundError:

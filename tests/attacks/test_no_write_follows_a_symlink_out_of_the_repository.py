@@ -1,0 +1,74 @@
+"""A symbolic link a repository commits under `.lessonbank/` (or `.lessonbank` itself) never carries
+a hook's write out of the repository: the write is refused, the hook stays silent and exits 0."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from lessonbank.state import statedir
+from tests.hook_support import bash, lesson, make_bank, payload, run
+
+
+@pytest.fixture
+def bank(tmp_path: Path) -> Path:
+    make_bank(tmp_path / "repo", [lesson("make-first", commands=[r"\bmake\b"])])
+    return tmp_path / "repo"
+
+
+@pytest.fixture
+def target(tmp_path: Path) -> Path:
+    """A file outside the repository (a shell start-up file, say)."""
+    path = tmp_path / "home" / ".bashrc"
+    path.parent.mkdir()
+    path.write_text("# mine\n", encoding="utf-8")
+    return path
+
+
+def test_a_symlinked_hook_log_is_never_written_through(bank: Path, target: Path) -> None:
+    os.symlink(target, bank / ".lessonbank" / "hook.log")
+    (bank / "bank.toml").write_text("[nonsense\n", encoding="utf-8")  # a broken bank.toml: the hook logs
+    done = run(bash(bank, "make all"), cwd=bank)
+    assert done.returncode == 0
+    assert target.read_text(encoding="utf-8") == "# mine\n"
+
+
+def test_a_symlinked_ledger_is_never_appended_to(bank: Path, target: Path) -> None:
+    os.symlink(target, bank / ".lessonbank" / "ledger.jsonl")
+    done = run(bash(bank, "make all"), cwd=bank)
+    assert done.returncode == 0
+    assert target.read_text(encoding="utf-8") == "# mine\n"
+
+
+def test_a_symlinked_sessions_folder_gets_no_claim(bank: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    sessions = bank / ".lessonbank" / "sessions"
+    if sessions.exists():
+        import shutil
+
+        shutil.rmtree(sessions)
+    os.symlink(outside, sessions)
+    assert run(bash(bank, "make all"), cwd=bank).returncode == 0
+    assert list(outside.rglob("*")) == []
+
+
+def test_a_symlinked_state_folder_gets_nothing(bank: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    state = bank / ".lessonbank"
+    state.rename(outside)
+    os.symlink(outside, state)
+    before = sorted(p.name for p in outside.rglob("*"))
+    for event in ("SessionStart", "UserPromptSubmit"):
+        assert run(payload(event, bank), cwd=bank).returncode == 0
+    assert run(bash(bank, "make all"), cwd=bank).returncode == 0
+    assert sorted(p.name for p in outside.rglob("*")) == before
+
+
+def test_refuse_links_names_the_link(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / statedir.STATE)
+    with pytest.raises(OSError, match="is a symbolic link: lessonbank writes nothing through it"):
+        statedir.append_line(str(tmp_path / statedir.STATE / "ledger.jsonl"), "x")
