@@ -65,8 +65,9 @@ def test_rules_claude_md_and_agents_md_carry_no_import_from_a_lesson(groomed: Pa
         assert raw_html(text) == [], name
 
 
-def test_the_hook_hands_the_text_over_as_written(tmp_path: Path) -> None:
-    """The hooks' text is not a memory file (no import is expanded in it): it stays as written."""
+def test_the_hook_keeps_imports_as_written_and_turns_tags_into_plain_text(tmp_path: Path) -> None:
+    """The hooks' text is not a memory file (no import is expanded in it), but a tag could pass for
+    the harness's own markup: `@` stays, every `<` that opens a tag becomes `‹`."""
     root = tmp_path / "proj"
     make_bank(root, [lesson("imports", commands=["make"], do="see @docs/build.md <b>first</b>")])
-    assert "see @docs/build.md <b>first</b>" in context(hook(bash(root, "make all")))
+    assert "see @docs/build.md \u2039b>first\u2039/b>" in context(hook(bash(root, "make all")))
