@@ -17,7 +17,7 @@ from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.capture import gates
 from lessonbank.capture.draft import Draft, parse_lesson_blocks, to_lesson
 from lessonbank.capture.redaction import Redaction, describe
-from lessonbank.errors import GateRefusal
+from lessonbank.errors import BankError, GateRefusal
 from lessonbank.state import statedir
 
 
@@ -95,9 +95,22 @@ def _gate_and_write(
     return Outcome(action, lesson.slug, path, f"{verb} {bank.relative(path)}", redactions)
 
 
+# A bump re-reads the file before writing: a hand edit made since it was read is bumped again,
+# not overwritten; after this many edits in between, the capture refuses instead.
+BUMP_TRIES = 3
+
+
 def _bump(bank: Bank, item: Any, session: str | None, dry_run: bool, cache: derived.Derived) -> Outcome:
     lesson = item.lesson
-    text, counted = frontmatter_edit.bump_text(item.text, session, _today())
+    read = item.text
+    for _ in range(BUMP_TRIES):
+        text, counted = frontmatter_edit.bump_text(read, session, _today())
+        now = item.path.read_text(encoding="utf-8") if not dry_run else read
+        if now == read:
+            break
+        read = now  # edited since it was read: bump what is there now
+    else:
+        raise BankError(f"{bank.relative(item.path)} kept changing while capture bumped its seen count: run it again")
     rel = bank.relative(item.path)
     if not counted:
         where = f"in session {session}" if session else "once without a session (give --session)"
