@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from lessonbank.cli.demo import DEMO_TRANSCRIPTS
-from lessonbank.state import statedir
+from lessonbank.state import statedir, userdirs
 from tests.attacks.attack_support import capture
 from tests.conftest import REPO, git, run
 from tests.hook_support import HOOK, payload
@@ -104,7 +104,7 @@ def test_the_stop_hook_keeps_a_block_it_cannot_save_and_says_where(filled: Path,
     done = read_only(filled, HOOK, json.dumps(data).encode())
     assert done.returncode == 0 and done.stderr == ""
     answer = json.loads(done.stdout)
-    kept = Path(statedir.user_pending(str(filled)))
+    kept = Path(userdirs.user_pending(str(filled)))
     assert answer["decision"] == "block"
     assert "could not save your #lesson block: cannot write" in answer["reason"]
     assert str(kept) in answer["reason"] and "`bank capture --pending`" in answer["reason"]

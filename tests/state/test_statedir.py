@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.state import statedir
+from lessonbank.state import statedir, userdirs
 
 
 def test_read_text_of_a_folder_or_a_missing_file_is_none(tmp_path: Path) -> None:
@@ -37,11 +37,11 @@ def test_claimed_slugs_undo_safe_names(tmp_path: Path, slug: str) -> None:
 def test_user_pending_is_in_the_users_state_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)
-    assert statedir.user_pending("/work/my bank") == f"{tmp_path}/home/.local/state/lessonbank/pending/%2Fwork%2Fmy%20bank.jsonl"
+    assert userdirs.user_pending("/work/my bank") == f"{tmp_path}/home/.local/state/lessonbank/pending/%2Fwork%2Fmy%20bank.jsonl"
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    assert statedir.user_pending("/b").startswith(f"{tmp_path}/state/lessonbank/pending/")
+    assert userdirs.user_pending("/b").startswith(f"{tmp_path}/state/lessonbank/pending/")
     monkeypatch.setenv("XDG_STATE_HOME", "relative/ignored")
-    assert statedir.user_pending("/b").startswith(f"{tmp_path}/home/.local/state/")
+    assert userdirs.user_pending("/b").startswith(f"{tmp_path}/home/.local/state/")
 
 
 def test_a_failed_write_names_its_file_and_leaves_no_temporary(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -81,10 +81,10 @@ def test_makedirs_survives_another_process_making_the_folder_first(tmp_path: Pat
 
 def test_user_cache_is_under_xdg_cache_home_or_home(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", "/x/cache")
-    assert statedir.user_cache("f") == "/x/cache/lessonbank/f"
+    assert userdirs.user_cache("f") == "/x/cache/lessonbank/f"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative")  # not absolute: ignored, as the XDG spec says
     monkeypatch.setenv("HOME", "/home/u")
-    assert statedir.user_cache("f") == "/home/u/.cache/lessonbank/f"
+    assert userdirs.user_cache("f") == "/home/u/.cache/lessonbank/f"
 
 
 def test_user_pending_names_a_bank_by_its_real_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -94,12 +94,12 @@ def test_user_pending_names_a_bank_by_its_real_path(monkeypatch: pytest.MonkeyPa
     real.mkdir()
     (tmp_path / "link").symlink_to(real)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    assert statedir.user_pending(str(tmp_path / "link")) == statedir.user_pending(str(real))
+    assert userdirs.user_pending(str(tmp_path / "link")) == userdirs.user_pending(str(real))
 
 
 def test_user_folders_are_none_without_xdg_or_home(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "HOME"):
         monkeypatch.delenv(name, raising=False)
-    assert statedir.user_pending("/b") is None
-    assert statedir.user_cache("f") is None
-    assert statedir.user_dir("XDG_DATA_HOME", ".local/share") is None
+    assert userdirs.user_pending("/b") is None
+    assert userdirs.user_cache("f") is None
+    assert userdirs.user_dir("XDG_DATA_HOME", ".local/share") is None

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from lessonbank.state import statedir
+from lessonbank.state import statedir, userdirs
 
 MARKER = "[REDACTED:{kind}]"
 
@@ -225,7 +225,7 @@ def _library() -> list[tuple[str, str, int, str]]:
     so the pattern is not run on it (the scan redacts thousands of short texts, and most hold no
     secret at all).
     """
-    path = statedir.user_cache(LIBRARY_CACHE)
+    path = userdirs.user_cache(LIBRARY_CACHE)
     key = _library_key() if path is not None else None
     if key is not None and path is not None:
         try:

@@ -18,7 +18,7 @@ from lessonbank.capture import gates
 from lessonbank.capture.draft import Draft, parse_lesson_blocks, to_lesson
 from lessonbank.capture.redaction import Redaction, describe
 from lessonbank.errors import BankError, GateRefusal
-from lessonbank.state import statedir
+from lessonbank.state import statedir, userdirs
 
 
 @dataclass
@@ -132,8 +132,8 @@ def _bump(bank: Bank, item: Any, session: str | None, dry_run: bool, cache: deri
 
 def pending_files(bank: Bank) -> list[Path]:
     """Where the Stop hook keeps blocks it could not save: the bank's state folder, and the
-    user's state folder when the bank's could not be written (statedir.user_pending)."""
-    user = statedir.user_pending(str(bank.root))
+    user's state folder when the bank's could not be written (userdirs.user_pending)."""
+    user = userdirs.user_pending(str(bank.root))
     return [bank.state_dir / statedir.PENDING_LESSONS] + ([Path(user)] if user else [])
 
 

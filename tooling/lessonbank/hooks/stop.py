@@ -7,7 +7,7 @@ no block blocks the stop once with a request for the one durable lesson or a pla
 slip". Nothing blocks when `stop_hook_active` is set (the agent is already answering a block).
 """
 
-from lessonbank.state import jsonio, records, statedir
+from lessonbank.state import jsonio, records, statedir, userdirs
 
 NUDGE = (
     "lessonbank: {checks} failed earlier in this turn and passes now. If the fix taught something "
@@ -117,7 +117,7 @@ def keep_pending(
         error = error[error.index(DISK_ERROR) + len("Error: ") :]
     path = state_dir + "/" + PENDING
     kept: OSError | None = None
-    for path in (state_dir + "/" + PENDING, statedir.user_pending(state_dir.rpartition("/")[0]) or ""):
+    for path in (state_dir + "/" + PENDING, userdirs.user_pending(state_dir.rpartition("/")[0]) or ""):
         if not path:
             continue
         try:

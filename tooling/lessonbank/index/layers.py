@@ -22,7 +22,7 @@ import posix
 
 from lessonbank.index import compiled_read
 from lessonbank.index.compiled_read import L_CONFIDENCE, L_TERMS
-from lessonbank.state import jsonio, statedir
+from lessonbank.state import jsonio, statedir, userdirs
 
 PERSONAL = "personal"
 TEAMS = "teams"
@@ -38,7 +38,7 @@ _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.")
 
 def data_dir() -> "str | None":
     """The user's lessonbank data folder, or None when neither XDG_DATA_HOME nor HOME is usable."""
-    return statedir.user_dir("XDG_DATA_HOME", ".local/share")
+    return userdirs.user_dir("XDG_DATA_HOME", ".local/share")
 
 
 def valid_name(name: str) -> bool:

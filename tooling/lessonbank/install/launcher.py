@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lessonbank.bank.store import write_atomic
 from lessonbank.errors import BankError
-from lessonbank.state import statedir
+from lessonbank.state import userdirs
 
 NAME = "bank-hook"
 # The committed command: the same bytes on every machine. POSIX sh (every agent runs hook
@@ -36,7 +36,7 @@ def entry_script() -> Path:
 
 def path() -> Path:
     """Where this user's launcher lives (`$XDG_DATA_HOME/lessonbank/bank-hook`)."""
-    folder = statedir.user_dir("XDG_DATA_HOME", ".local/share")
+    folder = userdirs.user_dir("XDG_DATA_HOME", ".local/share")
     if folder is None:
         raise BankError("neither XDG_DATA_HOME nor HOME is an absolute path: set HOME, then run again")
     return Path(folder) / NAME

@@ -25,7 +25,7 @@ from lessonbank.capture.redaction import redact
 from lessonbank.config import DEFAULTS
 from lessonbank.errors import BankError
 from lessonbank.scan.events import Candidate
-from lessonbank.state import statedir
+from lessonbank.state import userdirs
 
 TEMPLATE = "distill-prompt.md.j2"
 USER_CONFIG = "config.toml"
@@ -44,7 +44,7 @@ class Verdict:
 def user_config() -> dict[str, Any]:
     """The user's own settings (`~/.config/lessonbank/config.toml`): outside every repository, so
     the one place, besides a flag, where running a command is consented to."""
-    folder = statedir.user_dir("XDG_CONFIG_HOME", ".config")
+    folder = userdirs.user_dir("XDG_CONFIG_HOME", ".config")
     if folder is None:
         return {}
     try:

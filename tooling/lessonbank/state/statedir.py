@@ -18,7 +18,7 @@ Every module that touches the folder takes its names from here:
     ledger.jsonl                 one line per injection or would-be injection (see state.records)
     pending-lessons.jsonl        #lesson blocks the Stop hook could not capture yet (in the
                                  user's state folder instead when this one cannot be written:
-                                 `user_pending`)
+                                 `userdirs.user_pending`)
     lock                         flock'd by captures and scans that change the bank
     groom-journal/               `bank groom`'s journal: what an unfinished groom changes, so the
                                  next run rolls it back or completes it (see groom.transaction)
@@ -42,7 +42,6 @@ of a hook's whole run.
 """
 
 import posix
-import sys
 
 # Set by `bank hook` (a dry run): nothing is claimed, released, appended or written.
 READ_ONLY = False
@@ -71,40 +70,6 @@ SCAN = "scan"
 NEXT_SCAN = "next-scan"
 SCHEDULED_LOG = "scheduled.log"
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
-
-
-def user_dir(variable: str, default: str) -> "str | None":
-    """The user's lessonbank folder of one XDG kind: `$<variable>/lessonbank`, else
-    `$HOME/<default>/lessonbank`; None when neither is an absolute path."""
-    # posix.environ is a copy taken at start-up; a process that imported `os` (the CLI, tests) may
-    # have changed its environment since, and os.environb sees that. The hook process never has `os`.
-    loaded = sys.modules.get("os")
-    env = loaded.environb if loaded is not None else posix.environ
-    base = env.get(variable.encode(), b"").decode("utf-8", "surrogateescape")
-    if not base.startswith("/"):
-        home = env.get(b"HOME", b"").decode("utf-8", "surrogateescape")
-        if not home.startswith("/"):
-            return None
-        base = home.rstrip("/") + "/" + default
-    return base.rstrip("/") + "/lessonbank"
-
-
-def user_pending(root: str) -> "str | None":
-    """Where the Stop hook keeps the #lesson blocks of bank `root` when the bank's own folders
-    cannot be written (a read-only checkout, a full disk): the user's state folder,
-    `$XDG_STATE_HOME/lessonbank/pending/` (default `~/.local/state/...`), one file per bank, named
-    by the bank's real path (the hook finds it from the cwd, capture from its resolved root)."""
-    import os.path  # only on this failure path: the hook process otherwise never loads os
-
-    folder = user_dir("XDG_STATE_HOME", ".local/state")
-    return None if folder is None else folder + "/pending/" + safe_name(os.path.realpath(root)) + ".jsonl"
-
-
-def user_cache(name: str) -> "str | None":
-    """A file in the user's cache folder, `$XDG_CACHE_HOME/lessonbank/` (default `~/.cache/...`):
-    what can be worked out again at any time (deleting it costs only speed)."""
-    folder = user_dir("XDG_CACHE_HOME", ".cache")
-    return None if folder is None else folder + "/" + name
 
 
 def find_root(cwd: str) -> str | None:
@@ -227,11 +192,9 @@ def makedirs(path: str) -> None:
 
 
 def refuse_links(path: str) -> None:
-    """Raise OSError when a folder between the bank's `.lessonbank` and `path` (that folder
-    included) is a symbolic link: a repository may commit one (`.lessonbank/hook.log` pointing at
-    a shell start-up file), and every write under it would land outside the repository. The
-    final name is refused by O_NOFOLLOW at the open; paths outside any `.lessonbank` (the user's
-    own folders) are not checked."""
+    """Raise OSError when `.lessonbank` or a folder under it on the way to `path` is a symlink."""
+    # A repository may commit one (hook.log -> a shell start-up file); the final name is refused
+    # by O_NOFOLLOW at the open; the user's own folders (no `.lessonbank` in the path) are trusted.
     at = path.rfind("/" + STATE + "/")
     if at < 0:
         return
