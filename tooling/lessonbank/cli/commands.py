@@ -219,9 +219,9 @@ def list_(
         items = [x.lesson for x in bank.load()]
         rows_of = [(x.slug, x.type, x.seen, x.priority, x.status, x.source, x.title, x.tags) for x in items]
     else:  # the table needs only the lessons' summaries, which the derived cache holds apart
-        from lessonbank.bank import derived
+        from lessonbank.bank import catalog
 
-        rows_of = derived.summaries(bank)
+        rows_of = catalog.summaries(bank)
     keep = [i for i, row in enumerate(rows_of) if keep_row(row, tag, status, source)]
     warn_problems(bank)
     if as_json:
@@ -288,10 +288,10 @@ def forget(ctx: click.Context, key: str, dry_run: bool) -> None:
 @click.pass_context
 def check(ctx: click.Context, fmt: str) -> None:
     """Validate every lesson; print each problem as path:line: message and exit 1 if any."""
-    from lessonbank.bank import derived
+    from lessonbank.bank import catalog
 
     bank = get_bank(ctx)
-    problems, count = derived.check(bank)
+    problems, count = catalog.check(bank)
     for problem in problems:
         where = bank.relative(problem.path)
         if fmt == "github":
@@ -309,10 +309,10 @@ def check(ctx: click.Context, fmt: str) -> None:
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Counts by status, source, type and tag, and how many lessons groom would consider."""
-    from lessonbank.bank import derived
+    from lessonbank.bank import catalog
 
     bank = get_bank(ctx)
-    items = derived.summaries(bank)  # (slug, type, seen, priority, status, source, title, tags)
+    items = catalog.summaries(bank)  # (slug, type, seen, priority, status, source, title, tags)
     min_seen = bank.config.get("groom.min_seen")
     data: dict[str, Any] = {
         "lessons": len(items),

@@ -6,7 +6,7 @@ what is worked out from its text alone, in three parts, each read only when used
 - the small part, all that `bank list`, `stats`, `check` and capture's duplicate gate read: the
   lesson's summary, slug and id, its problems with their lines (a parse error, or `lint`'s), the
   words of its *when* and *do*;
-- the generated part (bank.render, bank.compiled): its INDEX.md row, and where its BANK.md section
+- the generated part (bank.render, index.compiled_update): its INDEX.md row, and where its BANK.md section
   and the compiled-index piece of its row sit in the file;
 - the texts: each section and piece, read one at a time when they are written out (at 50,000
   lessons they are 30 and 75 MB, never held at once).
@@ -24,23 +24,18 @@ import contextlib
 import hashlib
 import marshal
 import os
+import posix
 import stat
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import Any, BinaryIO
 
-from lessonbank.bank import derived_file as dfile
-from lessonbank.bank import store
-from lessonbank.bank.store import Bank, Problem
 from lessonbank.errors import LessonFormatError
-from lessonbank.matching import words
+from lessonbank.index import derived_file
+from lessonbank.index.derived_file import Part
 from lessonbank.state import statedir
-
-if TYPE_CHECKING:  # the YAML parser and the checks are imported only when a file is parsed
-    from lessonbank.bank import lesson as lesson_mod
 
 MAGIC = b"LBDERIV\x00"
 # Bump when what a record holds, or how a row, section or piece is worked out, changes.
@@ -48,25 +43,43 @@ VERSION = 7
 # The small part of a record: (stat key or None, content hash, slug, id, summary, terms, problems);
 # slug, id, summary and terms are None for a file that does not parse; each problem is (line,
 # message, whether it is a bad value: a lesson with one is left out of what `bank index` writes).
+# Named constants, not a NamedTuple: the records come from marshal as tuples, and making 50,000
+# NamedTuples of them (and tuples again to save them) costs 25-45 ms on every `bank list`.
 KEY, DIGEST, SLUG, ID, SUMMARY, TERMS, PROBLEMS = range(7)
-# The generated part: [content hash, row or None (not in INDEX.md), section or None (not worked
-# out yet): its text, or a derived_file.Stored one, read when turned into a string].
-ROW, SECTION = 1, 2
 HEAD = 36  # MAGIC, VERSION, then the sizes of the small part, the texts and the generated part
+# A file changed within the last seconds may change again within the same clock tick without its
+# stat key changing (git's "racy" case): its key is not kept, so it is hashed again next time.
+RACY_NS = 2_000_000_000
+# What the bank makes of a lesson file's text: (slug, id, summary, terms, problems) and the parsed
+# lesson, or LessonFormatError with a line (bank.catalog.describe).
+Describe = Callable[[Path, str], "tuple[tuple, Any]"]
 
 
-def summary(lesson: lesson_mod.Lesson) -> tuple:
-    """What `bank list` and `bank stats` show of a lesson: (slug, type, seen, priority, status,
-    source, title, tags)."""
-    # type, status and source take a few values: interned, 50,000 records hold one copy of each
-    return (lesson.slug, sys.intern(lesson.type), lesson.seen, lesson.priority, sys.intern(lesson.status),
-            sys.intern(lesson.source), lesson.title, tuple(lesson.tags))  # fmt: skip
-
-
-def terms(when: str, do: str) -> set[str]:
-    """The words that say what a lesson says (its when and do, stemmed), for capture's duplicate
-    gate; records keep them sorted and space-separated."""
-    return words.terms(f"{when} {do}")
+def lesson_keys(lessons_dir: Path) -> list[tuple[str, tuple[int, int, int, int]]]:
+    """(name, stat key) of every *.md file in `lessons_dir` (not hidden, links followed, regular
+    files only), sorted by name; the key is (size, mtime_ns, ctime_ns, inode), what the caches
+    compare (a stat result each would be 40 MB at 50,000 lessons). One `stat` per file relative to
+    the folder's descriptor: a third cheaper than os.scandir's entries at 10,000 files."""
+    out = []
+    try:
+        fd = posix.open(str(lessons_dir), posix.O_RDONLY | posix.O_DIRECTORY)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    try:
+        names = posix.listdir(fd)
+        lstat, regular = posix.stat, stat.S_ISREG
+        for name in names:
+            if name.endswith(".md") and name[0] != ".":
+                try:
+                    st = lstat(name, dir_fd=fd)
+                except OSError:
+                    continue
+                if regular(st.st_mode):
+                    out.append((name, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)))
+    finally:
+        posix.close(fd)
+    out.sort()
+    return out
 
 
 @dataclass
@@ -80,43 +93,48 @@ class Derived:
     from them, so a run where nothing changed reads neither the generated part nor the texts.
     """
 
-    bank: Bank
+    lessons_dir: Path
+    state_dir: Path
+    describe: Describe
     fingerprint: str = ""
     small: dict[str, tuple] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
     # Called with (this cache, file name, lesson) for each file parsed in this run (bank.render
     # works out its generated part at once, so no lesson is kept: 50,000 would not fit in memory).
-    on_parse: Callable[[Derived, str, lesson_mod.Lesson], None] | None = None
+    on_parse: Callable[[Derived, str, Any], None] | None = None
     changed: bool = False  # something to save
     # Where the texts and the generated part sit in the file as read: (offset, size) each.
     _spans: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0), (0, 0)])
     _handle: BinaryIO | None = None
-    _generated: dfile.Generated | None = None
-    _pieces: dfile.Pieces | None = None
-    spool: dfile.Spool = field(default_factory=dfile.Spool)  # texts worked out in this run, until saved
+    _generated: derived_file.Generated | None = None
+    _pieces: derived_file.Pieces | None = None
+    spool: derived_file.Spool = field(default_factory=derived_file.Spool)  # texts worked out in this run, until saved
     # The small part's records marshalled in batches in the spool, as `save` writes them, once `pack` let go of
     # `small`; with the names of the generated parts to drop (their file changed or went).
-    _packed: list[dfile.Stored] | None = None
+    _packed: list[derived_file.Stored] | None = None
     _stale: set[str] = field(default_factory=set)
     _closed: bool = False  # saved or let go: a later `save` does nothing (parts not read are gone)
 
     @property
     def path(self) -> Path:
-        return self.bank.state_dir / statedir.DERIVED_CACHE
+        return self.state_dir / statedir.DERIVED_CACHE
 
     @classmethod
     def open(
         cls,
-        bank: Bank,
+        lessons_dir: Path,
+        state_dir: Path,
+        describe: Describe,
         fingerprint: str = "",
-        on_parse: Callable[[Derived, str, lesson_mod.Lesson], None] | None = None,
+        on_parse: Callable[[Derived, str, Any], None] | None = None,
     ) -> Derived:
-        """The cache as it is on disk, up to date with lessons/ (only changed files parsed).
+        """The cache in `state_dir` as it is on disk, up to date with `lessons_dir` (only changed
+        files read, through `describe`).
 
         `fingerprint` names what the generated parts are worked out with (templates, formats):
         parts stored under another one are dropped.
         """
-        self = cls(bank, fingerprint, on_parse=on_parse)
+        self = cls(lessons_dir, state_dir, describe, fingerprint, on_parse=on_parse)
         self._read()
         self.refresh()
         return self
@@ -125,13 +143,9 @@ class Derived:
         """The lesson file names, sorted."""
         return sorted(self.small)
 
-    def problems(self) -> list[Problem]:
-        """The files that do not parse (what `Bank.load` skips), sorted by name."""
-        return [
-            Problem(self.bank.lessons_dir / name, rec[PROBLEMS][0][0], rec[PROBLEMS][0][1])
-            for name, rec in sorted(self.small.items())
-            if rec[SLUG] is None
-        ]
+    def problems(self) -> list[tuple[str, int, str]]:
+        """(file name, line, message) of the files that do not parse (what `Bank.load` skips), sorted by name."""
+        return [(name, rec[PROBLEMS][0][0], rec[PROBLEMS][0][1]) for name, rec in sorted(self.small.items()) if rec[SLUG] is None]
 
     def sources(self) -> bytes:
         """A hash of every lesson file's name and content hash: what generated files depend on."""
@@ -140,9 +154,10 @@ class Derived:
             digest.update(name.encode() + b"\x00" + self.small[name][DIGEST])
         return digest.digest()
 
-    def lesson(self, name: str) -> lesson_mod.Lesson:
+    def lesson(self, name: str) -> Any:
         """The parsed lesson of a well-formed file (read and parsed again)."""
-        return self.bank.read(self.bank.lessons_dir / name).lesson
+        path = self.lessons_dir / name
+        return self.describe(path, path.read_text(encoding="utf-8"))[1]
 
     def refresh(self, only: list[str] | None = None) -> None:
         """Bring the records in line with lessons/: new, changed and deleted files; with `only`,
@@ -151,7 +166,7 @@ class Derived:
         if only is not None:
             for name in only:
                 try:
-                    st = os.stat(self.bank.lessons_dir / name)
+                    st = posix.stat(str(self.lessons_dir / name))
                     if not stat.S_ISREG(st.st_mode):
                         raise FileNotFoundError(name)
                 except OSError:
@@ -161,7 +176,7 @@ class Derived:
                 self._update(name, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino), now)
             return
         seen = set()
-        for name, key in self.bank.lesson_keys():
+        for name, key in lesson_keys(self.lessons_dir):
             seen.add(name)
             self._update(name, key, now)
         for name in [n for n in self.small if n not in seen]:
@@ -173,8 +188,8 @@ class Derived:
         old = self.small.get(name)
         if old is not None and old[KEY] == key:
             return
-        settled = key if now - max(key[1], key[2]) > store.RACY_NS else None
-        path = self.bank.lessons_dir / name
+        settled = key if now - max(key[1], key[2]) > RACY_NS else None
+        path = self.lessons_dir / name
         try:
             data = path.read_bytes()
         except OSError:
@@ -191,33 +206,25 @@ class Derived:
         if lesson is not None and self.on_parse is not None:
             self.on_parse(self, name, lesson)
 
-    def _record(self, path: Path, data: bytes, key: tuple | None, digest: bytes) -> tuple[tuple, lesson_mod.Lesson | None]:
+    def _record(self, path: Path, data: bytes, key: tuple | None, digest: bytes) -> tuple[tuple, Any]:
         """A file's small record, and its lesson when it parses."""
-        from lessonbank.bank import lesson as lesson_mod
-        from lessonbank.bank import lint
-
         try:
-            text = data.decode("utf-8")
+            fields, lesson = self.describe(path, data.decode("utf-8"))
         except UnicodeDecodeError:
             return (key, digest, None, None, None, None, ((1, "not UTF-8 text", False),)), None
-        try:
-            lesson = lesson_mod.parse(text)
         except LessonFormatError as exc:
             return (key, digest, None, None, None, None, ((exc.line, str(exc), False),)), None
-        problems = tuple(lint.lesson_problems(lesson, text, path.stem))
-        terms_text = " ".join(sorted(terms(lesson.when, lesson.do)))
-        return (key, digest, lesson.slug, lesson.id, summary(lesson), terms_text, problems), lesson
+        return (key, digest, *fields), lesson
 
     @property
-    def generated(self) -> dfile.Generated:
-        """File name -> [content hash, row, section], as a dict reads (read on first use; stale
-        ones dropped)."""
+    def generated(self) -> derived_file.Generated:
+        """File name -> its generated `Part`, as a dict reads (read on first use; stale ones dropped)."""
         if self._generated is None:
             self._read_generated()
         assert self._generated is not None
         return self._generated
 
-    def pieces(self) -> dfile.Pieces:
+    def pieces(self) -> derived_file.Pieces:
         """INDEX.md row line -> its marshalled compiled piece, as a dict reads (read on first
         use, each piece read from the file when asked for); bank.render adds the new ones."""
         if self._pieces is None:
@@ -226,20 +233,20 @@ class Derived:
         return self._pieces
 
     def _read_generated(self) -> None:
-        generated = dfile.Generated(self._read_text)
+        generated = derived_file.Generated(self._read_text)
         offset, size = self._spans[1]
         try:
             if not size or self._handle is None:
                 raise ValueError("none")
             self._handle.seek(offset)
-            batches = dfile.read_batches(self._handle, size)
+            batches = derived_file.read_batches(self._handle, size)
             if marshal.loads(next(batches)) != self.fingerprint:
                 raise ValueError("another fingerprint")
             for blob in batches:
                 generated.load(marshal.loads(blob))
         except Exception:
-            generated = dfile.Generated(self._read_text)
-        self._generated, self._pieces = generated, dfile.Pieces(self.spool, generated)
+            generated = derived_file.Generated(self._read_text)
+        self._generated, self._pieces = generated, derived_file.Pieces(self.spool, generated)
 
     def pack(self) -> None:
         """Keep the small part marshalled in the spool, as `save` writes it, from here on (`small`
@@ -248,24 +255,24 @@ class Derived:
         if self._packed is not None:
             return
         if self._generated is not None:
-            self._stale = {name for name, part in self._generated.items() if name not in self.small or self.small[name][DIGEST] != part[0]}
-        self._packed = [self.spool.keep(marshal.dumps(dict(batch))) for batch in dfile.batched(sorted(self.small.items()))]
+            self._stale = {name for name, part in self._generated.items() if name not in self.small or self.small[name][DIGEST] != part.digest}
+        self._packed = [self.spool.keep(marshal.dumps(dict(batch))) for batch in derived_file.batched(sorted(self.small.items()))]
         self.small = {}
 
-    def keep(self, text: str) -> dfile.Stored:
+    def keep(self, text: str) -> derived_file.Stored:
         """A section worked out in this run, kept in the spool (not in memory) until saved."""
         return self.spool.keep(text.encode("utf-8"))
 
-    def part(self, name: str) -> list:
-        """The generated part of a well-formed file, [content hash, row, section] (section None
-        until worked out; row None for a lesson INDEX.md leaves out); filled in by bank.render."""
+    def part(self, name: str) -> Part:
+        """The generated part of a well-formed file (its section None until worked out, its row
+        None for a lesson INDEX.md leaves out); filled in by bank.render."""
         digest = self.small[name][DIGEST]
         generated = self.generated
         found = generated.get(name)
-        if found is None or found[0] != digest:
-            found = generated[name] = [digest, None, None]
+        if found is None or found.digest != digest:
+            found = generated[name] = Part(digest)
             self.changed = True
-        elif found[SECTION] is None and name not in generated.new:
+        elif found.section is None and name not in generated.new:
             generated[name] = found  # to be filled in: held, so what is filled in stays
         return found
 
@@ -281,7 +288,7 @@ class Derived:
             size, texts, generated = (int.from_bytes(head[n : n + 8], "little") for n in (12, 20, 28))
             if HEAD + size + texts + generated != os.fstat(handle.fileno()).st_size:
                 raise ValueError("cut short")
-            batches = dfile.read_batches(handle, size)
+            batches = derived_file.read_batches(handle, size)
             meta = marshal.loads(next(batches))
             small: dict[str, tuple] = {}
             for blob in batches:
@@ -320,7 +327,7 @@ class Derived:
             self.close()
             return
         with contextlib.suppress(OSError, ValueError):
-            self.bank.state_dir.mkdir(parents=True, exist_ok=True)
+            self.state_dir.mkdir(parents=True, exist_ok=True)
             self._write()
         self.changed = False
         self.close()
@@ -335,14 +342,14 @@ class Derived:
                 if self._packed is not None:
                     records = (batch.data() for batch in self._packed)
                 else:
-                    records = (marshal.dumps(dict(batch)) for batch in dfile.batched(sorted(self.small.items())))
-                small = dfile.write_batches(out, dfile.chain(marshal.dumps(self.meta), records))
+                    records = (marshal.dumps(dict(batch)) for batch in derived_file.batched(sorted(self.small.items())))
+                small = derived_file.write_batches(out, derived_file.chain(marshal.dumps(self.meta), records))
                 if self._generated is None:  # not read in this run: copied as it was
                     texts, generated = (self._copy(out, *self._spans[n]) for n in (0, 1))
                 else:
                     index: list = []
                     texts = self._write_texts(out, index)
-                    generated = dfile.write_batches(out, dfile.chain(marshal.dumps(self.fingerprint), dfile.columns(index)))
+                    generated = derived_file.write_batches(out, derived_file.chain(marshal.dumps(self.fingerprint), derived_file.columns(index)))
                 out.seek(0)
                 out.write(MAGIC + VERSION.to_bytes(4, "little") + b"".join(n.to_bytes(8, "little") for n in (small, texts, generated)))
             os.replace(tmp, self.path)
@@ -356,13 +363,13 @@ class Derived:
         (name, content hash, row, section span, piece span) of each."""
         assert self._generated is not None and self._pieces is not None
         small, stale, packed = self.small, self._stale, self._packed is not None
-        current = ((n, p) for n, p in self._generated.items() if (n not in stale if packed else n in small and small[n][DIGEST] == p[0]))
-        return dfile.write_texts(out, current, self._pieces, index, self._read_text, lambda at, size: self._copy(out, self._spans[0][0] + at, size))
+        current = ((n, p) for n, p in self._generated.items() if (n not in stale if packed else n in small and small[n][DIGEST] == p.digest))
+        return derived_file.write_texts(out, current, self._pieces, index, self._read_text, lambda at, size: self._copy(out, self._spans[0][0] + at, size))
 
     def _copy(self, out: BinaryIO, offset: int, size: int) -> int:
         if size and self._handle is None:
             raise ValueError("no cache to copy from")
-        return dfile.copy(self._handle, out, offset, size) if self._handle is not None else 0
+        return derived_file.copy(self._handle, out, offset, size) if self._handle is not None else 0
 
     def close(self) -> None:
         """Let go of the file as read (save does; the parts not read by then are gone)."""
@@ -378,39 +385,3 @@ def bad_values(rec: tuple) -> list[tuple[int, str]]:
     """(line, message) of a record's bad values (see lint.lesson_problems)."""
     return [(line, message) for line, message, bad in rec[PROBLEMS] if bad]
 
-
-def open_bank(bank: Bank) -> Derived:
-    """The small part, up to date and saved; `bank.load_problems` set as `Bank.load` sets it."""
-    derived = Derived.open(bank)
-    derived.save()
-    bank.load_problems = derived.problems()
-    return derived
-
-
-def records(bank: Bank) -> list[tuple[str, tuple]]:
-    """(file name, small record) of the well-formed lessons, sorted by file name."""
-    derived = open_bank(bank)
-    return [(name, rec) for name, rec in sorted(derived.small.items()) if rec[SLUG] is not None]
-
-
-def summaries(bank: Bank) -> list[tuple]:
-    """`summary` of every well-formed lesson, sorted by file name (only changed files parsed)."""
-    return [rec[SUMMARY] for _, rec in records(bank)]
-
-
-def check(bank: Bank) -> tuple[list[Problem], int]:
-    """What `bank check` reports: every problem (parse errors, bad values, duplicate ids or
-    slugs), sorted; and the file count. A file's own problems come from its record."""
-    derived = open_bank(bank)
-    problems: list[Problem] = []
-    files = []
-    for name, rec in sorted(derived.small.items()):
-        path = bank.lessons_dir / name
-        problems.extend(Problem(path, line, message) for line, message, _ in rec[PROBLEMS])
-        if rec[SLUG] is not None:
-            files.append((path, rec[ID], rec[SLUG]))
-    from lessonbank.bank import lint
-
-    problems.extend(lint.duplicates(files))
-    problems.sort(key=lambda p: (str(p.path), p.line, p.message))
-    return problems, len(derived.small)
