@@ -9,7 +9,14 @@ import pytest
 import lessonbank.bank.lesson
 from lessonbank.bank import catalog, pages, render
 from lessonbank.bank.store import Bank
-from lessonbank.index import compiled_build, compiled_pieces, compiled_read, compiled_update, derived
+from lessonbank.index import (
+    compiled_build,
+    compiled_bytes,
+    compiled_pieces,
+    compiled_read,
+    compiled_update,
+    derived,
+)
 from tests.hook_support import lesson, make_bank
 
 
@@ -206,7 +213,7 @@ def test_bank_index_writes_the_bytes_of_the_hooks_in_memory_build(tmp_path: Path
     written = render.compiled_path(bank).read_bytes()
     index_text, toml_text, key = compiled_read.read_sources(str(bank.root))
     assert key is not None
-    assert written == compiled_build.serialize(compiled_build.from_texts(index_text, toml_text), key)
+    assert written == compiled_bytes.serialize(compiled_build.from_texts(index_text, toml_text), key)
 
 
 def test_past_the_patch_size_a_change_is_built_not_patched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -218,7 +225,7 @@ def test_past_the_patch_size_a_change_is_built_not_patched(tmp_path: Path, monke
     assert dict(render.regenerate(Bank.open(bank.root)))["compiled index"] == "update"
     index_text, toml_text, key = compiled_read.read_sources(str(bank.root))
     assert key is not None and "reworded" in (index_text or "")
-    assert render.compiled_path(bank).read_bytes() == compiled_build.serialize(compiled_build.from_texts(index_text, toml_text), key)
+    assert render.compiled_path(bank).read_bytes() == compiled_bytes.serialize(compiled_build.from_texts(index_text, toml_text), key)
 
 
 def test_a_dry_run_with_nothing_to_change_says_unchanged(tmp_path: Path) -> None:
@@ -325,7 +332,7 @@ def test_a_compiled_file_of_an_older_format_is_built_anew_not_rekeyed(tmp_path: 
     path = render.compiled_path(bank)
     render.regenerate(Bank.open(bank.root))  # the cache now knows the file it wrote
     monkeypatch.setattr(compiled_read, "FORMAT", compiled_read.FORMAT + 1)
-    monkeypatch.setattr(compiled_build, "FORMAT", compiled_read.FORMAT)
+    monkeypatch.setattr(compiled_bytes, "FORMAT", compiled_read.FORMAT)
     rekeyed: list[object] = []
     real_rekey = compiled_update._rekey
     monkeypatch.setattr(compiled_update, "_rekey", lambda *a: rekeyed.append(real_rekey(*a)) or rekeyed[-1])

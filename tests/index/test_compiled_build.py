@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lessonbank.bank import pages
-from lessonbank.index import compiled_build, compiled_pieces, compiled_update, index_md
+from lessonbank.index import compiled_build, compiled_bytes, compiled_pieces, compiled_update, index_md
 from tests.hook_support import lesson
 
 KEY = (("INDEX.md", 1), None)
@@ -42,7 +42,7 @@ def _text(rows: list[str], newline: str = "\n") -> str:
 def test_streamed_file_equals_the_in_memory_build(count: int, seed: int) -> None:
     text = _text(_rows(count, seed))
     settings = compiled_pieces.settings_from_toml("")
-    expected = compiled_build.serialize(compiled_build.from_texts(text, ""), KEY)
+    expected = compiled_bytes.serialize(compiled_build.from_texts(text, ""), KEY)
     keys = []
 
     def key() -> tuple:
@@ -65,7 +65,7 @@ def test_index_md_read_a_line_at_a_time_gives_the_lines_of_its_text(tmp_path: Pa
 
 
 def test_spool_reads_back_what_it_kept() -> None:
-    spool = compiled_build.Spool()
+    spool = compiled_bytes.Spool()
     blobs = [bytes([n]) * n for n in range(40)]
     for blob in blobs[:20]:
         spool.append(blob)

@@ -9,7 +9,7 @@ import pytest
 
 from lessonbank.bank import pages
 from lessonbank.bank.lesson import Lesson
-from lessonbank.index import compiled_build, compiled_patch, compiled_pieces, index_md
+from lessonbank.index import compiled_build, compiled_bytes, compiled_patch, compiled_pieces, index_md
 from tests.hook_support import lesson
 
 KEY = (("INDEX.md", 1), None)
@@ -50,7 +50,7 @@ def _piece(line: str) -> tuple | None:
 
 
 def _file(lines: list[str], settings: dict = SETTINGS) -> bytes:
-    return compiled_build.serialize(compiled_build.assemble([compiled_pieces.piece(index_md.parse_row(x, 0), {}) for x in lines], settings), KEY)
+    return compiled_bytes.serialize(compiled_build.assemble([compiled_pieces.piece(index_md.parse_row(x, 0), {}) for x in lines], settings), KEY)
 
 
 def _swap(slug: str, **fields: object) -> Change:

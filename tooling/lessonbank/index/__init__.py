@@ -3,7 +3,8 @@
 `index_md` escapes INDEX.md's cells and parses the table back. The compiled index
 (`.lessonbank/index.bin`): `compiled_read` is its format, read with a few `pread`s per hook call;
 `compiled_pieces` works out what one INDEX.md row gives it, `compiled_build` joins the rows'
-pieces into its tables and bytes (in memory for the hooks' fallback, streamed for `bank index`);
+pieces into its tables (in memory for the hooks' fallback, streamed for `bank index`) and
+`compiled_bytes` lays them out as the file's bytes;
 `compiled_patch` and `compiled_rows` patch it for a few changed, added or removed rows;
 `compiled_update` brings a bank's file up to date after INDEX.md was written (nothing, a new key, a
 patch or a build; the compiled regexes kept in triggers.cache). The caches of the lessons:

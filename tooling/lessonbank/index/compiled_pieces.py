@@ -20,6 +20,10 @@ from lessonbank.matching import globs, regex_compiler, regex_hazard, words
 # depends on what else the process holds: the same tables could give different bytes, and
 # `bank index` would rewrite an unchanged file. Version 2 writes values only.
 MARSHAL_VERSION = 2
+# A piece's fields (see `piece`), and a trigger's; named constants, as the records of a build of
+# 50,000 rows are tuples from marshal (index.derived says what NamedTuples would cost).
+HEAD, RECORD, TOOLS, TRIGGERS, KEYS = range(5)
+KIND, SOURCE, PROGRAM, LITERALS, GRAMS, FALLBACK, BOUNDED, CHOICES = range(8)
 
 
 
@@ -68,7 +72,8 @@ def command_trigger(pattern: str) -> "tuple | None":
 def rank_key(head: tuple) -> tuple:
     """How rows are ranked, from a piece's head (slug, priority, confidence): priority, then
     confidence (both highest first), then slug."""
-    return (-head[1], -head[2], head[0])
+    slug, priority, confidence = head
+    return (-priority, -confidence, slug)
 
 
 def piece(r: IndexRow, compiled: dict) -> tuple:

@@ -22,13 +22,14 @@ from typing import Protocol
 from lessonbank.errors import BankError
 from lessonbank.index import (
     compiled_build,
+    compiled_bytes,
     compiled_patch,
     compiled_pieces,
     compiled_read,
     compiled_rows,
     index_md,
 )
-from lessonbank.index.compiled_pieces import Packed
+from lessonbank.index.compiled_pieces import KIND, SOURCE, TRIGGERS, Packed
 from lessonbank.index.derived import Derived
 from lessonbank.state import statedir
 
@@ -94,7 +95,7 @@ def _build(
             used = {entry[6] for group in data["groups"] for entry in group if entry[5] == "c"}
             # the key a build from the same INDEX.md on disk would get: then "unchanged" is right
             key = key if key is not None and index_text == disk_text else ("pending",)
-            parts: Iterable[bytes] = compiled_build.serialize_parts(data, key)
+            parts: Iterable[bytes] = compiled_bytes.serialize_parts(data, key)
             digest = None if index_text is None else _digest(index_text)
         else:
             parts, digest = _stream(bank, compiled, known, used)
@@ -117,7 +118,7 @@ def _stream(bank: Place, compiled: Packed, known: Mapping[str, bytes], used: set
 
     def pieces() -> Iterator[tuple]:
         for found in compiled_pieces.pieces_of(lines, compiled, known):
-            used.update(trigger[1] for trigger in found[3] if trigger[0] == "c")
+            used.update(trigger[SOURCE] for trigger in found[TRIGGERS] if trigger[KIND] == "c")
             yield found
 
     def key() -> tuple:
@@ -291,7 +292,7 @@ def _rekey(bank: Place, stored: object, shape: bytes, writer: Writer) -> str | N
     except (OSError, ValueError, EOFError, compiled_read.Stale):
         return None
     meta["key"] = key
-    fresh = compiled_build.serialize_meta(meta)
+    fresh = compiled_bytes.serialize_meta(meta)
     return write_parts(path, [fresh, body], False, writer)
 
 

@@ -21,7 +21,6 @@ a part not read in the run copied as it was; a broken or foreign cache is ignore
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 import os
 import posix
@@ -149,6 +148,8 @@ class Derived:
 
     def sources(self) -> bytes:
         """A hash of every lesson file's name and content hash: what generated files depend on."""
+        import hashlib  # here: its import loads OpenSSL (3-10 ms), which `bank list` on a settled bank never needs
+
         digest = hashlib.blake2b(digest_size=16)
         for name in sorted(self.small):
             digest.update(name.encode() + b"\x00" + self.small[name][DIGEST])
@@ -175,36 +176,43 @@ class Derived:
                     continue
                 self._update(name, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino), now)
             return
-        seen = set()
-        for name, key in lesson_keys(self.lessons_dir):
-            seen.add(name)
-            self._update(name, key, now)
-        for name in [n for n in self.small if n not in seen]:
-            del self.small[name]
-            self.changed = True
+        small, keys, missed = self.small, lesson_keys(self.lessons_dir), 0
+        for name, key in keys:  # the unchanged files cost a look-up each, not a call
+            old = small.get(name)
+            if (old is None or old[KEY] != key) and not self._update(name, key, now):
+                missed += 1
+        if len(small) != len(keys) - missed:  # records of files that went
+            listed = {name for name, _ in keys}
+            for name in [n for n in small if n not in listed]:
+                del small[name]
+                self.changed = True
 
-    def _update(self, name: str, key: tuple, now: int) -> None:
-        """Bring one file's record in line with its stat key (read and hashed only when it moved)."""
+    def _update(self, name: str, key: tuple, now: int) -> bool:
+        """Bring one file's record in line with its stat key (read and hashed only when it moved);
+        False when the file could not be read (it has no record then, or its old one)."""
         old = self.small.get(name)
         if old is not None and old[KEY] == key:
-            return
+            return True
         settled = key if now - max(key[1], key[2]) > RACY_NS else None
         path = self.lessons_dir / name
         try:
             data = path.read_bytes()
         except OSError:
-            return
+            return False
+        import hashlib
+
         digest = hashlib.blake2b(data, digest_size=16).digest()
         if old is not None and old[DIGEST] == digest:
             if old[KEY] != settled:
                 self.small[name] = (settled, *old[1:])
                 self.changed = True
-            return
+            return True
         record, lesson = self._record(path, data, settled, digest)
         self.small[name] = record
         self.changed = True
         if lesson is not None and self.on_parse is not None:
             self.on_parse(self, name, lesson)
+        return True
 
     def _record(self, path: Path, data: bytes, key: tuple | None, digest: bytes) -> tuple[tuple, Any]:
         """A file's small record, and its lesson when it parses."""

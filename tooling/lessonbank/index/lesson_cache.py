@@ -11,7 +11,6 @@ and the lessons' class, so nothing here imports the bank.
 """
 
 import contextlib
-import copy
 import marshal
 import time
 from collections.abc import Callable
@@ -53,6 +52,8 @@ def load(
             continue
         loaded.append((path, text, lesson))
         if now - max(key[1], key[2]) > derived.RACY_NS:
+            import copy
+
             entry = (key, text, copy.deepcopy(lesson.__dict__))
             try:
                 marshal.dumps(entry)
