@@ -78,13 +78,14 @@ def open_bank(bank: Bank) -> Derived:
 
 def records(bank: Bank) -> list[tuple[str, tuple]]:
     """(file name, small record) of the well-formed lessons, sorted by file name."""
-    derived = open_bank(bank)
-    return [(name, rec) for name, rec in sorted(derived.small.items()) if rec[SLUG] is not None]
+    small = open_bank(bank).small
+    return [(name, rec) for name in sorted(small) if (rec := small[name])[SLUG] is not None]
 
 
 def summaries(bank: Bank) -> list[tuple]:
     """`summary` of every well-formed lesson, sorted by file name (only changed files parsed)."""
-    return [rec[SUMMARY] for _, rec in records(bank)]
+    small = open_bank(bank).small
+    return [rec[SUMMARY] for name in sorted(small) if (rec := small[name])[SLUG] is not None]
 
 
 def check(bank: Bank) -> tuple[list[Problem], int]:

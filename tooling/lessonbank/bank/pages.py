@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the lesson module imports YAML: only annotations need it he
 # BANK.md groups each status's lessons by topic: the first tag of the first of these categories.
 TOPIC_CATEGORIES = ("tool", "area", "lang")
 OTHER_TOPIC = "other"
+TOPIC_JUNK = re.compile(r"[^a-z0-9.+#_-]+")
 
 
 class Entry(NamedTuple):
@@ -75,7 +76,7 @@ def topic(tags: list[str] | tuple[str, ...]) -> str:
         for tag in tags:
             cat, _, value = tag.partition(":")
             if cat.strip().lower() == category:
-                name = re.sub(r"[^a-z0-9.+#_-]+", "-", value.strip().lower()).strip("-")
+                name = TOPIC_JUNK.sub("-", value.strip().lower()).strip("-")
                 if name:
                     return name
     return OTHER_TOPIC

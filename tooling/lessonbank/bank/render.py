@@ -31,7 +31,7 @@ from lessonbank.bank.store import Bank, Problem, write_atomic
 from lessonbank.errors import BankError
 from lessonbank.index import compiled_read, compiled_update, index_md
 from lessonbank.index.compiled_update import compiled_path
-from lessonbank.index.derived import SLUG, SUMMARY, VERSION, Derived
+from lessonbank.index.derived import PROBLEMS, SLUG, SUMMARY, VERSION, Derived
 from lessonbank.state import statedir
 
 if TYPE_CHECKING:  # the lesson module imports YAML: only annotations need it here
@@ -230,15 +230,21 @@ def _context_of(bank: Bank, derived: Derived) -> tuple[SandboxedEnvironment, dic
     then holds every part worked out, not saved yet; the sections kept stay in the cache file
     until written out)."""
     items = []
+    topics: dict[tuple, str] = {}  # by tags: lessons share them, and a topic is a regex's work
+    small, part_of = derived.small, derived.part
     for name in derived.names():
-        rec = derived.small[name]
-        if rec[SLUG] is None or bad_values(rec):
+        rec = small[name]
+        if rec[SLUG] is None or (rec[PROBLEMS] and bad_values(rec)):
             continue
-        part = derived.part(name)
+        part = part_of(name)
         if part.section is None and derived.on_parse is not None:  # parsed before, part dropped since
             derived.on_parse(derived, name, derived.lesson(name))
         summary = rec[SUMMARY]
-        items.append(Entry(rec[SLUG], summary[S_STATUS], part.row, part.section, topic(summary[S_TAGS])))
+        tags = summary[S_TAGS]
+        group = topics.get(tags)
+        if group is None:
+            group = topics[tags] = topic(tags)
+        items.append(Entry(rec[SLUG], summary[S_STATUS], part.row, part.section, group))
     lessons = valid_lessons(bank) if custom(bank) else None
     if lessons is not None:  # a bank's own template may use a section as a string in any way
         items = [item._replace(section=str(item.section)) for item in items]

@@ -6,7 +6,6 @@ Each command imports what only it uses (capture the gates, index the jinja2 rend
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -375,4 +374,6 @@ def config_cmd(ctx: click.Context, as_json: bool) -> None:
         emit_json({key: value for key, value, _ in items})
         return
     click.echo(f"# {bank.relative(bank.root / 'bank.toml')}")
+    import json
+
     click.echo(table(["key", "value", "meaning"], [[k, json.dumps(v), m] for k, v, m in items]))

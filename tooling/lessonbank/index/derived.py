@@ -144,7 +144,8 @@ class Derived:
 
     def problems(self) -> list[tuple[str, int, str]]:
         """(file name, line, message) of the files that do not parse (what `Bank.load` skips), sorted by name."""
-        return [(name, rec[PROBLEMS][0][0], rec[PROBLEMS][0][1]) for name, rec in sorted(self.small.items()) if rec[SLUG] is None]
+        small = self.small
+        return [(name, small[name][PROBLEMS][0][0], small[name][PROBLEMS][0][1]) for name in sorted(n for n, rec in small.items() if rec[SLUG] is None)]
 
     def sources(self) -> bytes:
         """A hash of every lesson file's name and content hash: what generated files depend on."""
@@ -165,6 +166,8 @@ class Derived:
         just those file names (a caller that has just written them, the rest seen moments ago)."""
         now = time.time_ns()
         if only is not None:
+            if self.meta.pop("listing", None) is not None:  # it no longer describes the records
+                self.changed = True
             for name in only:
                 try:
                     st = posix.stat(str(self.lessons_dir / name))
@@ -176,7 +179,13 @@ class Derived:
                     continue
                 self._update(name, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino), now)
             return
-        small, keys, missed = self.small, lesson_keys(self.lessons_dir), 0
+        keys = lesson_keys(self.lessons_dir)
+        # The listing (every name and stat key) the records were last found to match, every file
+        # settled: the same bytes again and no record needs a look (10,000 look-ups saved).
+        listing = marshal.dumps(keys)
+        if listing == self.meta.get("listing"):
+            return
+        small, missed = self.small, 0
         for name, key in keys:  # the unchanged files cost a look-up each, not a call
             old = small.get(name)
             if (old is None or old[KEY] != key) and not self._update(name, key, now):
@@ -186,6 +195,13 @@ class Derived:
             for name in [n for n in small if n not in listed]:
                 del small[name]
                 self.changed = True
+        whole = not missed and len(small) == len(keys) and all(small[name][KEY] == key for name, key in keys)
+        if self.meta.get("listing") != (listing if whole else None):
+            if whole:
+                self.meta["listing"] = listing
+            else:
+                del self.meta["listing"]
+            self.changed = True
 
     def _update(self, name: str, key: tuple, now: int) -> bool:
         """Bring one file's record in line with its stat key (read and hashed only when it moved);
@@ -263,7 +279,8 @@ class Derived:
         if self._packed is not None:
             return
         if self._generated is not None:
-            self._stale = {name for name, part in self._generated.items() if name not in self.small or self.small[name][DIGEST] != part.digest}
+            small = self.small
+            self._stale = {name for name, digest in self._generated.digests() if name not in small or small[name][DIGEST] != digest}
         self._packed = [self.spool.keep(marshal.dumps(dict(batch))) for batch in derived_file.batched(sorted(self.small.items()))]
         self.small = {}
 

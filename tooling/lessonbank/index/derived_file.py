@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import array
-import bisect
 import marshal
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import BinaryIO
@@ -89,7 +88,8 @@ class Generated:
     def __init__(self, read: Callable[[int, int], bytes]) -> None:
         self.read = read
         self.names: list[str] = []  # sorted
-        self.digests = bytearray()  # 16 bytes each
+        self.places: dict[str, int] | None = None  # name -> its place in `names`
+        self.digests_column = bytearray()  # 16 bytes each
         self.rows: list[str | None] = []
         # (offset, size) among the texts of each one's section and piece; size -1: none
         self.spans = array.array("q")  # section offset, size, piece offset, size
@@ -100,20 +100,29 @@ class Generated:
         if self.names and names and names[0] <= self.names[-1]:
             raise ValueError("batches out of order")
         self.names += names
-        self.digests += digests
+        self.digests_column += digests
         self.rows += rows
         self.spans.frombytes(spans)
-        if not (len(self.names) * 16 == len(self.digests) and len(self.rows) == len(self.names) and len(self.spans) == 4 * len(self.names)):
+        if not (len(self.names) * 16 == len(self.digests_column) and len(self.rows) == len(self.names) and len(self.spans) == 4 * len(self.names)):
             raise ValueError("columns of different lengths")
 
     def _find(self, name: str) -> int:
-        at = bisect.bisect_left(self.names, name)
-        return at if at < len(self.names) and self.names[at] == name else -1
+        if self.places is None or len(self.places) != len(self.names):  # made once, at the first look-up
+            self.places = {name: at for at, name in enumerate(self.names)}
+        return self.places.get(name, -1)
+
+    def digests(self) -> Iterator[tuple[str, bytes | bytearray]]:
+        """(name, content hash) of every part, no Part made: what finds the stale ones."""
+        yield from ((name, part.digest) for name, part in self.new.items())
+        held = self.digests_column
+        for at, name in enumerate(self.names):
+            if name not in self.new:
+                yield name, held[16 * at : 16 * at + 16]
 
     def _kept(self, at: int) -> Part:
         offset, size = self.spans[4 * at], self.spans[4 * at + 1]
         section = None if size < 0 else Stored(self.read, offset, size)
-        return Part(bytes(self.digests[16 * at : 16 * at + 16]), self.rows[at], section)
+        return Part(bytes(self.digests_column[16 * at : 16 * at + 16]), self.rows[at], section)
 
     def get(self, name: str, default: Part | None = None) -> Part | None:
         found = self.new.get(name)
