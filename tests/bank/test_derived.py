@@ -275,3 +275,27 @@ def test_a_row_that_comes_goes_or_moves_patches_the_compiled_index(
     assert dict(results)["compiled index"] == "update"
     monkeypatch.undo()
     assert _outputs(bank.root) == _full_build(bank, tmp_path / "full")
+
+
+def test_a_settled_bank_is_refreshed_by_its_listing_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The records' listing (names and stat keys) kept: the same listing again looks at no record;
+    any change of a file's key (an edit, even with its mtime put back) looks again."""
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
+    bank = make_bank(tmp_path / "b", [lesson(f"l-{i}") for i in range(3)])
+    catalog.summaries(Bank.open(bank.root))
+    assert catalog.cache(Bank.open(bank.root)).meta.get("listing")
+    with monkeypatch.context() as patched:
+        patched.setattr(derived.Derived, "_update", lambda *a: pytest.fail("a record was looked at"))
+        assert len(catalog.summaries(Bank.open(bank.root))) == 3
+    path = bank.lessons_dir / "l-1.md"
+    stamp = path.stat().st_mtime_ns
+    path.write_text(path.read_text(encoding="utf-8").replace("title: l 1", "title: retitled"), encoding="utf-8")
+    os.utime(path, ns=(stamp, stamp))
+    assert [row[6] for row in catalog.summaries(Bank.open(bank.root))] == ["l 0", "retitled", "l 2"]
+    (bank.lessons_dir / "l-2.md").unlink()
+    assert [row[0] for row in catalog.summaries(Bank.open(bank.root))] == ["l-0", "l-1"]
+    # a file that has not settled keeps no listing: it is looked at again next time
+    monkeypatch.setattr(derived, "RACY_NS", 10**18)
+    path.write_text(path.read_text(encoding="utf-8").replace("retitled", "again"), encoding="utf-8")
+    catalog.summaries(Bank.open(bank.root))
+    assert not catalog.cache(Bank.open(bank.root)).meta.get("listing")

@@ -200,11 +200,10 @@ def _open(bank: Bank) -> Derived:
 
 def _note_problems(bank: Bank, derived: Derived) -> None:
     # A lesson with a bad value is left out of everything generated; say so on every run.
+    small = derived.small
+    with_problems = sorted(name for name, rec in small.items() if rec[PROBLEMS] and rec[SLUG] is not None)
     bank.load_problems = catalog.problems(bank, derived) + [
-        Problem(bank.lessons_dir / name, line, message)
-        for name, rec in sorted(derived.small.items())
-        if rec[SLUG] is not None
-        for line, message in bad_values(rec)
+        Problem(bank.lessons_dir / name, line, message) for name in with_problems for line, message in bad_values(small[name])
     ]
 
 

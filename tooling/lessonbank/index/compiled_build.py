@@ -57,7 +57,7 @@ from lessonbank.index.compiled_pieces import (
     settings_and_problem,
     settings_from_toml,
 )
-from lessonbank.index.compiled_read import NAME, MemIndex, read_sources
+from lessonbank.index.compiled_read import NAME, MemIndex, hashed, read_sources
 from lessonbank.state import statedir
 
 
@@ -241,9 +241,10 @@ def stream(pieces: Iterable[tuple], settings: dict, key: Callable[[], tuple]) ->
         data = _gather(pieces, settings, records.append, programs.append, pending)  # type: ignore[arg-type]
         sections: list[tuple[str, list]] = list(hashed_sections("pre", data["pre"]))
         recall = spool()
-        for blob in hashed_buckets(data["recall"]):
+        keys = hashed(list(data["recall"]))
+        for blob in hashed_buckets(data["recall"], keys):
             recall.append(blob)
-        sections += [("recall.filter", [filter_section(data["recall"])]), ("recall.table", [recall.table()]),
+        sections += [("recall.filter", [filter_section(data["recall"], keys)]), ("recall.table", [recall.table()]),
                      ("recall.data", recall.chunks())]  # fmt: skip
         del data["recall"]
         groups = spool()

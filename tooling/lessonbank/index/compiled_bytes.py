@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from lessonbank.index.compiled_pieces import MARSHAL_VERSION
-from lessonbank.index.compiled_read import FILTER_BITS, FORMAT, MAGIC, bucket, filter_bits
+from lessonbank.index.compiled_read import FILTER_BITS, FORMAT, MAGIC, hashed
 
 CHUNK = 1 << 20  # bytes read back from a temporary file at a time
 
@@ -47,8 +47,9 @@ def grams_section(grams: dict) -> "tuple[str, list[bytes]]":
 
 def hashed_sections(name: str, mapping: dict) -> list[tuple[str, list[bytes]]]:
     """The filter, table and data sections of a hashed table (`pre` or `recall`)."""
-    table, payload = _hashed(mapping)
-    return [(name + ".filter", [filter_section(mapping)]), (name + ".table", [table]), (name + ".data", payload)]
+    keys = hashed(list(mapping))
+    table, payload = array_parts(list(hashed_buckets(mapping, keys)))
+    return [(name + ".filter", [filter_section(mapping, keys)]), (name + ".table", [table]), (name + ".data", payload)]
 
 
 def layout(sections: list[tuple[str, list[bytes]]], key: tuple, settings: dict, gram_lengths: tuple, count: int) -> list[bytes]:
@@ -80,15 +81,12 @@ def serialize_meta(meta: dict) -> bytes:
     return MAGIC + FORMAT.to_bytes(4, "little") + len(blob).to_bytes(4, "little") + blob
 
 
-def _hashed(mapping: dict) -> tuple[bytes, list[bytes]]:
-    return array_parts(list(hashed_buckets(mapping)))
-
-
-def hashed_buckets(mapping: dict) -> Iterator[bytes]:
+def hashed_buckets(mapping: dict, keys: "list[tuple[str, int, int]] | None" = None) -> Iterator[bytes]:
     """A hashed table's buckets in order, each marshalled as soon as it is filled (an array value
-    as the tuple it stands for), so no second copy of the mapping is made."""
+    as the tuple it stands for), so no second copy of the mapping is made; `keys`: the mapping's
+    keys `hashed` (compiled_read.bucket's number for each), when the caller has them."""
     size = _prime_at_least(max(7, len(mapping)))
-    placed = sorted((bucket(key, size), key) for key in mapping)
+    placed = sorted((n % size, key) for key, n, _ in (hashed(list(mapping)) if keys is None else keys))
     start = 0
     for number in range(size):
         found = {}
@@ -100,13 +98,14 @@ def hashed_buckets(mapping: dict) -> Iterator[bytes]:
         yield marshal.dumps(found, MARSHAL_VERSION) if found else b""
 
 
-def filter_section(mapping: dict) -> bytes:
-    """A bit filter of the keys: three bits each, FILTER_BITS bits per key (a lookup of a key
-    not in it reads no bucket, but for about one in a hundred)."""
+def filter_section(mapping: dict, keys: "list[tuple[str, int, int]] | None" = None) -> bytes:
+    """A bit filter of the keys: three bits each (compiled_read.filter_bits), FILTER_BITS bits
+    per key (a lookup of a key not in it reads no bucket, but for about one in a hundred);
+    `keys` as for `hashed_buckets`."""
     bits = bytearray(max(64, len(mapping) * FILTER_BITS // 8))
     size = len(bits) * 8
-    for key in mapping:
-        for bit in filter_bits(key, size):
+    for _, _, x in hashed(list(mapping)) if keys is None else keys:
+        for bit in (x % size, (x >> 21) % size, (x >> 42) % size):
             bits[bit >> 3] |= 1 << (bit & 7)
     return bytes(bits)
 

@@ -185,17 +185,21 @@ class Derived:
         listing = marshal.dumps(keys)
         if listing == self.meta.get("listing"):
             return
-        small, missed = self.small, 0
+        small, missed, whole = self.small, 0, True
         for name, key in keys:  # the unchanged files cost a look-up each, not a call
             old = small.get(name)
-            if (old is None or old[KEY] != key) and not self._update(name, key, now):
-                missed += 1
+            if old is None or old[KEY] != key:
+                settled = self._update(name, key, now)
+                if settled is None:
+                    missed += 1
+                whole = whole and bool(settled)
         if len(small) != len(keys) - missed:  # records of files that went
             listed = {name for name, _ in keys}
             for name in [n for n in small if n not in listed]:
                 del small[name]
                 self.changed = True
-        whole = not missed and len(small) == len(keys) and all(small[name][KEY] == key for name, key in keys)
+        # every record now of a listed file at the key listed (one that is not settled has none)
+        whole = whole and not missed and len(small) == len(keys)
         if self.meta.get("listing") != (listing if whole else None):
             if whole:
                 self.meta["listing"] = listing
@@ -203,9 +207,11 @@ class Derived:
                 del self.meta["listing"]
             self.changed = True
 
-    def _update(self, name: str, key: tuple, now: int) -> bool:
-        """Bring one file's record in line with its stat key (read and hashed only when it moved);
-        False when the file could not be read (it has no record then, or its old one)."""
+    def _update(self, name: str, key: tuple, now: int) -> bool | None:
+        """Bring one file's record in line with its stat key (read and hashed only when it moved):
+        whether its record now holds that key (False: the file changed too recently to be
+        settled, so its record holds none); None when the file could not be read (it has no
+        record then, or its old one)."""
         old = self.small.get(name)
         if old is not None and old[KEY] == key:
             return True
@@ -214,7 +220,7 @@ class Derived:
         try:
             data = path.read_bytes()
         except OSError:
-            return False
+            return None
         import hashlib
 
         digest = hashlib.blake2b(data, digest_size=16).digest()
@@ -222,13 +228,13 @@ class Derived:
             if old[KEY] != settled:
                 self.small[name] = (settled, *old[1:])
                 self.changed = True
-            return True
+            return settled is not None
         record, lesson = self._record(path, data, settled, digest)
         self.small[name] = record
         self.changed = True
         if lesson is not None and self.on_parse is not None:
             self.on_parse(self, name, lesson)
-        return True
+        return settled is not None
 
     def _record(self, path: Path, data: bytes, key: tuple | None, digest: bytes) -> tuple[tuple, Any]:
         """A file's small record, and its lesson when it parses."""
