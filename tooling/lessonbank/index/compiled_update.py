@@ -256,11 +256,16 @@ def _shape(bank: Place) -> tuple[bytes | None, bytes | None]:
         if lines is None:
             return None, None
         digest = hashlib.blake2b(toml, digest_size=16)
+        held: list[str] = []  # hashed a few thousand rows at a time: one update, not one per row
         for _, line in index_md.table_lines(lines):
             head, _, tail = line.rpartition(" | ")  # ... | seen | priority | confidence |
             head, _, priority = head.rpartition(" | ")
             head, _, _seen = head.rpartition(" | ")
-            digest.update(f"{head}\x00{priority}\x00{tail}\n".encode())
+            held.append(f"{head}\x00{priority}\x00{tail}\n")
+            if len(held) == 4096:
+                digest.update("".join(held).encode())
+                held.clear()
+        digest.update("".join(held).encode())
         for _ in lines:  # the rest of the file, for its hash
             pass
     except (index_md.IndexFormatError, OSError):

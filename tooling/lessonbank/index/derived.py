@@ -338,8 +338,9 @@ class Derived:
         """Bytes of the texts (a section or a piece) of the file as read."""
         if offset + size > self._spans[0][1] or self._handle is None:
             raise ValueError("not in the texts, or the cache was let go")
-        self._handle.seek(self._spans[0][0] + offset)
-        data = self._handle.read(size)
+        # pread, not the buffered handle: BANK.md reads the sections in its own order, and every
+        # read of the handle outside its buffer would read a whole buffer (256 KB) for one
+        data = posix.pread(self._handle.fileno(), size, self._spans[0][0] + offset)
         if len(data) != size:
             raise ValueError("the cache changed meanwhile")
         return data
