@@ -89,8 +89,9 @@ class Derived:
     the generated part (fingerprint, file name -> (content hash, row, where its section and its
     row's piece sit among the texts)), read on first use. `meta` holds the fingerprint the
     generated parts were worked out with and the hashes of the INDEX.md and BANK.md last written
-    from them, so a run where nothing changed reads neither the generated part nor the texts.
-    """
+    from them, so a run where nothing changed reads neither the generated part nor the texts, and
+    the listing (names and stat keys) the records last matched, every file settled. `describe`
+    (the bank's) parses the files."""
 
     lessons_dir: Path
     state_dir: Path
