@@ -103,6 +103,9 @@ class Derived:
     # works out its generated part at once, so no lesson is kept: 50,000 would not fit in memory).
     on_parse: Callable[[Derived, str, Any], None] | None = None
     changed: bool = False  # something to save
+    # Records whose only change is their stat key (the same bytes, settled or touched), and the
+    # listing: what a reader may leave unsaved (`save`'s `unsaved`).
+    settled: int = 0
     # Where the texts and the generated part sit in the file as read: (offset, size) each.
     _spans: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0), (0, 0)])
     _handle: BinaryIO | None = None
@@ -182,9 +185,8 @@ class Derived:
             return
         keys = lesson_keys(self.lessons_dir)
         # The listing (every name and stat key) the records were last found to match, every file
-        # settled: the same bytes again and no record needs a look (10,000 look-ups saved).
-        listing = marshal.dumps(keys)
-        if listing == self.meta.get("listing"):
+        # settled: the same listing again and no record needs a look (10,000 look-ups saved).
+        if keys == self.meta.get("listing"):
             return
         small, missed, whole = self.small, 0, True
         for name, key in keys:  # the unchanged files cost a look-up each, not a call
@@ -201,12 +203,12 @@ class Derived:
                 self.changed = True
         # every record now of a listed file at the key listed (one that is not settled has none)
         whole = whole and not missed and len(small) == len(keys)
-        if self.meta.get("listing") != (listing if whole else None):
+        if self.meta.get("listing") != (keys if whole else None):
             if whole:
-                self.meta["listing"] = listing
+                self.meta["listing"] = keys
             else:
                 del self.meta["listing"]
-            self.changed = True
+            self.settled += 1
 
     def _update(self, name: str, key: tuple, now: int) -> bool | None:
         """Bring one file's record in line with its stat key (read and hashed only when it moved):
@@ -228,7 +230,7 @@ class Derived:
         if old is not None and old[DIGEST] == digest:
             if old[KEY] != settled:
                 self.small[name] = (settled, *old[1:])
-                self.changed = True
+                self.settled += 1
             return settled is not None
         record, lesson = self._record(path, data, settled, digest)
         self.small[name] = record
@@ -339,15 +341,17 @@ class Derived:
         """Bytes of the texts (a section or a piece) of the file as read."""
         if offset + size > self._spans[0][1] or self._handle is None:
             raise ValueError("not in the texts, or the cache was let go")
-        # pread, not the buffered handle: BANK.md reads the sections in its own order, and every
-        # read of the handle outside its buffer would read a whole buffer (256 KB) for one
-        data = posix.pread(self._handle.fileno(), size, self._spans[0][0] + offset)
+        self._handle.seek(self._spans[0][0] + offset)
+        data = self._handle.read(size)
         if len(data) != size:
             raise ValueError("the cache changed meanwhile")
         return data
 
-    def save(self) -> None:
-        """Write the cache when anything in it changed (a read-only state folder only costs speed).
+    def save(self, unsaved: int = 0) -> None:
+        """Write the cache when anything in it changed (a read-only state folder only costs speed);
+        `unsaved`: up to this many records changed in their stat key alone are not worth it (a
+        reader's: rewriting 30 MB at 10,000 lessons costs more than hashing those files again
+        next time; a writer saves them).
 
         A generated part is kept with the content hash it was worked out from, so one stored
         before its file changed is never taken for current; when the generated part was not read
@@ -356,13 +360,13 @@ class Derived:
         """
         if self._closed:
             return
-        if not self.changed:
+        if not self.changed and self.settled <= unsaved:
             self.close()
             return
         with contextlib.suppress(OSError, ValueError):
             self.state_dir.mkdir(parents=True, exist_ok=True)
             self._write()
-        self.changed = False
+        self.changed, self.settled = False, 0
         self.close()
 
     def _write(self) -> None:

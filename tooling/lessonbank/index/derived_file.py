@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import array
 import marshal
-import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import BinaryIO
 
@@ -306,23 +305,9 @@ def write_texts(out: BinaryIO, parts: Iterable[tuple[str, Part]], pieces: Pieces
 
 
 def copy(source: BinaryIO, out: BinaryIO, offset: int, size: int) -> int:
-    """Copy `size` bytes from `offset` of `source` to where `out` stands; the size. In the kernel
-    (copy_file_range: no bytes through Python) where it can, else a megabyte at a time."""
-    out.flush()
-    at = out.tell()
-    done = 0
-    try:
-        while done < size:
-            copied = os.copy_file_range(source.fileno(), out.fileno(), size - done, offset + done, at + done)
-            if not copied:
-                raise OSError(0, "the file changed meanwhile")
-            done += copied
-    except OSError as exc:  # not on this file system or kernel: through Python
-        if exc.errno == 0:
-            raise
-    out.seek(at + done)
-    source.seek(offset + done)
-    left = size - done
+    """Copy `size` bytes from `offset` of `source` in chunks; the size."""
+    source.seek(offset)
+    left = size
     while left:
         chunk = source.read(min(left, 1 << 20))
         if not chunk:
