@@ -103,9 +103,7 @@ class Derived:
     # works out its generated part at once, so no lesson is kept: 50,000 would not fit in memory).
     on_parse: Callable[[Derived, str, Any], None] | None = None
     changed: bool = False  # something to save
-    # Records whose only change is their stat key (the same bytes, settled or touched), and the
-    # listing: what a reader may leave unsaved (`save`'s `unsaved`).
-    settled: int = 0
+    settled: int = 0  # records changed in their stat key alone, and the listing (`save`'s `unsaved`)
     # Where the texts and the generated part sit in the file as read: (offset, size) each.
     _spans: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0), (0, 0)])
     _handle: BinaryIO | None = None
@@ -148,8 +146,8 @@ class Derived:
 
     def problems(self) -> list[tuple[str, int, str]]:
         """(file name, line, message) of the files that do not parse (what `Bank.load` skips), sorted by name."""
-        small = self.small
-        return [(name, small[name][PROBLEMS][0][0], small[name][PROBLEMS][0][1]) for name in sorted(n for n, rec in small.items() if rec[SLUG] is None)]
+        broken = sorted(name for name, rec in self.small.items() if rec[SLUG] is None)
+        return [(name, *self.small[name][PROBLEMS][0][:2]) for name in broken]
 
     def sources(self) -> bytes:
         """A hash of every lesson file's name and content hash: what generated files depend on."""
@@ -212,9 +210,8 @@ class Derived:
 
     def _update(self, name: str, key: tuple, now: int) -> bool | None:
         """Bring one file's record in line with its stat key (read and hashed only when it moved):
-        whether its record now holds that key (False: the file changed too recently to be
-        settled, so its record holds none); None when the file could not be read (it has no
-        record then, or its old one)."""
+        whether its record now holds that key (False: changed too recently to be settled, it holds
+        none); None when the file could not be read (no record then, or its old one)."""
         old = self.small.get(name)
         if old is not None and old[KEY] == key:
             return True
@@ -348,10 +345,9 @@ class Derived:
         return data
 
     def save(self, unsaved: int = 0) -> None:
-        """Write the cache when anything in it changed (a read-only state folder only costs speed);
-        `unsaved`: up to this many records changed in their stat key alone are not worth it (a
-        reader's: rewriting 30 MB at 10,000 lessons costs more than hashing those files again
-        next time; a writer saves them).
+        """Write the cache when anything in it changed (a read-only state folder only costs speed),
+        but for up to `unsaved` records changed in their stat key alone (a reader's: hashing those
+        files again next time costs less than rewriting 30 MB at 10,000 lessons).
 
         A generated part is kept with the content hash it was worked out from, so one stored
         before its file changed is never taken for current; when the generated part was not read
