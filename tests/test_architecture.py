@@ -230,16 +230,6 @@ def test_the_hook_process_loads_no_heavy_module() -> None:
 
 
 ROOT = PACKAGE.parents[1]
-# Files whose aliases their owners remove on other branches. Must be empty: empty it once those
-# branches are merged (the last test below names the entries that no longer hold an alias).
-PENDING_ALIAS_FILES = {
-    "tooling/lessonbank/bank/derived.py",
-    "tooling/lessonbank/bank/store.py",
-    "tooling/lessonbank/index/compiled_build.py",
-    "tooling/lessonbank/index/compiled_stream.py",
-}
-
-
 def aliased_modules(source: str, name: str, is_package: bool, known: set[str]) -> list[str]:
     """`module as alias` for every module of the package the source imports under another name."""
     found = []
@@ -282,7 +272,7 @@ def aliases_by_file() -> dict[str, list[str]]:
 def test_no_module_of_the_package_is_imported_under_another_name() -> None:
     # A module read under its own name everywhere is found by grep; an alias hides it.
     found = aliases_by_file()
-    bad = [f"{rel}:{hit}" for rel in sorted(set(found) - PENDING_ALIAS_FILES) for hit in found[rel]]
+    bad = [f"{rel}:{hit}" for rel in sorted(found) for hit in found[rel]]
     assert bad == []
 
 
@@ -301,8 +291,3 @@ def test_the_alias_walker_sees_both_forms_and_relative_ones() -> None:
         "3: lessonbank.bank.lesson as lesson_mod",
         "4: lessonbank.bank.render as generate",
     ]
-
-
-def test_every_pending_alias_file_still_has_an_alias() -> None:
-    # An entry whose file was fixed must leave the list, so the list runs down to empty.
-    assert sorted(PENDING_ALIAS_FILES - set(aliases_by_file())) == []

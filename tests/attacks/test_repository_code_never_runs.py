@@ -58,3 +58,31 @@ def test_the_child_environment_carries_no_python_variable(monkeypatch: pytest.Mo
     monkeypatch.setenv("PYTHONHOME", "/elsewhere")
     assert not [k for k in child.environment() if k.startswith("PYTHON")]
     assert child.command("list")[1] == "-I"
+
+
+def test_a_template_cache_committed_in_the_repository_is_never_loaded(tmp_path: Path) -> None:
+    """Jinja loads its bytecode cache as code: one planted under .lessonbank/ must never be read."""
+    import jinja2
+
+    from lessonbank.bank import render
+    from lessonbank.bank.store import Bank
+    from lessonbank.cli import main  # noqa: F401 - the CLI's templates are the packaged ones
+
+    root = tmp_path / "repo"
+    make_bank(root, [lesson("something-else", commands=["make"])])
+    mark = tmp_path / "ran"
+    planted = root / ".lessonbank" / "compiled-templates"
+    planted.mkdir(parents=True, exist_ok=True)
+    # The bytecode the old layout would have loaded for each packaged template: code that leaves a mark.
+    env = render.environment(root / "templates")
+    cache = jinja2.FileSystemBytecodeCache(str(planted))
+    for name in env.list_templates():
+        source, filename, _ = env.loader.get_source(env, name)  # type: ignore[union-attr]
+        bucket = cache.get_bucket(env, name, filename, source)
+        bucket.code = compile(f"open({str(mark)!r}, 'a').write('ran')", filename, "exec")
+        cache.set_bucket(bucket)
+    (root / "lessons" / "something-else.md").write_text(
+        (root / "lessons" / "something-else.md").read_text(encoding="utf-8") + "\nchanged\n", encoding="utf-8"
+    )
+    render.regenerate(Bank.open(root))
+    assert not mark.exists()

@@ -1,4 +1,4 @@
-"""bank.derived: incremental `bank index` gives the bytes of a build from nothing, on random edit sequences."""
+"""index.derived: incremental `bank index` gives the bytes of a build from nothing, on random edit sequences."""
 
 from __future__ import annotations
 
@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.bank import compiled, derived, render, store
-from lessonbank.bank.lesson import Lesson, parse
+import lessonbank.bank.lesson
+from lessonbank.bank import catalog, render
 from lessonbank.bank.store import Bank
-from lessonbank.index import compiled_read
+from lessonbank.index import compiled_read, compiled_update, derived
 from lessonbank.state import statedir
-from tests.hook_support import lesson, make_bank, write_lesson
+from tests.hook_support import lesson, make_bank
 
 TOOLS = ("cargo", "npm", "pytest", "docker", "git")
 
 
-def _random_lesson(rng: random.Random, slug: str) -> Lesson:
+def _random_lesson(rng: random.Random, slug: str) -> lessonbank.bank.lesson.Lesson:
     tool = rng.choice(TOOLS)
     shape = rng.random()
     return lesson(
@@ -46,7 +46,7 @@ def _edit(rng: random.Random, bank: Bank, step: int) -> str:
     kind = rng.choice(kinds) if paths else "new"
     if kind == "new":
         new = _random_lesson(rng, f"new-{step}")
-        write_lesson(bank.lessons_dir, new)
+        (bank.lessons_dir / f"{new.slug}.md").write_text(lessonbank.bank.lesson.render(new), encoding="utf-8")
         return f"{new.slug}.md"
     path = rng.choice(paths)
     text = path.read_text(encoding="utf-8")
@@ -65,12 +65,12 @@ def _edit(rng: random.Random, bank: Bank, step: int) -> str:
         path.write_text(text.replace("seen: 1\n", "seen: 2\n", 1), encoding="utf-8")
     else:
         try:
-            old = parse(text)
+            old = lessonbank.bank.lesson.parse(text)
         except Exception:
             old = lesson("fixed")
         replaced = _random_lesson(rng, path.stem)
         replaced.id = old.id if old.id.startswith("01") else replaced.id
-        write_lesson(bank.lessons_dir, replaced)  # its slug is the file's stem
+        path.write_text(lessonbank.bank.lesson.render(replaced), encoding="utf-8")
     return path.name
 
 
@@ -108,16 +108,17 @@ def test_incremental_index_equals_a_full_rebuild(
     """`settled`: every file counts as old enough for its stat key to be trusted (mtimes moved on
     by hand, so two writes within one clock tick cannot hide a change); else each run hashes."""
     if settled:
-        monkeypatch.setattr(store, "RACY_NS", -(10**18))
+        monkeypatch.setattr(derived, "RACY_NS", -(10**18))
     rng = random.Random(seed)
     bank = make_bank(tmp_path / "b", [_random_lesson(rng, f"l-{i}") for i in range(12)])
     clock = 1_600_000_000
     for step in range(25):
         for _ in range(rng.randint(1, 3)):
             _edit(rng, bank, step)
-        cache = None
+        cache = opened = None
         if rng.random() < 0.3:  # as capture does: the cache read, one file written, then regenerate
-            cache = render.open_cache(Bank.open(bank.root))
+            opened = Bank.open(bank.root)
+            cache = render.open_cache(opened)
             written = _edit(rng, bank, 100 + step)
         if settled:
             clock += 10
@@ -125,47 +126,47 @@ def test_incremental_index_equals_a_full_rebuild(
                 if path.stat().st_mtime > clock - 5:
                     os.utime(path, (clock, clock))
         if rng.random() < 0.3:  # another command sees the change first (its cache save must not hide it)
-            derived.summaries(Bank.open(bank.root))
-        if cache is not None:
-            render.regenerate(cache.bank, cache=cache, written=[written])
+            catalog.summaries(Bank.open(bank.root))
+        if cache is not None and opened is not None:
+            render.regenerate(opened, cache=cache, written=[written])
         else:
             render.regenerate(Bank.open(bank.root))
         assert _outputs(bank.root) == _full_build(bank, tmp_path / "full"), f"step {step}"
-        problems, count = derived.check(Bank.open(bank.root))
+        problems, count = catalog.check(Bank.open(bank.root))
         assert count == len(bank.lesson_paths())
 
 
 def test_nothing_is_parsed_or_written_when_nothing_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store, "RACY_NS", -(10**18))
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
     bank = make_bank(tmp_path / "b", [lesson(f"q-{i}", commands=[rf"\bq{i}\b"]) for i in range(4)])
     render.regenerate(Bank.open(bank.root))
     stamps = {p: p.stat().st_mtime_ns for p in [bank.root / "INDEX.md", bank.root / "BANK.md", *bank.state_dir.iterdir()]}
-    monkeypatch.setattr("lessonbank.bank.lesson.parse", lambda text: pytest.fail("nothing should be parsed"))
+    monkeypatch.setattr(lessonbank.bank.lesson, "parse", lambda text: pytest.fail("nothing should be parsed"))
     assert [action for _, action in render.regenerate(Bank.open(bank.root))] == ["unchanged"] * 3
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
 
 
 def test_a_changed_file_is_parsed_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store, "RACY_NS", -(10**18))
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
     bank = make_bank(tmp_path / "b", [lesson(f"p-{i}") for i in range(5)])
     render.regenerate(Bank.open(bank.root))
     path = bank.lessons_dir / "p-2.md"
     path.write_text(path.read_text(encoding="utf-8").replace("remember p-2", "remember two"), encoding="utf-8")
     parsed: list[str] = []
-    real = parse
-    monkeypatch.setattr("lessonbank.bank.lesson.parse", lambda text: parsed.append(text) or real(text))
+    real = lessonbank.bank.lesson.parse
+    monkeypatch.setattr(lessonbank.bank.lesson, "parse", lambda text: parsed.append(text) or real(text))
     assert dict(render.regenerate(Bank.open(bank.root)))["INDEX.md"] == "update"
     assert len(parsed) == 1 and "remember two" in parsed[0]
     assert "remember two" in (bank.root / "INDEX.md").read_text(encoding="utf-8")
 
 
 def test_a_touched_file_is_hashed_not_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store, "RACY_NS", -(10**18))
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
     bank = make_bank(tmp_path / "b", [lesson("t-1")])
     render.regenerate(Bank.open(bank.root))
     os.utime(bank.lessons_dir / "t-1.md", (1_700_000_000, 1_700_000_000))
-    monkeypatch.setattr("lessonbank.bank.lesson.parse", lambda text: pytest.fail("same bytes: not parsed"))
-    assert derived.summaries(Bank.open(bank.root))[0][0] == "t-1"
+    monkeypatch.setattr(lessonbank.bank.lesson, "parse", lambda text: pytest.fail("same bytes: not parsed"))
+    assert catalog.summaries(Bank.open(bank.root))[0][0] == "t-1"
 
 
 def test_check_reports_each_file_and_duplicates_from_the_cache(tmp_path: Path) -> None:
@@ -174,7 +175,7 @@ def test_check_reports_each_file_and_duplicates_from_the_cache(tmp_path: Path) -
     text = (bank.lessons_dir / "ok-one.md").read_text(encoding="utf-8")
     (bank.lessons_dir / "copy.md").write_text(text, encoding="utf-8")
     (bank.lessons_dir / "bad.md").write_bytes(b"\xff\xfe")
-    problems, count = derived.check(Bank.open(bank.root))
+    problems, count = catalog.check(Bank.open(bank.root))
     assert count == 4
     same = one
     assert [(p.path.name, p.line, p.message) for p in problems] == [
@@ -190,12 +191,12 @@ def test_check_reports_each_file_and_duplicates_from_the_cache(tmp_path: Path) -
 def test_a_change_seen_first_by_another_command_still_reaches_index_md(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`bank list` brings the cache up to date with an edit; `bank index` after it must still
     rewrite INDEX.md (the cache remembers which lessons the generated files were written from)."""
-    monkeypatch.setattr(store, "RACY_NS", -(10**18))
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
     bank = make_bank(tmp_path / "b", [lesson("e-1"), lesson("e-2")])
     render.regenerate(Bank.open(bank.root))
     path = bank.lessons_dir / "e-2.md"
     path.write_text(path.read_text(encoding="utf-8").replace("remember e-2", "remember the edit"), encoding="utf-8")
-    assert [row[0] for row in derived.summaries(Bank.open(bank.root))] == ["e-1", "e-2"]
+    assert [row[0] for row in catalog.summaries(Bank.open(bank.root))] == ["e-1", "e-2"]
     assert dict(render.regenerate(Bank.open(bank.root)))["INDEX.md"] == "update"
     assert "remember the edit" in (bank.root / "INDEX.md").read_text(encoding="utf-8")
 
@@ -209,14 +210,14 @@ def test_a_reworded_lesson_patches_the_compiled_index(tmp_path: Path, monkeypatc
         path = bank.lessons_dir / "s-1.md"
         text = path.read_text(encoding="utf-8")
         path.write_text(re.sub(r"(?m)^do: .*$", f"do: {words}", text, count=1), encoding="utf-8")
-        monkeypatch.setattr(compiled, "_build", lambda *a, **k: pytest.fail("joined from all pieces"))
+        monkeypatch.setattr(compiled_update, "_build", lambda *a, **k: pytest.fail("joined from all pieces"))
         assert dict(render.regenerate(Bank.open(bank.root)))["compiled index"] == "update", n
         assert dict(render.regenerate(Bank.open(bank.root)))["compiled index"] == "unchanged"
         monkeypatch.undo()
         assert _outputs(bank.root) == _full_build(bank, tmp_path / "full")
     (bank.root / "INDEX.md").write_text((bank.root / "INDEX.md").read_text(encoding="utf-8") + "\n", encoding="utf-8")
     path.write_text(path.read_text(encoding="utf-8").replace("do: ", "do: again ", 1), encoding="utf-8")
-    monkeypatch.setattr(compiled, "_build", lambda *a, **k: pytest.fail("built"))
+    monkeypatch.setattr(compiled_update, "_build", lambda *a, **k: pytest.fail("built"))
     with pytest.raises(pytest.fail.Exception, match="built"):  # INDEX.md is not what the file was built from
         render.regenerate(Bank.open(bank.root))
 
@@ -228,7 +229,7 @@ def test_a_seen_bump_rewrites_only_the_compiled_key(tmp_path: Path, monkeypatch:
     render.regenerate(Bank.open(bank.root))
     path = bank.lessons_dir / "s-2.md"
     path.write_text(path.read_text(encoding="utf-8").replace("seen: 1\n", "seen: 5\n"), encoding="utf-8")
-    monkeypatch.setattr(compiled, "_build", lambda *a, **k: pytest.fail("no build for a seen bump"))
+    monkeypatch.setattr(compiled_update, "_build", lambda *a, **k: pytest.fail("no build for a seen bump"))
     assert dict(render.regenerate(Bank.open(bank.root))) == {"INDEX.md": "update", "BANK.md": "update", "compiled index": "update"}
     assert compiled_read.current(str(bank.root), str(bank.state_dir)) is not None
     path.write_text(path.read_text(encoding="utf-8").replace("seen: 5\n", "seen: 6\n"), encoding="utf-8")
@@ -238,7 +239,7 @@ def test_a_seen_bump_rewrites_only_the_compiled_key(tmp_path: Path, monkeypatch:
     # A priority change is a real change (ranks move): patched from the file, whose row the cache
     # no longer holds a piece for (the seen bumps rewrote it), to a build's bytes.
     path.write_text(path.read_text(encoding="utf-8").replace("priority: 3\n", "priority: 9\n"), encoding="utf-8")
-    monkeypatch.setattr(compiled, "_build", lambda *a, **k: pytest.fail("joined from all pieces"))
+    monkeypatch.setattr(compiled_update, "_build", lambda *a, **k: pytest.fail("joined from all pieces"))
     assert dict(render.regenerate(Bank.open(bank.root)))["compiled index"] == "update"
     monkeypatch.undo()
     assert _outputs(bank.root) == _full_build(bank, tmp_path / "full")
@@ -255,15 +256,16 @@ def test_a_row_that_comes_goes_or_moves_patches_the_compiled_index(
     lessons += [lesson("k-0", keywords=["cargo"]), lesson("p-0", paths=["src/**/*.rs"], tools=["Edit"])]
     bank = make_bank(tmp_path / "b", lessons)
     render.regenerate(Bank.open(bank.root))
-    monkeypatch.setattr(compiled, "_build", lambda *a, **k: pytest.fail("joined from all pieces"))
+    monkeypatch.setattr(compiled_update, "_build", lambda *a, **k: pytest.fail("joined from all pieces"))
     new = lesson("c-new", commands=[r"\bcargo\s+test\b.*--locked"], keywords=["locked"], priority=4)
     if change == "capture":
-        cache = render.open_cache(Bank.open(bank.root))
-        write_lesson(bank.lessons_dir, new)
-        results = render.regenerate(cache.bank, cache=cache, written=["c-new.md"])
+        opened = Bank.open(bank.root)
+        cache = render.open_cache(opened)
+        (bank.lessons_dir / "c-new.md").write_text(lessonbank.bank.lesson.render(new), encoding="utf-8")
+        results = render.regenerate(opened, cache=cache, written=["c-new.md"])
     else:
         if change == "add by hand":
-            write_lesson(bank.lessons_dir, new)
+            (bank.lessons_dir / "c-new.md").write_text(lessonbank.bank.lesson.render(new), encoding="utf-8")
         elif change == "delete":
             (bank.lessons_dir / "c-1.md").unlink()
         else:
@@ -273,3 +275,27 @@ def test_a_row_that_comes_goes_or_moves_patches_the_compiled_index(
     assert dict(results)["compiled index"] == "update"
     monkeypatch.undo()
     assert _outputs(bank.root) == _full_build(bank, tmp_path / "full")
+
+
+def test_a_settled_bank_is_refreshed_by_its_listing_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The records' listing (names and stat keys) kept: the same listing again looks at no record;
+    any change of a file's key (an edit, even with its mtime put back) looks again."""
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
+    bank = make_bank(tmp_path / "b", [lesson(f"l-{i}") for i in range(3)])
+    catalog.summaries(Bank.open(bank.root))
+    assert catalog.cache(Bank.open(bank.root)).meta.get("listing")
+    with monkeypatch.context() as patched:
+        patched.setattr(derived.Derived, "_update", lambda *a: pytest.fail("a record was looked at"))
+        assert len(catalog.summaries(Bank.open(bank.root))) == 3
+    path = bank.lessons_dir / "l-1.md"
+    stamp = path.stat().st_mtime_ns
+    path.write_text(path.read_text(encoding="utf-8").replace("title: l 1", "title: retitled"), encoding="utf-8")
+    os.utime(path, ns=(stamp, stamp))
+    assert [row[6] for row in catalog.summaries(Bank.open(bank.root))] == ["l 0", "retitled", "l 2"]
+    (bank.lessons_dir / "l-2.md").unlink()
+    assert [row[0] for row in catalog.summaries(Bank.open(bank.root))] == ["l-0", "l-1"]
+    # a file that has not settled keeps no listing: it is looked at again next time
+    monkeypatch.setattr(derived, "RACY_NS", 10**18)
+    path.write_text(path.read_text(encoding="utf-8").replace("retitled", "again"), encoding="utf-8")
+    catalog.summaries(Bank.open(bank.root))
+    assert not catalog.cache(Bank.open(bank.root)).meta.get("listing")

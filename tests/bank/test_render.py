@@ -6,10 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.bank import render
+import lessonbank.bank.lesson
+from lessonbank.bank import catalog, pages, render
 from lessonbank.bank.store import Bank
-from lessonbank.index import compiled_build, compiled_read
-from tests.hook_support import lesson, make_bank, write_lesson
+from lessonbank.index import (
+    compiled_build,
+    compiled_bytes,
+    compiled_pieces,
+    compiled_read,
+    compiled_update,
+    derived,
+)
+from tests.hook_support import lesson, make_bank
 
 
 def test_write_actions(tmp_path: Path) -> None:
@@ -67,10 +75,9 @@ def test_the_same_tables_give_the_same_bytes_whatever_the_process_holds() -> Non
 def test_lessons_come_from_the_cache_until_their_file_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from lessonbank.bank import store
     from lessonbank.state import statedir
 
-    monkeypatch.setattr(store, "RACY_NS", -(10**18))  # files written just now may be cached here
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))  # files written just now may be cached here
 
     bank = make_bank(tmp_path / "b", [lesson(f"cached-{i}", commands=[rf"\bgo{i}\b"]) for i in range(5)])
     old = 1_600_000_000
@@ -98,49 +105,45 @@ def test_lessons_come_from_the_cache_until_their_file_changes(tmp_path: Path, mo
 
 
 def test_bank_index_compiles_only_new_regexes_and_writes_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lessonbank.bank import compiled
-    from lessonbank.index import compiled_build
     from lessonbank.state import statedir
 
-    monkeypatch.setattr(compiled, "FEW_NEW_ROWS", 0)  # the kept regexes are read for any new row
+    monkeypatch.setattr(compiled_update, "FEW_NEW_ROWS", 0)  # the kept regexes are read for any new row
     bank = make_bank(tmp_path / "b", [lesson(f"t-{i}", commands=[rf"\bgo{i}\s+test\b"]) for i in range(4)])
     assert (bank.state_dir / statedir.TRIGGER_CACHE).is_file()
     full = render.compiled_path(bank).read_bytes()
-    regexes_compiled: list[str] = []
-    real = compiled_build.command_trigger
-    monkeypatch.setattr(compiled_build, "command_trigger", lambda p: regexes_compiled.append(p) or real(p))
+    compiled: list[str] = []
+    real = compiled_pieces.command_trigger
+    monkeypatch.setattr(compiled_pieces, "command_trigger", lambda p: compiled.append(p) or real(p))
     render.compiled_path(bank).unlink()
     render.regenerate(bank)
-    assert regexes_compiled == []
+    assert compiled == []
     assert render.compiled_path(bank).read_bytes() == full
     (bank.state_dir / statedir.TRIGGER_CACHE).write_bytes(b"broken")
     render.compiled_path(bank).unlink()
     render.regenerate(bank)
-    assert regexes_compiled == []  # each row's piece is in the derived cache
+    assert compiled == []  # each row's piece is in the derived cache
     (bank.state_dir / statedir.DERIVED_CACHE).write_bytes(b"broken")
     render.compiled_path(bank).unlink()
     render.regenerate(bank)
-    assert len(regexes_compiled) == 4
+    assert len(compiled) == 4
     assert render.compiled_path(bank).read_bytes() == full
 
 
 def test_a_few_new_rows_compile_their_regexes_without_reading_the_kept_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lessonbank.bank import compiled
-    from lessonbank.index import compiled_build
     from lessonbank.state import statedir
 
-    monkeypatch.setattr(compiled, "FEW_NEW_ROWS", 2)
+    monkeypatch.setattr(compiled_update, "FEW_NEW_ROWS", 2)
     bank = make_bank(tmp_path / "b", [lesson(f"t-{i}", commands=[rf"\bgo{i}\s+test\b"]) for i in range(4)])
     kept = (bank.state_dir / statedir.TRIGGER_CACHE).read_bytes()  # 4 new rows: read and written
-    regexes_compiled: list[str] = []
-    real = compiled_build.command_trigger
-    monkeypatch.setattr(compiled_build, "command_trigger", lambda p: regexes_compiled.append(p) or real(p))
-    monkeypatch.setattr(compiled, "_read_triggers", lambda path: pytest.fail("the kept regexes were read"))
+    compiled: list[str] = []
+    real = compiled_pieces.command_trigger
+    monkeypatch.setattr(compiled_pieces, "command_trigger", lambda p: compiled.append(p) or real(p))
+    monkeypatch.setattr(compiled_update, "_read_triggers", lambda path: pytest.fail("the kept regexes were read"))
     for i in (4, 5):
         item = lesson(f"t-{i}", commands=[rf"\bgo{i}\s+test\b"])
-        write_lesson(bank.lessons_dir, item)
+        (bank.lessons_dir / f"{item.slug}.md").write_text(lessonbank.bank.lesson.render(item), encoding="utf-8")
     render.regenerate(bank)
-    assert regexes_compiled == [r"\bgo4\s+test\b", r"\bgo5\s+test\b"]
+    assert compiled == [r"\bgo4\s+test\b", r"\bgo5\s+test\b"]
     assert (bank.state_dir / statedir.TRIGGER_CACHE).read_bytes() == kept  # not rewritten without them
     incremental = render.compiled_path(bank).read_bytes()
     (bank.state_dir / statedir.DERIVED_CACHE).unlink()
@@ -162,29 +165,28 @@ def test_bank_md_copies_short_bodies_and_links_long_ones(tmp_path: Path) -> None
 
 
 def test_summaries_come_from_the_cache_and_follow_a_changed_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lessonbank.bank import derived, store
-
-    monkeypatch.setattr(store, "RACY_NS", -(10**18))
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
     bank = make_bank(tmp_path / "b", [lesson(f"s-{i}", tags=[f"tool:t{i}"]) for i in range(3)])
     bank.load()
     want = [(x.slug, x.type, x.seen, x.priority, x.status, x.source, x.title, tuple(x.tags)) for x in
             (i.lesson for i in bank.load())]  # fmt: skip
     monkeypatch.setattr(Bank, "load", lambda self: pytest.fail("the summaries should not parse"))
-    assert derived.summaries(Bank.open(bank.root)) == want
+    assert catalog.summaries(Bank.open(bank.root)) == want
     monkeypatch.undo()
-    monkeypatch.setattr(store, "RACY_NS", -(10**18))
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
     path = bank.lessons_dir / "s-1.md"
     path.write_text(path.read_text(encoding="utf-8").replace("title: s 1", "title: renamed"), encoding="utf-8")
-    assert [row[6] for row in derived.summaries(Bank.open(bank.root))] == ["s 0", "renamed", "s 2"]
+    assert [row[6] for row in catalog.summaries(Bank.open(bank.root))] == ["s 0", "renamed", "s 2"]
 
 
 def test_compiled_templates_are_kept_and_a_changed_template_is_still_used(tmp_path: Path) -> None:
     """Jinja's bytecode cache in .lessonbank/ is keyed by each template's source: a bank's own
     section template, added or edited later, shows in BANK.md at once."""
-    from lessonbank.state import statedir
 
     bank = make_bank(tmp_path / "b", [lesson("kept-one")])
-    assert any((bank.state_dir / statedir.TEMPLATE_CACHE).iterdir())
+    cache = render.template_cache()
+    assert cache is not None and any(cache.iterdir())  # the user's cache folder, not the bank's
+    assert not (bank.state_dir / "compiled-templates").exists()
     (bank.root / "templates").mkdir()
     own = bank.root / "templates" / render.SECTION_TEMPLATE
     own.write_text("\n### {{ lesson.slug }} (first)\n", encoding="utf-8")
@@ -206,27 +208,25 @@ def _streamed_bank(root: Path) -> Bank:
 
 
 def test_bank_index_writes_the_bytes_of_the_hooks_in_memory_build(tmp_path: Path) -> None:
-    """`bank index` builds the compiled file streamed (index.compiled_stream); the hooks' fallback
+    """`bank index` builds the compiled file streamed (compiled_build.stream); the hooks' fallback
     builds it in memory (compiled_build.rebuild): the same bytes."""
     bank = _streamed_bank(tmp_path / "b")
     written = render.compiled_path(bank).read_bytes()
     index_text, toml_text, key = compiled_read.read_sources(str(bank.root))
     assert key is not None
-    assert written == compiled_build.serialize(compiled_build.from_texts(index_text, toml_text), key)
+    assert written == compiled_bytes.serialize(compiled_build.from_texts(index_text, toml_text), key)
 
 
 def test_past_the_patch_size_a_change_is_built_not_patched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lessonbank.bank import compiled
-
     bank = _streamed_bank(tmp_path / "b")
     path = bank.lessons_dir / "l-3.md"
     path.write_text(path.read_text(encoding="utf-8").replace("\ndo: ", "\ndo: reworded ", 1), encoding="utf-8")
     monkeypatch.setattr(render, "PATCH_MOST_BYTES", 100)
-    monkeypatch.setattr(compiled, "_patch", lambda *a, **k: pytest.fail("patched"))
+    monkeypatch.setattr(compiled_update, "_patch", lambda *a, **k: pytest.fail("patched"))
     assert dict(render.regenerate(Bank.open(bank.root)))["compiled index"] == "update"
     index_text, toml_text, key = compiled_read.read_sources(str(bank.root))
     assert key is not None and "reworded" in (index_text or "")
-    assert render.compiled_path(bank).read_bytes() == compiled_build.serialize(compiled_build.from_texts(index_text, toml_text), key)
+    assert render.compiled_path(bank).read_bytes() == compiled_bytes.serialize(compiled_build.from_texts(index_text, toml_text), key)
 
 
 def test_a_dry_run_with_nothing_to_change_says_unchanged(tmp_path: Path) -> None:
@@ -254,7 +254,7 @@ def test_a_dry_run_with_nothing_to_change_says_unchanged(tmp_path: Path) -> None
     ],
 )
 def test_topic_is_the_first_tool_then_area_then_lang_tag(tags: list[str], want: str) -> None:
-    assert render.topic(tags) == want
+    assert pages.topic(tags) == want
 
 
 @pytest.mark.parametrize(
@@ -262,7 +262,7 @@ def test_topic_is_the_first_tool_then_area_then_lang_tag(tags: list[str], want: 
     [("git", "git"), ("c++", "c"), ("my-linter", "my-linter"), ("node.js", "nodejs"), ("a b", "a-b")],
 )
 def test_anchor_follows_the_github_heading_rule(heading: str, want: str) -> None:
-    assert render.anchor(heading) == want
+    assert pages.anchor(heading) == want
 
 
 def test_bank_md_groups_lessons_by_topic_under_each_status_with_a_contents_table(tmp_path: Path) -> None:
@@ -304,7 +304,7 @@ def test_bank_md_groups_lessons_by_topic_under_each_status_with_a_contents_table
 
 def test_anchor_numbers_repeated_targets_as_github_does() -> None:
     used: dict[str, int] = {}
-    got = [render.anchor(h, used) for h in ["Topic: c", "Topic: c++", "Topic: c#", "Topic: git", "Topic: c-1", "Topic: c"]]
+    got = [pages.anchor(h, used) for h in ["Topic: c", "Topic: c++", "Topic: c#", "Topic: git", "Topic: c-1", "Topic: c"]]
     assert got == ["topic-c", "topic-c-1", "topic-c-2", "topic-git", "topic-c-1-1", "topic-c-3"]
 
 
@@ -328,19 +328,15 @@ def test_bank_md_contents_link_each_topic_to_its_first_heading(tmp_path: Path) -
 def test_a_compiled_file_of_an_older_format_is_built_anew_not_rekeyed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After an upgrade that changes the compiled format, `bank index` must not stamp the new
     header on the old body (the re-key path for a seen-only change keeps the body)."""
-    from lessonbank.bank import store
-
-    monkeypatch.setattr(store, "RACY_NS", -(10**18))  # files written just now count as settled
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))  # files written just now count as settled
     bank = make_bank(tmp_path / "b", [lesson("one", commands=["make"]), lesson("two", commands=["tox"])])
     path = render.compiled_path(bank)
     render.regenerate(Bank.open(bank.root))  # the cache now knows the file it wrote
     monkeypatch.setattr(compiled_read, "FORMAT", compiled_read.FORMAT + 1)
-    monkeypatch.setattr(compiled_build, "FORMAT", compiled_read.FORMAT)
-    from lessonbank.bank import compiled
-
+    monkeypatch.setattr(compiled_bytes, "FORMAT", compiled_read.FORMAT)
     rekeyed: list[object] = []
-    real_rekey = compiled._rekey
-    monkeypatch.setattr(compiled, "_rekey", lambda *a: rekeyed.append(real_rekey(*a)) or rekeyed[-1])
+    real_rekey = compiled_update._rekey
+    monkeypatch.setattr(compiled_update, "_rekey", lambda *a: rekeyed.append(real_rekey(*a)) or rekeyed[-1])
     render.regenerate(Bank.open(bank.root))
     assert rekeyed and all(r is None for r in rekeyed)  # tried, and declined the old format
     upgraded = path.read_bytes()

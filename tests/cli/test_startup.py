@@ -49,9 +49,33 @@ def test_help_imports_no_command_module_and_nothing_heavy(tmp_path: Path) -> Non
     assert "list      List the lessons as a table." in text
     assert sorted(m for m in modules if m.startswith("lessonbank.")) == [
         "lessonbank.cli",
-        "lessonbank.errors",
+        "lessonbank.cli.summaries",
     ]
-    assert not _top(modules) & set(HEAVY)
+    # answered before click is imported
+    assert not _top(modules) & {*HEAVY, "click"}
+
+
+@pytest.mark.parametrize("args", [["--help"], ["-h"], ["--version"]])
+def test_the_quick_answers_are_clicks_to_the_byte(tmp_path: Path, args: list[str]) -> None:
+    """`--help`, `-h` and `--version` answered without click print what click prints."""
+    from click.testing import CliRunner
+
+    from lessonbank.cli import app
+
+    quick, modules = loaded(args, tmp_path)
+    assert "click" not in _top(modules)
+    done = CliRunner().invoke(app.main, args, prog_name="bank", terminal_width=78)
+    assert done.exit_code == 0
+    assert quick == done.output
+
+
+def test_help_at_another_width_is_clicks_own(tmp_path: Path) -> None:
+    env = dict(os.environ, COLUMNS="60")
+    done = subprocess.run([sys.executable, "-c", SCRIPT, "--help"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    text, _, modules = done.stdout.rpartition("\nMODULES ")
+    assert done.returncode == 0 and "click" in _top(set(json.loads(modules)))
+    assert "list      List the lessons as a table." in text
+    assert max(len(line) for line in text.splitlines()) <= 58
 
 
 def test_list_on_an_empty_bank_loads_the_lessons_reader_only(tmp_path: Path) -> None:
@@ -63,6 +87,7 @@ def test_list_on_an_empty_bank_loads_the_lessons_reader_only(tmp_path: Path) -> 
     packages = {".".join(m.split(".")[:2]) for m in modules if m.startswith("lessonbank.")}
     assert not packages & {"lessonbank.capture", "lessonbank.scan", "lessonbank.groom", "lessonbank.trial"}
     assert not {m for m in modules if m.startswith("lessonbank.cli.")} - {
+        "lessonbank.cli.app",
         "lessonbank.cli.commands",
         "lessonbank.cli.output",
     }
@@ -75,19 +100,27 @@ def test_light_commands_load_no_gitpython_nor_jinja2(tmp_path: Path, args: list[
     assert not _top(modules) & {"git", "jinja2", "numpy"}
 
 
+def test_the_generated_help_is_current() -> None:
+    from lessonbank.cli import helptext
+
+    assert helptext.TARGET.read_text(encoding="utf-8") == helptext.source(), (
+        "a command's docstring or options changed: run `python -m lessonbank.cli.helptext`"
+    )
+
+
 def test_the_help_summaries_are_the_commands_own(tmp_path: Path) -> None:
+    from lessonbank.cli import app, summaries
+
     lazy, _ = loaded(["--help"], tmp_path)
-    ctx = click.Context(cli.main, info_name="bank", terminal_width=78, help_option_names=["-h", "--help"])
+    ctx = click.Context(app.main, info_name="bank", terminal_width=78, help_option_names=["-h", "--help"])
     for name in cli.COMMANDS:
-        command = cli.main.get_command(ctx, name)
+        command = app.main.get_command(ctx, name)
         assert command is not None
         first = (command.help or "").split("\n\n")[0].strip()
-        assert " ".join(first.split()) == cli.SUMMARIES[name], (
-            f"{name}: update cli.SUMMARIES to its docstring"
-        )
-    assert set(cli.SUMMARIES) == set(cli.COMMANDS)
+        assert " ".join(first.split()) == summaries.SUMMARIES[name]
+    assert set(summaries.SUMMARIES) == set(cli.COMMANDS)
     # With every module imported, click's own listing says the same.
-    assert cli.main.get_help(ctx).strip() == lazy.strip()
+    assert app.main.get_help(ctx).strip() == lazy.strip()
 
 
 @pytest.mark.parametrize("args", [["list"], ["stats"], ["check"]])

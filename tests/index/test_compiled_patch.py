@@ -7,13 +7,13 @@ from collections.abc import Callable
 
 import pytest
 
-from lessonbank.bank import render
+from lessonbank.bank import pages
 from lessonbank.bank.lesson import Lesson
-from lessonbank.index import compiled_build, compiled_patch, index_md
+from lessonbank.index import compiled_build, compiled_bytes, compiled_patch, compiled_pieces, index_md
 from tests.hook_support import lesson
 
 KEY = (("INDEX.md", 1), None)
-SETTINGS = compiled_build.settings_from_toml("")
+SETTINGS = compiled_pieces.settings_from_toml("")
 Change = Callable[[list[Lesson]], list[Lesson]]
 
 
@@ -28,7 +28,7 @@ def _bank() -> list[Lesson]:
 
 
 def _lines(lessons: list[Lesson]) -> list[str]:
-    rows = [render.index_row(x) for x in sorted(lessons, key=lambda x: x.slug)]
+    rows = [pages.index_row(x) for x in sorted(lessons, key=lambda x: x.slug)]
     return [row for row in rows if row is not None]
 
 
@@ -44,13 +44,13 @@ def _changes(old: list[str], new: list[str]) -> list[tuple[int, str, str]] | Non
 def _piece(line: str) -> tuple | None:
     """A row's piece, as the derived cache knows it; None for a line that is no row."""
     try:
-        return compiled_build.piece(index_md.parse_row(line, 0), {})
+        return compiled_pieces.piece(index_md.parse_row(line, 0), {})
     except index_md.IndexFormatError:
         return None
 
 
 def _file(lines: list[str], settings: dict = SETTINGS) -> bytes:
-    return compiled_build.serialize(compiled_build.assemble([compiled_build.piece(index_md.parse_row(x, 0), {}) for x in lines], settings), KEY)
+    return compiled_bytes.serialize(compiled_build.assemble([compiled_pieces.piece(index_md.parse_row(x, 0), {}) for x in lines], settings), KEY)
 
 
 def _swap(slug: str, **fields: object) -> Change:
@@ -107,7 +107,7 @@ def test_a_patch_is_declined_for_other_settings_too_many_rows_or_another_file(mo
     new = _lines(_swap("git-push", do="run the tests")(_swap("npm-ci", do="run the tests in ci")(_bank())))
     changes = _changes(old, new)
     assert changes is not None and len(changes) == 2
-    other = compiled_build.settings_from_toml("[recall]\nmax_lessons = 1\n")
+    other = compiled_pieces.settings_from_toml("[recall]\nmax_lessons = 1\n")
     assert other != SETTINGS
     assert compiled_patch.patch(_file(old, other), changes, _piece, SETTINGS, KEY) is None
     assert compiled_patch.patch(b"not a compiled file", changes, _piece, SETTINGS, KEY) is None

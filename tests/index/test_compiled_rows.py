@@ -8,7 +8,7 @@ import random
 import pytest
 
 from lessonbank.bank.lesson import Lesson
-from lessonbank.index import compiled_build, compiled_rows
+from lessonbank.index import compiled_build, compiled_pieces, compiled_rows
 from tests.hook_support import lesson
 from tests.index.test_compiled_patch import KEY, SETTINGS, _bank, _file, _lines, _piece, _swap, _text
 
@@ -105,7 +105,7 @@ def test_a_change_it_cannot_make_is_declined(monkeypatch: pytest.MonkeyPatch) ->
     text = _text(old).replace("(generated)", "(by hand)")
     assert compiled_rows.patch_rows(_file(old), _text(old).splitlines(), text.splitlines(), _piece, SETTINGS, KEY) is None
     assert compiled_rows.patch_rows(b"not a compiled file", _text(old).splitlines(), _text(new).splitlines(), _piece, SETTINGS, KEY) is None
-    other = compiled_build.settings_from_toml("[recall]\nmax_lessons = 1\n")
+    other = compiled_pieces.settings_from_toml("[recall]\nmax_lessons = 1\n")
     assert compiled_rows.patch_rows(_file(old, other), _text(old).splitlines(), _text(new).splitlines(), _piece, SETTINGS, KEY) is None
     monkeypatch.setattr(compiled_rows, "MOST_ROWS", 2)
     assert _patched(old, new) is None  # three rows removed

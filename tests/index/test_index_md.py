@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from markdown_it import MarkdownIt
 
-from lessonbank.bank import render
+from lessonbank.bank import pages
 from lessonbank.bank.lesson import Lesson
 from lessonbank.index import index_md
 
@@ -38,7 +38,7 @@ def make(slug: str, text: str, **kw: object) -> Lesson:
 
 def render_table(lessons: list[Lesson]) -> str:
     lines = [index_md.row_line(list(index_md.COLUMNS)), index_md.row_line(["---"] * len(index_md.COLUMNS))]
-    lines += [index_md.row_line(render.row_cells(x)) for x in render.index_lessons(lessons)]
+    lines += [index_md.row_line(pages.row_cells(x)) for x in pages.index_lessons(lessons)]
     return "\n".join(lines) + "\n"
 
 

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 from lessonbank.hooks import pre_tool
-from lessonbank.index import compiled_build, compiled_read
+from lessonbank.index import compiled_build, compiled_pieces, compiled_read
 from lessonbank.matching import budget, globs, regex_compiler, regex_engine
 from lessonbank.matching.regex_hazard import hazard
 from lessonbank.state import statedir
@@ -137,7 +137,7 @@ def test_the_index_leaves_hostile_triggers_out_so_the_hooks_never_run_them() -> 
     rows = [_row(f"h{i}", commands=[p]) for i, p in enumerate(HOSTILE)]
     rows += [_row(f"g{i}", paths=[g]) for i, g in enumerate(HOSTILE_GLOBS)]
     rows += [_row("fine", commands=[r"\bgit\s+push\b"], paths=["*.lock"])]
-    data = compiled_build.assemble([compiled_build.piece(r, {}) for r in rows], SETTINGS)
+    data = compiled_build.assemble([compiled_pieces.piece(r, {}) for r in rows], SETTINGS)
     kept = {entry[6] for seconds in data["pre"].values() for gid in seconds.values() for entry in data["groups"][gid]}
     assert kept == {r"\bgit\s+push\b", "*.lock"}
 
@@ -147,7 +147,7 @@ def test_a_slow_trigger_in_the_hook_is_dropped_and_logged(tmp_path: Path) -> Non
     slow = r"a*a*a*a*a*a*a*a*b"
     assert hazard(slow) == ""
     rows = [_row("slow", commands=[slow]), _row("push", commands=[r"\bgit\b"])]
-    index = compiled_read.MemIndex(compiled_build.assemble([compiled_build.piece(r, {}) for r in rows], SETTINGS))
+    index = compiled_read.MemIndex(compiled_build.assemble([compiled_pieces.piece(r, {}) for r in rows], SETTINGS))
     session = statedir.Session(str(tmp_path), "s1")
     command = "git " + "a" * 120
     hits = pre_tool.matching(index, "Bash", {"command": command}, "/r", "/r", session)

@@ -1,6 +1,6 @@
 """The rules `bank check` applies: a lesson file's own problems, and duplicate ids and slugs across files.
 
-bank.derived runs them (a file's own problems are kept in its cache record, so a file is checked
+bank.catalog runs them for the derived cache (a file's own problems are kept in its cache record, so a file is checked
 again only when its bytes change) and gathers every problem for the command; bank.render leaves
 a lesson with a bad value out of what it generates.
 """

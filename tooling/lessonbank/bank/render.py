@@ -1,12 +1,13 @@
 """Everything generated from the lessons, as one regenerate step: INDEX.md, BANK.md, the compiled index.
 
 INDEX.md and BANK.md are rendered through sandboxed Jinja templates (the bank's templates/ first,
-then the packaged ones) with StrictUndefined; the compiled index (`.lessonbank/index.bin`, local
-state, never committed; bank.compiled) is built from INDEX.md as written, which is what the hooks read.
-Deterministic: sorted, no timestamps, byte-identical on rerun.
+then the packaged ones) with StrictUndefined, from the context bank.pages makes; the compiled
+index (`.lessonbank/index.bin`, local state, never committed; index.compiled_update) is built from
+INDEX.md as written, which is what the hooks read. Deterministic: sorted, no timestamps,
+byte-identical on rerun.
 
 Incremental: what one lesson gives (its INDEX.md row, its BANK.md section from
-`BANK-lesson.md.j2`, its compiled-index piece) is kept in the derived cache (bank.derived) with
+`BANK-lesson.md.j2`, its compiled-index piece) is kept in the derived cache (index.derived) with
 the lesson file's content hash, so `bank index` and a capture work out only the changed lessons'
 parts, then join every part in order; the result is byte-identical to a build from nothing. A
 bank with its own INDEX.md.j2 or BANK.md.j2 gets every lesson object too (its templates may use
@@ -18,28 +19,26 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lessonbank.bank import compiled
-from lessonbank.bank.compiled import compiled_path
-from lessonbank.bank.derived import ROW, SECTION, SLUG, SUMMARY, VERSION, Derived, bad_values
-from lessonbank.bank.fields import STATUSES
+from lessonbank.bank import catalog
+from lessonbank.bank.catalog import S_STATUS, S_TAGS, bad_values
 from lessonbank.bank.inert import code_span, inert_lesson
+from lessonbank.bank.pages import Entry, context, index_row, topic
 from lessonbank.bank.store import Bank, Problem, write_atomic
 from lessonbank.errors import BankError
-from lessonbank.index import compiled_read, index_md
-from lessonbank.state import statedir
+from lessonbank.index import compiled_read, compiled_update, index_md
+from lessonbank.index.compiled_update import compiled_path
+from lessonbank.index.derived import PROBLEMS, SLUG, SUMMARY, VERSION, Derived
+from lessonbank.state import statedir, userdirs
 
 if TYPE_CHECKING:  # the lesson module imports YAML: only annotations need it here
     from jinja2.sandbox import SandboxedEnvironment
 
     from lessonbank.bank.lesson import Lesson
 
-# Longer than 400 lines: the one regenerate step, from the templates' context (rows, sections,
-# BANK.md's topics) through rendering or streaming them to the files and the compiled index
 PACKAGE_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 GENERATED = ("INDEX.md", "BANK.md")
 SECTION_TEMPLATE = "BANK-lesson.md.j2"
@@ -47,6 +46,12 @@ SECTION_TEMPLATE = "BANK-lesson.md.j2"
 # index (the patch compares INDEX.md's old and new texts line by line, and reads the old compiled
 # file whole): it is built anew from INDEX.md read a line at a time, in bounded memory.
 PATCH_MOST_BYTES = 8 << 20
+
+
+def template_cache() -> Path | None:
+    """Where compiled templates are kept: the user's cache folder (trusted), never the repository."""
+    folder = userdirs.user_cache(userdirs.TEMPLATE_CACHE)
+    return Path(folder) if folder else None
 
 
 def environment(bank_templates: Path | None = None, compiled_dir: Path | None = None) -> SandboxedEnvironment:
@@ -96,39 +101,6 @@ def _template_error(exc: Exception, name: str) -> BankError:
     return BankError(f"template {where}: {exc}")
 
 
-def _number(value: float) -> str:
-    return f"{value:g}"
-
-
-def row_cells(lesson: Lesson) -> list[str]:
-    """The escaped cells of a lesson's INDEX.md row, in COLUMNS order."""
-    return [
-        f"[{lesson.slug}](lessons/{lesson.slug}.md)",
-        index_md.escape(lesson.title),
-        index_md.escape(lesson.when),
-        index_md.escape(lesson.do),
-        index_md.cell_list(lesson.tools),
-        index_md.cell_list(lesson.commands),
-        index_md.cell_list(lesson.paths),
-        index_md.cell_list(lesson.keywords),
-        index_md.cell_list(lesson.tags),
-        str(lesson.seen),
-        str(lesson.priority),
-        _number(lesson.confidence),
-    ]
-
-
-def index_row(lesson: Lesson) -> str | None:
-    """A lesson's INDEX.md row, or None for one INDEX.md leaves out (not active). The one place
-    where a lesson becomes a row."""
-    return index_md.row_line(row_cells(lesson)) if lesson.status == "active" else None
-
-
-def index_lessons(lessons: list[Lesson]) -> list[Lesson]:
-    """The lessons INDEX.md lists, sorted by slug."""
-    return sorted((x for x in lessons if index_row(x) is not None), key=lambda x: x.slug)
-
-
 def section(env: SandboxedEnvironment, lesson: Lesson) -> str:
     """A lesson's section of BANK.md, its prose made inert (no @imports, no raw HTML)."""
     return render_template(env, SECTION_TEMPLATE, {"lesson": inert_lesson(lesson)})
@@ -160,93 +132,14 @@ def _hash(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-# BANK.md groups each status's lessons by topic: the first tag of the first of these categories.
-TOPIC_CATEGORIES = ("tool", "area", "lang")
-OTHER_TOPIC = "other"
-
-
-def topic(tags: list[str] | tuple[str, ...]) -> str:
-    """The BANK.md group a lesson is listed under: its first `tool:` tag's value, else `area:`'s,
-    else `lang:`'s, else "other"; lower case, with only letters, digits and `.+#_-` kept."""
-    for category in TOPIC_CATEGORIES:
-        for tag in tags:
-            cat, _, value = tag.partition(":")
-            if cat.strip().lower() == category:
-                name = re.sub(r"[^a-z0-9.+#_-]+", "-", value.strip().lower()).strip("-")
-                if name:
-                    return name
-    return OTHER_TOPIC
-
-
-def anchor(heading: str, used: dict[str, int] | None = None) -> str:
-    """The link target GitHub gives a heading: punctuation but `-` and `_` dropped, spaces made
-    `-`; with `used` (the targets given so far, and how often), a repeat gets `-1`, `-2`, …"""
-    base = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
-    if used is None:
-        return base
-    target, n = base, used.get(base, 0)
-    while target in used:
-        n += 1
-        target = f"{base}-{n}"
-    used[base] = n
-    used[target] = used.get(target, 0)
-    return target
-
-
-def _topics(items: list[tuple[str, str, str | None, Any, str]]) -> tuple[list, list]:
-    """BANK.md's contents (topic, anchor of its first heading, count per status) and its sections
-    (status, count, [(topic, sections)]): topics sorted by name, "other" last; lessons by slug
-    within each. Topic headings read "Topic: <name>", which the template's own headings and
-    lesson titles do not, so their targets depend only on each other (`c`, `c#` and `c++` are `topic-c`, `topic-c-1`, …)."""
-    by_status: dict[str, dict[str, list[Any]]] = {s: {} for s in STATUSES}
-    for _slug, status, _row, text, name in items:
-        by_status[status].setdefault(name, []).append(text)
-    order = sorted({name for groups in by_status.values() for name in groups}, key=lambda n: (n == OTHER_TOPIC, n))
-    used: dict[str, int] = {}
-    first: dict[str, str] = {}
-    for s in STATUSES:  # in the order the headings appear: each one takes its target
-        for n in order:
-            if n in by_status[s]:
-                target = anchor(f"Topic: {n}", used)
-                first.setdefault(n, target)
-    contents = [(n, first[n], [len(by_status[s].get(n, ())) for s in STATUSES]) for n in order]
-    sections = [(s, sum(len(v) for v in by_status[s].values()), [(n, by_status[s][n]) for n in order if n in by_status[s]])
-                for s in STATUSES]  # fmt: skip
-    return contents, sections
-
-
-def _frame(env: SandboxedEnvironment, items: list[tuple[str, str, str | None, Any, str]],
-           lessons: list[Lesson] | None) -> dict[str, str]:  # fmt: skip
+def _frame(env: SandboxedEnvironment, items: list[Entry], lessons: list[Lesson] | None) -> dict[str, str]:
     """INDEX.md and BANK.md from each lesson's (slug, status, row, section, topic), sorted by slug
     here; `lessons` (a custom template's) sorted alike."""
-    return _render_all(env, _context(items, lessons))
+    return _render_all(env, context(items, lessons))
 
 
 def _render_all(env: SandboxedEnvironment, ctx: dict[str, Any]) -> dict[str, str]:
     return {name: render_template(env, name + ".j2", ctx).rstrip("\n") + "\n" for name in GENERATED}
-
-
-def _context(items: list[tuple[str, str, str | None, Any, str]], lessons: list[Lesson] | None) -> dict[str, Any]:
-    """The templates' context for each lesson's (slug, status, row, section, topic): a section
-    may be a derived_file.Stored, which the template reads when it writes it out."""
-    items = sorted(items, key=lambda x: x[0])
-    contents, grouped = _topics(items)
-    ctx: dict[str, Any] = {
-        "columns": index_md.COLUMNS,
-        "header": index_md.row_line(list(index_md.COLUMNS)),
-        "rule": index_md.row_line(["---"] * len(index_md.COLUMNS)),
-        "rows": [x[2] for x in items if x[2] is not None],
-        "sections": [(s, [x[3] for x in items if x[1] == s]) for s in STATUSES],
-        "statuses": STATUSES,
-        "contents": contents,
-        "grouped": grouped,
-        "count": len(items),
-    }
-    if lessons is not None:
-        shown = [inert_lesson(x) for x in sorted(lessons, key=lambda x: x.slug)]  # BANK.md prose: no @imports, no raw HTML
-        ctx["lessons"] = shown
-        ctx["groups"] = [(s, [x for x in shown if x.status == s]) for s in STATUSES]
-    return ctx
 
 
 def _stream(env: SandboxedEnvironment, name: str, ctx: dict[str, Any], digest: hashlib.blake2b) -> Iterator[bytes]:
@@ -282,7 +175,7 @@ def render(bank: Bank, lessons: list[Lesson]) -> dict[str, str]:
     """The text of each generated file for these lessons (no cache: groom renders lessons it has
     not written yet)."""
     env = environment(bank.templates_dir)
-    items = [(x.slug, x.status, index_row(x), section(env, x), topic(x.tags)) for x in lessons]
+    items = [Entry(x.slug, x.status, index_row(x), section(env, x), topic(x.tags)) for x in lessons]
     return _frame(env, items, lessons if custom(bank) else None)
 
 
@@ -301,23 +194,22 @@ def _open(bank: Bank) -> Derived:
 
     def work_out(derived: Derived, name: str, lesson: Lesson) -> None:
         if not envs:
-            envs.append(environment(bank.templates_dir, bank.state_dir / statedir.TEMPLATE_CACHE))
+            envs.append(environment(bank.templates_dir, template_cache()))
         part = derived.part(name)
-        part[ROW] = index_row(lesson)
-        part[SECTION] = derived.keep(section(envs[0], lesson))
+        part.row = index_row(lesson)
+        part.section = derived.keep(section(envs[0], lesson))
 
-    derived = Derived.open(bank, fingerprint(bank), on_parse=work_out)
+    derived = catalog.cache(bank, fingerprint(bank), on_parse=work_out)
     _note_problems(bank, derived)
     return derived
 
 
 def _note_problems(bank: Bank, derived: Derived) -> None:
     # A lesson with a bad value is left out of everything generated; say so on every run.
-    bank.load_problems = derived.problems() + [
-        Problem(bank.lessons_dir / name, line, message)
-        for name, rec in sorted(derived.small.items())
-        if rec[SLUG] is not None
-        for line, message in bad_values(rec)
+    small = derived.small
+    with_problems = sorted(name for name, rec in small.items() if rec[PROBLEMS] and rec[SLUG] is not None)
+    bank.load_problems = catalog.problems(bank, derived) + [
+        Problem(bank.lessons_dir / name, line, message) for name in with_problems for line, message in bad_values(small[name])
     ]
 
 
@@ -343,20 +235,26 @@ def _context_of(bank: Bank, derived: Derived) -> tuple[SandboxedEnvironment, dic
     then holds every part worked out, not saved yet; the sections kept stay in the cache file
     until written out)."""
     items = []
+    topics: dict[tuple, str] = {}  # by tags: lessons share them, and a topic is a regex's work
+    small, part_of = derived.small, derived.part
     for name in derived.names():
-        rec = derived.small[name]
-        if rec[SLUG] is None or bad_values(rec):
+        rec = small[name]
+        if rec[SLUG] is None or (rec[PROBLEMS] and bad_values(rec)):
             continue
-        part = derived.part(name)
-        if part[SECTION] is None and derived.on_parse is not None:  # parsed before, part dropped since
+        part = part_of(name)
+        if part.section is None and derived.on_parse is not None:  # parsed before, part dropped since
             derived.on_parse(derived, name, derived.lesson(name))
         summary = rec[SUMMARY]
-        items.append((rec[SLUG], summary[4], part[ROW], part[SECTION], topic(summary[7])))
+        tags = summary[S_TAGS]
+        group = topics.get(tags)
+        if group is None:
+            group = topics[tags] = topic(tags)
+        items.append(Entry(rec[SLUG], summary[S_STATUS], part.row, part.section, group))
     lessons = valid_lessons(bank) if custom(bank) else None
     if lessons is not None:  # a bank's own template may use a section as a string in any way
-        items = [(slug, status, row, str(text), group) for slug, status, row, text, group in items]
-    env = environment(bank.templates_dir, bank.state_dir / statedir.TEMPLATE_CACHE)
-    return env, _context(items, lessons)
+        items = [item._replace(section=str(item.section)) for item in items]
+    env = environment(bank.templates_dir, template_cache())
+    return env, context(items, lessons)
 
 
 def _write_out(bank: Bank, derived: Derived, dry_run: bool) -> list[tuple[str, str]]:
@@ -424,7 +322,7 @@ def regenerate(
                 if dry_run:  # nothing on disk to build from: the text the lessons give
                     index_text = _texts(bank, derived)["INDEX.md"]
             derived.pack()  # the compiled index's build needs the memory more than the records
-            action = compiled.write(bank, custom(bank), derived, index_text, dry_run, old_index)
+            action = compiled_update.write(bank, custom(bank), derived, index_text, dry_run, write_atomic, old_index)
             results.append(("compiled index", action))
             derived.save()
         finally:
@@ -471,5 +369,5 @@ def write_compiled(bank: Bank, lessons: list[Lesson] | None = None, dry_run: boo
     if dry_run and lessons is None:
         raise ValueError("a dry run renders INDEX.md from the lessons it is given")
     index_text = render(bank, lessons)["INDEX.md"] if dry_run and lessons is not None else None
-    parts = compiled.build(bank, custom(bank), dry_run, None, index_text)
-    return compiled.write_parts(compiled_path(bank), parts, dry_run)
+    parts = compiled_update.build(bank, custom(bank), dry_run, None, index_text)
+    return compiled_update.write_parts(compiled_path(bank), parts, dry_run, write_atomic)

@@ -3,31 +3,25 @@
 from __future__ import annotations
 
 import contextlib
-import copy
 import fcntl
-import marshal
 import os
 import re
-import stat
-import tempfile
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from lessonbank import config as config_mod
+from lessonbank import config
+from lessonbank.config import Config
 from lessonbank.errors import BankError, LessonFormatError, NoBankError, NotFoundError
+from lessonbank.index import derived, lesson_cache
 from lessonbank.state import statedir
 
 if TYPE_CHECKING:  # the YAML parser is imported only when a lesson is parsed
-    from lessonbank.bank import lesson as lesson_mod
+    from lessonbank.bank.lesson import Lesson
     from lessonbank.bank.names import Destination
 
 MARKER = statedir.MARKER  # bank.toml: the file that makes a folder a bank
-CACHE_MAGIC = b"LBLESS\x00\x00"
-CACHE_VERSION = 3  # of .lessonbank/lessons.cache; another version is ignored and rewritten
-RACY_NS = 2_000_000_000
 # write_atomic's temporary files: `.NAME.XXXXXXXX.tmp` beside the file they replace (mkstemp names
 # them); groom deletes the ones killed writers left and does not count them as changes.
 TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
@@ -39,7 +33,7 @@ class Loaded:
 
     path: Path
     text: str
-    lesson: lesson_mod.Lesson
+    lesson: Lesson
 
 
 @dataclass
@@ -128,6 +122,8 @@ def _write_parts(path: Path, parts: Iterable[bytes], old: BinaryIO | None, dry_r
 
 def _start(path: Path) -> tuple[BinaryIO, str]:
     """A temporary file beside `path`, named as TEMP_RE expects (groom deletes one a killed writer left)."""
+    import tempfile  # here: with what it imports, a tenth of `bank list`'s start-up
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     return os.fdopen(fd, "wb"), tmp
@@ -157,7 +153,7 @@ class Bank:
     """A bank: the folder holding bank.toml, lessons/ and the generated files."""
 
     root: Path
-    config: config_mod.Config = field(default_factory=config_mod.Config)
+    config: Config = field(default_factory=Config)
     load_problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -195,7 +191,7 @@ class Bank:
             data = (root / MARKER).read_bytes()
         except OSError as exc:
             raise BankError(f"cannot read {root / MARKER}: {exc.strerror}") from None
-        return cls(root=root, config=config_mod.read(data, str(root / MARKER)))
+        return cls(root=root, config=config.read(data, str(root / MARKER)))
 
     def lesson_paths(self) -> list[Path]:
         """Every lessons/*.md file, sorted by name."""
@@ -203,26 +199,12 @@ class Bank:
 
     def lesson_keys(self) -> list[tuple[str, tuple[int, int, int, int]]]:
         """(name, stat key) of every lessons/*.md file (not hidden, links followed), sorted by
-        name; the key is (size, mtime_ns, ctime_ns, inode), what the caches compare (a stat
-        result each would be 40 MB at 50,000 lessons)."""
-        out = []
-        try:
-            with os.scandir(self.lessons_dir) as entries:
-                for entry in entries:
-                    if entry.name.endswith(".md") and entry.name[0] != ".":
-                        try:
-                            st = entry.stat()
-                        except OSError:
-                            continue
-                        if stat.S_ISREG(st.st_mode):
-                            out.append((entry.name, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)))
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        return sorted(out, key=lambda pair: pair[0])
+        name (index.derived.lesson_keys)."""
+        return derived.lesson_keys(self.lessons_dir)
 
     def read(self, path: Path) -> Loaded:
         """Read and parse one lesson file; LessonFormatError (with a line) when it is malformed."""
-        from lessonbank.bank import lesson as lesson_mod
+        from lessonbank.bank import lesson
 
         try:
             text = path.read_text(encoding="utf-8")
@@ -230,64 +212,24 @@ class Bank:
             raise LessonFormatError("not UTF-8 text", 1) from None
         except OSError as exc:
             raise BankError(f"cannot read {path}: {exc.strerror}") from None
-        return Loaded(path, text, lesson_mod.parse(text))
+        return Loaded(path, text, lesson.parse(text))
 
     def load(self) -> list[Loaded]:
         """All well-formed lessons; malformed files go to `load_problems` instead of raising.
 
-        Parsed lessons are kept in `.lessonbank/lessons.cache` by file name with the file's
-        (size, mtime, ctime, inode): only files that changed since are read and parsed again.
+        Parsed lessons are kept in `.lessonbank/lessons.cache` (index.lesson_cache) by file name
+        with the file's (size, mtime, ctime, inode): only files that changed since are read and
+        parsed again.
         """
-        from lessonbank.bank import lesson as lesson_mod
+        from lessonbank.bank import lesson
 
-        self.load_problems = []
-        cache = self._read_cache()
-        kept: dict[str, tuple] = {}
-        loaded = []
-        now = time.time_ns()
-        for name, key in self.lesson_keys():
-            path = self.lessons_dir / name
-            hit = cache.get(name)
-            if hit is not None and hit[0] == key:
-                lesson = lesson_mod.Lesson.__new__(lesson_mod.Lesson)
-                lesson.__dict__.update(hit[2])
-                loaded.append(Loaded(path, hit[1], lesson))
-                kept[name] = hit
-                continue
-            try:
-                item = self.read(path)
-            except LessonFormatError as exc:
-                self.load_problems.append(Problem(path, exc.line, str(exc)))
-                continue
-            loaded.append(item)
-            # A file changed within the last seconds may change again within the same clock tick
-            # without its key changing (git's "racy" case): it is parsed again next time.
-            if now - max(key[1], key[2]) > RACY_NS:
-                entry = (key, item.text, copy.deepcopy(item.lesson.__dict__))
-                try:
-                    marshal.dumps(entry)
-                except ValueError:  # a value marshal cannot hold (a YAML date in an unknown key)
-                    continue
-                kept[name] = entry
-        if kept.keys() != cache.keys() or any(kept[name] is not cache[name] for name in kept):
-            self._write_cache(kept)
-        return loaded
+        def read(path: Path) -> tuple[str, Lesson]:
+            item = self.read(path)
+            return item.text, item.lesson
 
-    def _read_cache(self) -> dict[str, tuple]:
-        """The lesson cache: name -> (stat key, text, lesson attributes); {} when missing or not ours."""
-        try:
-            with open(self.state_dir / statedir.LESSON_CACHE, "rb") as handle:
-                if handle.read(12) != CACHE_MAGIC + CACHE_VERSION.to_bytes(4, "little"):
-                    return {}
-                data = marshal.loads(handle.read())
-        except Exception:  # missing, unreadable or from another version: parse everything
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def _write_cache(self, lessons: dict[str, tuple]) -> None:
-        head = CACHE_MAGIC + CACHE_VERSION.to_bytes(4, "little")
-        with contextlib.suppress(OSError):  # a read-only state folder only costs speed
-            statedir.write_atomic(str(self.state_dir / statedir.LESSON_CACHE), head + marshal.dumps(lessons))
+        loaded, problems = lesson_cache.load(self.lessons_dir, self.state_dir, read, lesson.Lesson)
+        self.load_problems = [Problem(path, line, message) for path, line, message in problems]
+        return [Loaded(path, text, parsed) for path, text, parsed in loaded]
 
     def find_lesson(self, key: str) -> Loaded:
         """The lesson whose slug or id is `key` (an id prefix of 6+ characters also works)."""

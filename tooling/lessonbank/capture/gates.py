@@ -6,7 +6,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from lessonbank.bank import derived
+from lessonbank.bank import catalog
 from lessonbank.bank.names import DESTINATION_FORMS, Destination, parse_destination
 from lessonbank.bank.secrets import MARKER, redact_secrets
 from lessonbank.capture.redaction import Redaction, redact
@@ -40,7 +40,7 @@ def destination(value: str) -> Destination:
         raise GateRefusal("destination", f"refused: {exc}") from None
 
 
-lesson_terms = derived.terms  # the words that say what a lesson says, for similarity
+lesson_terms = catalog.terms  # the words that say what a lesson says, for similarity
 
 
 def find_duplicate(draft: Draft, banked: list[tuple[str, str]], threshold: float) -> str | None:

@@ -10,7 +10,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from lessonbank.bank import derived, frontmatter_edit
+from lessonbank.bank import frontmatter_edit
 from lessonbank.bank.lesson import render, validate
 from lessonbank.bank.names import Destination
 from lessonbank.bank.store import Bank, write_atomic
@@ -18,6 +18,7 @@ from lessonbank.capture import gates
 from lessonbank.capture.draft import Draft, parse_lesson_blocks, to_lesson
 from lessonbank.capture.redaction import Redaction, describe
 from lessonbank.errors import BankError, GateRefusal
+from lessonbank.index import derived
 from lessonbank.state import statedir, userdirs
 
 

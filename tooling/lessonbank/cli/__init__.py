@@ -1,147 +1,94 @@
 """The `bank` command: thin click commands over every other package, one module per verb group.
 
 Commands parse their options, call the package that owns the work, and turn its errors into
-click errors with a message that says what to do next (exit 1; bad usage exits 2). Command
-modules load lazily, so `bank --help` imports none of them. `demo` owns every demo step and its
-data. The only package that imports click; it may import everything below it.
+click errors with a message that says what to do next (exit 1; bad usage exits 2). `app` is the
+click group; command modules load lazily, so `bank --help` imports none of them, and `bank
+--help` and `bank --version` are answered here from `summaries` (generated from the commands'
+docstrings by `helptext`) before click is even imported: the same bytes click would print.
+`demo` owns every demo step and its data. The only package that imports click; it may import
+everything below it.
 """
 
-from __future__ import annotations
+import os
+import sys
 
-import errno
-import importlib
-from pathlib import Path
-from typing import TYPE_CHECKING
-
-import click
-
-from lessonbank import __version__
-from lessonbank.errors import BankError
-
+TYPE_CHECKING = False  # typing is not imported: `bank --help` does without it (mypy reads this as typing's)
 if TYPE_CHECKING:
-    from lessonbank.bank.store import Bank
+    from typing import Any
+
+class Entry:
+    """`bank` as the console script and `python -m lessonbank` call it: `--help`, `-h` and
+    `--version` alone are answered from the generated text; anything else (and every attribute:
+    `command`, `commands`, `main`, ...) goes to the click group, `app.main`, imported then."""
+
+    def __call__(self, args: "list[str] | None" = None, prog_name: "str | None" = None, **extra: "Any") -> "Any":
+        answer = quick_answer(sys.argv[1:] if args is None else list(args), prog_name, extra)
+        if answer is not None:
+            sys.stdout.write(answer)
+            sys.stdout.flush()
+            raise SystemExit(0)
+        from lessonbank.cli import app
+
+        return app.main(args, prog_name, **extra)
+
+    def __getattr__(self, name: str) -> "Any":
+        from lessonbank.cli import app
+
+        return getattr(app.main, name)
 
 
-# Each command and the module that defines it: a module is imported only when one of its
-# commands runs, so `bank list` does not pay for gitpython, jinja2 or the scanner (~0.4 s).
-COMMANDS = {
-    **dict.fromkeys(
-        ("add", "capture", "check", "config", "forget", "index", "init", "list", "show", "stats"),
-        "commands",
-    ),
-    "demo": "demo",
-    **dict.fromkeys(("groom", "rules", "schedule"), "groom"),
-    **dict.fromkeys(("scan", "review"), "scan"),
-    **dict.fromkeys(("on", "off", "test", "trial", "ledger"), "trial"),
-    **dict.fromkeys(("install", "hook"), "hooks"),
-    **dict.fromkeys(("remote", "pull"), "layers"),
-}
+main = Entry()
 
 
-# What `bank --help` says of each command: the first line of its docstring, written here so that
-# listing the commands imports none of their modules (tests/cli/test_startup.py keeps the two equal).
-SUMMARIES = {
-    "add": 'Add a typed lesson: "<situation> => <what to do>"; tags and keywords come from its words.',
-    "capture": "Add a lesson through the gates (flags, --json or --blocks on stdin); a repeat bumps seen.",
-    "check": "Validate every lesson; print each problem as path:line: message and exit 1 if any.",
-    "config": "Print the effective settings (defaults overlaid by bank.toml); a retired key still set is warned about.",
-    "demo": "Build a bundled example bank in a fresh git repository and show each feature working.",
-    "forget": "Delete a lesson by slug or id (git keeps its history) and regenerate the index.",
-    "groom": "Re-verify lessons seen in two sessions; promote them into rules/skills/docs or delete stale ones.",
-    "hook": "Run one hook event here and print its answer; a dry run unless --record (errors are shown).",
-    "index": "Regenerate INDEX.md, BANK.md and the hooks' compiled index from lessons/.",
-    "init": "Set up a bank in PATH (default: here); never overwrites an existing file.",
-    "install": "Connect the bank to a coding agent's hooks.",
-    "ledger": "What the hooks put in front of the agent: per lesson, per session, estimated tokens, never-fired.",
-    "list": "List the lessons as a table.",
-    "off": "Inject nothing, learn nothing, nudge no agent, from the hooks' next call.",
-    "on": "Learn and inject lessons (the default mode).",
-    "pull": "Fetch the team banks and fast-forward their clones; a diverged or dirty clone is left as it is.",
-    "remote": "Follow team banks (git repositories holding a bank): add, list, remove.",
-    "review": "Walk the scan's candidates one by one: accept (through the capture gates), edit, reject or skip.",
-    "rules": "Bring CLAUDE.md (@rules imports), AGENTS.md (a copy) and Cursor rules in line with rules/.",
-    "scan": "Mine agent transcripts (Claude Code, Codex, Copilot CLI, Gemini CLI) for mistakes that were fixed; keep them for review.",
-    "schedule": "Print the crontab line that grooms this bank weekly on a new branch.",
-    "show": "Show one lesson by slug or id.",
-    "stats": "Counts by status, source, type and tag, and how many lessons groom would consider.",
-    "test": "Run the on/off trial: each new session goes at random to a with or a without arm.",
-    "trial": "The on/off trial: its verdict under a rule fixed in advance, reset, export and offline analysis.",
-}
+def __getattr__(name: str) -> "Any":
+    """What the command modules take from here besides `main` (get_bank, COMMANDS, ...): app's."""
+    if name in ("get_bank", "disk_error", "LazyGroup", "COMMANDS"):
+        from lessonbank.cli import app
+
+        return getattr(app, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class LazyGroup(click.Group):
-    """A group whose commands are imported from their module on first use."""
+def quick_answer(args: "list[str]", prog_name: "str | None", extra: "dict[str, Any]") -> "str | None":
+    """What click would print for `--help`, `-h` or `--version` given alone, at the usual width
+    (78: a terminal of 80 columns or more, or none), with no completion requested; else None."""
+    if extra or len(args) != 1 or args[0] not in ("--help", "-h", "--version"):
+        return None
+    if args[0] == "--version":
+        from lessonbank import __version__
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+        return f"bank, version {__version__}\n"
+    prog = detect_program_name() if prog_name is None else prog_name
+    complete = "_" + prog.replace("-", "_").replace(".", "_").upper() + "_COMPLETE"
+    if complete in os.environ or len(prog) > 40 or help_width() != 78:
+        return None
+    from lessonbank.cli import summaries
 
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """The command list of `bank --help`, from SUMMARIES for the commands not imported yet."""
-        names = self.list_commands(ctx)
-        if not names:
-            return
-        limit = formatter.width - 6 - max(len(name) for name in names)
-        rows = []
-        for name in names:
-            command = self.commands.get(name)
-            if command is None:
-                # A stand-in command shortens the summary exactly as click shortens a docstring.
-                rows.append((name, click.Command(name, help=SUMMARIES[name]).get_short_help_str(limit)))
-            elif not command.hidden:
-                rows.append((name, command.get_short_help_str(limit)))
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
-
-    def invoke(self, ctx: click.Context) -> object:
-        """Run the command; a file system error (read-only, full disk, no permission) ends in one
-        line naming the path, exit 1, not a traceback."""
-        try:
-            return super().invoke(ctx)
-        except OSError as exc:
-            if isinstance(exc, BrokenPipeError):
-                raise
-            raise click.ClickException(disk_error(exc)) from None
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in self.commands and cmd_name in COMMANDS:
-            importlib.import_module(f"lessonbank.cli.{COMMANDS[cmd_name]}")
-        return super().get_command(ctx, cmd_name)
+    return f"Usage: {prog}{summaries.USAGE}\n{summaries.BODY}\n"
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--root",
-    type=click.Path(file_okay=False, path_type=Path),
-    envvar="BANK_ROOT",
-    help="The bank's root folder (default: found by walking up from here).",
-)
-@click.version_option(__version__, prog_name="bank")
-@click.pass_context
-def main(ctx: click.Context, root: Path | None) -> None:
-    """Keep what coding agents learned in this project, and hand it back at the right moment."""
-    ctx.ensure_object(dict)
-    ctx.obj["root"] = root
+def detect_program_name() -> str:
+    """The program name click gives the help's usage line (click.utils._detect_program_name)."""
+    path = sys.argv[0]
+    package = getattr(sys.modules["__main__"], "__package__", None)
+    if package in (None, ""):
+        return os.path.basename(path)
+    name = os.path.splitext(os.path.basename(path))[0]
+    module = package if name == "__main__" else f"{package}.{name}"
+    return f"python -m {module.lstrip('.')}"
 
 
-def disk_error(exc: OSError) -> str:
-    """One line for a failed file operation: the path(s) and the system's reason."""
-    where = " -> ".join(str(p) for p in (exc.filename, exc.filename2) if p) or "a file"
-    reason = exc.strerror or exc.__class__.__name__
-    verb = "write" if exc.errno in (errno.EROFS, errno.ENOSPC, errno.EDQUOT) else "use"
-    return f"cannot {verb} {where}: {reason}"
-
-
-def get_bank(ctx: click.Context) -> Bank:
-    """The bank for this invocation, or a click error that says what to do next."""
-    from lessonbank.bank.store import Bank
-
-    obj = ctx.find_root().obj or {}
+def help_width() -> int:
+    """The width click's help formatter takes: the terminal's columns as shutil.get_terminal_size
+    gives them, at most 80, less 2, at least 50."""
     try:
-        bank = Bank.find(root=obj.get("root"))
-    except BankError as exc:  # NoBankError among them: its message says to run `bank init`
-        raise click.ClickException(str(exc)) from None
-    if not obj.get("warned"):  # retired bank.toml keys: once per invocation, on stderr
-        for line in bank.config.warnings:
-            click.echo(f"warning: {line}", err=True)
-        obj["warned"] = True
-    return bank
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        columns = columns or 80
+    return max(min(columns, 80) - 2, 50)

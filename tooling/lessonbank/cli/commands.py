@@ -6,7 +6,6 @@ Each command imports what only it uses (capture the gates, index the jinja2 rend
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from lessonbank.bank import fields
+from lessonbank.bank.catalog import S_PRIORITY, S_SEEN, S_SLUG, S_SOURCE, S_STATUS, S_TAGS, S_TITLE, S_TYPE
 from lessonbank.bank.store import Bank
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json, keep_row, table, warn_problems
@@ -219,15 +219,16 @@ def list_(
         items = [x.lesson for x in bank.load()]
         rows_of = [(x.slug, x.type, x.seen, x.priority, x.status, x.source, x.title, x.tags) for x in items]
     else:  # the table needs only the lessons' summaries, which the derived cache holds apart
-        from lessonbank.bank import derived
+        from lessonbank.bank import catalog
 
-        rows_of = derived.summaries(bank)
-    keep = [i for i, row in enumerate(rows_of) if keep_row(row, tag, status, source)]
+        rows_of = catalog.summaries(bank)
+    filtered = tag or status or source
+    keep = [i for i, row in enumerate(rows_of) if keep_row(row, tag, status, source)] if filtered else range(len(rows_of))
     warn_problems(bank)
     if as_json:
         emit_json([_summary_json(items[i]) for i in keep])
         return
-    rows = [[r[0], r[1], str(r[2]), str(r[3]), r[4], r[5], r[6]] for r in (rows_of[i] for i in keep)]
+    rows = [[r[S_SLUG], r[S_TYPE], str(r[S_SEEN]), str(r[S_PRIORITY]), r[S_STATUS], r[S_SOURCE], r[S_TITLE]] for r in (rows_of[i] for i in keep)]
     click.echo(table(["slug", "type", "seen", "prio", "status", "source", "title"], rows))
 
 
@@ -296,10 +297,10 @@ def forget(ctx: click.Context, key: str, dry_run: bool, force: bool) -> None:
 @click.pass_context
 def check(ctx: click.Context, fmt: str) -> None:
     """Validate every lesson; print each problem as path:line: message and exit 1 if any."""
-    from lessonbank.bank import derived
+    from lessonbank.bank import catalog
 
     bank = get_bank(ctx)
-    problems, count = derived.check(bank)
+    problems, count = catalog.check(bank)
     for problem in problems:
         where = bank.relative(problem.path)
         if fmt == "github":
@@ -317,20 +318,20 @@ def check(ctx: click.Context, fmt: str) -> None:
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Counts by status, source, type and tag, and how many lessons groom would consider."""
-    from lessonbank.bank import derived
+    from lessonbank.bank import catalog
 
     bank = get_bank(ctx)
-    items = derived.summaries(bank)  # (slug, type, seen, priority, status, source, title, tags)
+    items = catalog.summaries(bank)
     min_seen = bank.config.get("groom.min_seen")
     data: dict[str, Any] = {
         "lessons": len(items),
         "malformed": len(bank.load_problems),
-        "status": dict(sorted(Counter(x[4] for x in items).items())),
-        "source": dict(sorted(Counter(x[5] for x in items).items())),
-        "type": dict(sorted(Counter(x[1] for x in items).items())),
-        "tags": dict(sorted(Counter(t for x in items for t in x[7]).items())),
-        "seen_total": sum(x[2] for x in items),
-        f"groom_eligible (seen >= {min_seen})": sum(1 for x in items if x[2] >= min_seen),
+        "status": dict(sorted(Counter(x[S_STATUS] for x in items).items())),
+        "source": dict(sorted(Counter(x[S_SOURCE] for x in items).items())),
+        "type": dict(sorted(Counter(x[S_TYPE] for x in items).items())),
+        "tags": dict(sorted(Counter(t for x in items for t in x[S_TAGS]).items())),
+        "seen_total": sum(x[S_SEEN] for x in items),
+        f"groom_eligible (seen >= {min_seen})": sum(1 for x in items if x[S_SEEN] >= min_seen),
     }
     if as_json:
         emit_json(data)
@@ -381,4 +382,6 @@ def config_cmd(ctx: click.Context, as_json: bool) -> None:
         emit_json({key: value for key, value, _ in items})
         return
     click.echo(f"# {bank.relative(bank.root / 'bank.toml')}")
+    import json
+
     click.echo(table(["key", "value", "meaning"], [[k, json.dumps(v), m] for k, v, m in items]))

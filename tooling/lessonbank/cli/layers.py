@@ -132,11 +132,11 @@ def list_layers(ctx: click.Context, tag: str | None, status: str | None, source:
                 banks.append((layer, Bank.open(Path(root))))
             except BankError as err:
                 click.echo(f"warning: skipped {layer}: {err}", err=True)
-    from lessonbank.bank import derived
+    from lessonbank.bank import catalog
 
     rows: list[tuple[str, tuple]] = []
     for layer, bank in banks:
-        rows.extend((layer, row) for row in derived.summaries(bank) if keep_row(row, tag, status, source))
+        rows.extend((layer, row) for row in catalog.summaries(bank) if keep_row(row, tag, status, source))
         warn_problems(bank)
     if as_json:
         fields = ("slug", "type", "seen", "priority", "status", "source", "title", "tags")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -13,11 +12,17 @@ if TYPE_CHECKING:
 
 def table(headers: list[str], rows: list[list[str]], max_width: int = 60) -> str:
     """A plain text table; long cells are cut with '…' so rows stay on one line."""
-    cut = [[c if len(c) <= max_width else c[: max_width - 1] + "…" for c in row] for row in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in cut]) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-    for row in cut:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    # Column by column, each row padded by one format string: `bank list` of 10,000 lessons is
+    # 70,000 cells, and a call per cell was a fifth of the command.
+    columns = [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in headers]
+    widths = []
+    for i, (header, column) in enumerate(zip(headers, columns, strict=True)):
+        if max(map(len, column), default=0) > max_width:
+            column = columns[i] = [c if len(c) <= max_width else c[: max_width - 1] + "…" for c in column]
+        widths.append(max(len(header), max(map(len, column), default=0)))
+    line = "  ".join(f"{{:<{w}}}" for w in widths).format
+    lines = [line(*headers).rstrip()]
+    lines += [line(*row).rstrip() for row in zip(*columns, strict=True)]
     if not rows:
         lines.append("(none)")
     return "\n".join(lines)
@@ -25,6 +30,8 @@ def table(headers: list[str], rows: list[list[str]], max_width: int = 60) -> str
 
 def emit_json(data: Any) -> None:
     """Print `data` as indented, key-sorted JSON."""
+    import json  # here: `bank list` prints no JSON
+
     click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str))
 
 

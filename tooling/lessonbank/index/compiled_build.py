@@ -1,9 +1,14 @@
-"""Build the compiled index the hooks read: INDEX.md rows in, lookup tables and file bytes out.
+"""Build the compiled index the hooks read: the rows' pieces in, lookup tables and file bytes out.
 
-Used by `bank index` (through lessonbank.bank.render) and by the hooks when the compiled file is
+Used by `bank index` (through index.compiled_update) and by the hooks when the compiled file is
 missing or stale (`rebuild`), so both paths give the same answers. The format's constants live
-with the reader (`compiled_read`), which the hooks load on every call; this module loads `re`'s
-parser (through regex_compiler) and so runs only when something must be built.
+with the reader (`compiled_read`), which the hooks load on every call; the rows' pieces come from
+`compiled_pieces` (which loads `re`'s parser), so this module runs only when something must be
+built; `compiled_bytes` lays the tables out as the file's bytes. `stream` gives the bytes of
+`serialize_parts(assemble(...))` in bounded memory: what is big (lesson records, programs, the
+waiting trigger entries, the groups and the recall buckets) goes to temporary files as it is made
+(at 50,000 lessons the file is 70 MB), so what is held is the grams, the recall postings (as
+arrays) and the offsets.
 
 Tables:
 - `lessons`: one record per INDEX.md row: (slug, priority, confidence, full text, summary, terms),
@@ -12,7 +17,7 @@ Tables:
   The second key is the rarest literal of another required run of the entries ("" when they have
   none), so a call reads only the groups whose two keys it both holds. An entry is (lesson number, slug, priority,
   confidence, tools, kind, source, program number, literals, rank, bounded, choices) where kind is "c" (command
-  regex), "p" (path glob) or "t" (a tool-only trigger); the program (from rxbuild, or None for
+  regex), "p" (path glob) or "t" (a tool-only trigger); the program (from regex_compiler, or None for
   `re`; from globs) sits in `programs` and is read only for the few entries that get that far.
   `literals` are the folded literal runs every match must contain, so an entry whose literals are
   not all in the call is dropped without running anything, and so is one whose `bounded` literals
@@ -30,55 +35,30 @@ Tables:
   `compiled_rows` file an added row's entries without the other rows' pieces.
 """
 
-# Longer than 400 lines: it is the one writer of the compiled format (pieces, the gather that
-# numbers, ranks and files entries, the sections' bytes) and the rules compiled_rows and
-# compiled_stream reuse to give the same bytes; split, a rule of the format would sit in two places.
-
 import array
 import marshal
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from lessonbank.index import compiled_read
-from lessonbank.index.compiled_read import (
-    ALWAYS_COMMAND,
-    ALWAYS_PATH,
-    BOUND,
-    FILTER_BITS,
-    FORMAT,
-    KEY_LENGTHS,
-    MAGIC,
-    NAME,
-    TOOL,
-    MemIndex,
-    bucket,
-    filter_bits,
-    fold,
-    read_sources,
+from lessonbank.index.compiled_bytes import (
+    Spool,
+    filter_section,
+    grams_section,
+    hashed_buckets,
+    hashed_sections,
+    layout,
+    serialize,
 )
-from lessonbank.index.index_md import IndexRow
-from lessonbank.matching import globs, regex_hazard, words
-from lessonbank.matching import regex_compiler as rxbuild
-from lessonbank.state import statedir as state
-
-# marshal from version 3 on marks strings interned and objects shared by their refcount, which
-# depends on what else the process holds: the same tables could give different bytes, and
-# `bank index` would rewrite an unchanged file. Version 2 writes values only.
-MARSHAL_VERSION = 2
-
-
-def settings_from_toml(text: str | None) -> dict:
-    """The [recall] settings from bank.toml's text, through the one config parser (defaults if broken)."""
-    return _settings_and_problem(text)[0]
-
-
-def _settings_and_problem(text: str | None) -> "tuple[dict, str | None]":
-    from lessonbank.config import DEFAULTS, lenient
-
-    # A broken bank.toml must not switch the hooks off: `rebuild` logs it, `bank check` reports it.
-    config, problem = lenient(text)
-    return {key: config.get("recall." + key) for key in DEFAULTS["recall"]}, problem
+from lessonbank.index.compiled_pieces import (
+    MARSHAL_VERSION,
+    pieces_of,
+    rank_key,
+    settings_and_problem,
+    settings_from_toml,
+)
+from lessonbank.index.compiled_read import NAME, MemIndex, hashed, read_sources
+from lessonbank.state import statedir
 
 
 def from_texts(
@@ -90,80 +70,6 @@ def from_texts(
     lines are parsed and worked out, so `bank index` after a small change does little work.
     """
     return assemble(list(pieces_of(index_text, compiled, known)), settings_from_toml(toml_text))
-
-
-def pieces_of(index_text: "str | Iterable[str] | None", compiled: "dict | None" = None, known: "Mapping | None" = None) -> Iterator[tuple]:
-    """The piece of each row of INDEX.md (given as its text in one string, or as its lines as
-    str.splitlines gives them), one at a time; `compiled` and `known` as for `from_texts`."""
-    from lessonbank.index import index_md
-
-    if index_text is None:
-        return
-    cache = {} if compiled is None else compiled
-    for number, line in index_md.table_lines(index_text):
-        found = known.get(line) if known is not None else None
-        if type(found) is bytes:
-            found = marshal.loads(found)
-        yield found if found is not None else piece(index_md.parse_row(line, number), cache)
-
-
-def command_trigger(pattern: str) -> "tuple | None":
-    """(program, runs, bounded literals, choices) of a command regex, or None for one that never
-    fires (invalid, or hazardous). The slow part of a build: `bank index` keeps the answers."""
-    try:
-        program, runs = rxbuild.compile_pattern(pattern)
-    except Exception:  # an invalid regex never fires; `bank check` names it
-        return None
-    if regex_hazard.hazard(pattern):  # nor does one that can backtrack for ever
-        return None
-    marked = tuple(sorted({run.translate(BOUND) for run in rxbuild.bounded_runs(pattern) if "\x01" in run}))
-    choices = tuple(tuple(sorted({fold(x) for x in group})) for group in rxbuild.alternatives(pattern))
-    return program, tuple(runs), marked, choices
-
-
-def rank_key(head: tuple) -> tuple:
-    """How rows are ranked, from a piece's head (slug, priority, confidence): priority, then
-    confidence (both highest first), then slug."""
-    return (-head[1], -head[2], head[0])
-
-
-def piece(r: IndexRow, compiled: dict) -> tuple:
-    """What one row contributes, whatever the other rows are: ((slug, priority, confidence), the
-    marshalled lesson record, tools, triggers, recall keys), the keys space-separated;
-    a trigger is (kind, source, marshalled program or None, literals, grams by run, fallback key,
-    bounded literals, choices). `bank index` keeps these by row line: records and programs stay
-    marshalled and terms joined because that is what reads back fastest."""
-    tools = tuple(r.tools)
-    triggers: list[tuple] = []
-    for pattern in r.commands:
-        if pattern not in compiled:
-            compiled[pattern] = command_trigger(pattern)
-        trigger = compiled[pattern]
-        if trigger is None:
-            continue
-        program, runs, marked, choices = trigger
-        code = marshal.dumps(program, MARSHAL_VERSION)
-        triggers.append(("c", pattern, code, _literals(runs), _grams(runs), ALWAYS_COMMAND, marked, choices))
-    for glob in r.paths:
-        if globs.hazard(glob):
-            continue
-        name_only, alternatives = globs.compile_glob(glob)
-        for tokens in alternatives:
-            runs = globs.literals(tokens)
-            code = marshal.dumps((name_only, (tokens,)), MARSHAL_VERSION)
-            triggers.append(("p", glob, code, _literals(runs), _grams(runs), ALWAYS_PATH, (), ()))
-    if tools and not (r.commands or r.paths or r.keywords):
-        for tool in tools:
-            triggers.append(("t", tool, None, (), None, TOOL + tool, (), ()))
-    key_terms = words.terms(" ".join(r.keywords)) | words.terms(" ".join(tag.partition(":")[2] or tag for tag in r.tags))
-    all_terms = key_terms | words.terms(f"{r.title} {r.when} {r.do}")
-    head = (r.slug, int(r.priority), float(r.confidence))
-    # The terms go in the record so the hooks weigh two layers' lessons without stemming them.
-    record = marshal.dumps(head + (r.full, r.summary, tuple(sorted(all_terms))), MARSHAL_VERSION)
-    # The terms come as the recall table's keys ("k:" / "a:" and the term): `assemble` runs one
-    # statement per posting, a quarter million at 10,000 lessons.
-    keys = " ".join(["k:" + t for t in sorted(key_terms)] + ["a:" + t for t in sorted(all_terms)])
-    return head, record, tools, tuple(triggers), keys
 
 
 def assemble(pieces: list, settings: dict) -> dict:
@@ -183,7 +89,7 @@ def _gather(pieces: Iterable[tuple], settings: dict, add_record: Callable[[bytes
     """The tables but for the lesson records and programs, which are handed to `add_record` and
     `add_program` in order as the pieces come; `groups` is an iterator of groups, `recall` holds
     arrays. The trigger entries wait marshalled in `pending` (a list, or one kept in a file by
-    compiled_stream), their grams shared (at 50,000 lessons, 70,000 entries as tuples would be
+    `stream`), their grams shared (at 50,000 lessons, 70,000 entries as tuples would be
     50 MB; they name fewer than 3,000 grams)."""
     slugs: list[str] = []
     priorities = array.array("q")
@@ -320,144 +226,60 @@ def _groups(pre: dict[str, dict[str, array.array]], pending: list, heads: tuple,
             yield tuple(group)
 
 
-def _grams(runs: list[str]) -> list[list[str]] | None:
-    """Candidate keys of a trigger, by literal run: of each folded run of 2 characters or more,
-    its substrings of the longest of KEY_LENGTHS it reaches; None when it has no such run (the
-    trigger is then checked on every call)."""
-    out = []
-    for run in runs:
-        folded = fold(run)
-        size = next((n for n in KEY_LENGTHS if len(folded) >= n), 0)
-        if size:
-            out.append(sorted({folded[i : i + size] for i in range(len(folded) - size + 1)}))
-    return out or None
+def stream(pieces: Iterable[tuple], settings: dict, key: Callable[[], tuple]) -> Iterator[bytes]:
+    """`serialize_parts(assemble(pieces, settings), key())`'s bytes, in parts, with the pieces
+    taken one at a time; `key` is asked once every piece was taken (the sources' key after
+    reading them). The temporary files go when the parts are done."""
+    spools: list[Spool] = []
+
+    def spool() -> Spool:
+        spools.append(Spool())
+        return spools[-1]
+
+    try:
+        records, programs, pending = spool(), spool(), spool()
+        data = _gather(pieces, settings, records.append, programs.append, pending)  # type: ignore[arg-type]
+        sections: list[tuple[str, list]] = list(hashed_sections("pre", data["pre"]))
+        recall = spool()
+        keys = hashed(list(data["recall"]))
+        for blob in hashed_buckets(data["recall"], keys):
+            recall.append(blob)
+        sections += [("recall.filter", [filter_section(data["recall"], keys)]), ("recall.table", [recall.table()]),
+                     ("recall.data", recall.chunks())]  # fmt: skip
+        del data["recall"]
+        groups = spool()
+        for group in data.pop("groups"):
+            groups.append(marshal.dumps(group, MARSHAL_VERSION))
+        for name, spooled in (("lessons", records), ("programs", programs), ("groups", groups)):
+            sections += [(name + ".table", [spooled.table()]), (name + ".data", spooled.chunks())]
+        sections.append(grams_section(data["grams"]))
+        parts = layout(sections, key(), data["settings"], data["gram_lengths"], data["count"])
+    except BaseException:
+        for each in spools:
+            each.close()
+        raise
+    return _read_out(parts, spools)
 
 
-def _literals(runs: list[str]) -> tuple[str, ...]:
-    """The folded runs of 2 characters or more a call must all contain, none inside another."""
-    folded = sorted({fold(run) for run in runs if len(run) >= 2}, key=lambda r: (-len(r), r))
-    kept: list[str] = []
-    for run in folded:
-        if not any(run in longer for longer in kept):
-            kept.append(run)
-    return tuple(kept)
-
-
-def serialize(data: dict, key: tuple) -> bytes:
-    """The compiled file: header, meta, then hashed buckets of marshalled dicts and a lesson array."""
-    return b"".join(serialize_parts(data, key))
-
-
-def serialize_parts(data: dict, key: tuple) -> list[bytes]:
-    """`serialize`'s bytes as a list of parts, never joined (a 50,000-lesson file is 47 MB)."""
-    sections: list[tuple[str, list[bytes]]] = []
-    for name in ("pre", "recall"):
-        sections.extend(hashed_sections(name, data[name]))
-    for name in ("lessons", "programs", "groups"):
-        records = data[name]
-        table, payload = array_parts([r if type(r) is bytes else marshal.dumps(r, MARSHAL_VERSION) for r in records])
-        sections += [(name + ".table", [table]), (name + ".data", payload)]
-    sections.append(grams_section(data["grams"]))
-    return layout(sections, key, data["settings"], data["gram_lengths"], len(data["lessons"]))
-
-
-def grams_section(grams: dict) -> "tuple[str, list[bytes]]":
-    """The last section: gram -> how many triggers hold it, read only by `compiled_rows`."""
-    return ("grams", [marshal.dumps(grams, MARSHAL_VERSION)])
-
-
-def hashed_sections(name: str, mapping: dict) -> list[tuple[str, list[bytes]]]:
-    """The filter, table and data sections of a hashed table (`pre` or `recall`)."""
-    table, payload = _hashed(mapping)
-    return [(name + ".filter", [filter_section(mapping)]), (name + ".table", [table]), (name + ".data", payload)]
-
-
-def layout(sections: list[tuple[str, list[bytes]]], key: tuple, settings: dict, gram_lengths: tuple, count: int) -> list[bytes]:
-    """The file's parts: its head (meta with each section's offset and size), then the sections
-    (each given as its parts) in the order given; `compiled_patch` lays out a patched file here too."""
-    spans: dict[str, tuple[int, int]] = {}
-    blobs: list[bytes] = []
-    offset = 0
-    for name, parts in sections:
-        size = sum(len(part) for part in parts)
-        spans[name] = (offset, size)
-        blobs.extend(parts)
-        offset += size
-    meta = {
-        "key": key,
-        "byteorder": sys.byteorder,
-        "settings": settings,
-        "gram_lengths": gram_lengths,
-        "sections": spans,
-        "count": count,
-    }
-    return [serialize_meta(meta), *blobs]
-
-
-def serialize_meta(meta: dict) -> bytes:
-    """The file's head: MAGIC, the format, the meta's size, the meta (`bank index` rewrites only
-    this when nothing but the staleness key changes)."""
-    blob = marshal.dumps(meta, MARSHAL_VERSION)
-    return MAGIC + FORMAT.to_bytes(4, "little") + len(blob).to_bytes(4, "little") + blob
-
-
-def _hashed(mapping: dict) -> tuple[bytes, list[bytes]]:
-    return array_parts(list(hashed_buckets(mapping)))
-
-
-def hashed_buckets(mapping: dict) -> Iterator[bytes]:
-    """A hashed table's buckets in order, each marshalled as soon as it is filled (an array value
-    as the tuple it stands for), so no second copy of the mapping is made."""
-    size = _prime_at_least(max(7, len(mapping)))
-    placed = sorted((bucket(key, size), key) for key in mapping)
-    start = 0
-    for number in range(size):
-        found = {}
-        while start < len(placed) and placed[start][0] == number:
-            key = placed[start][1]
-            value = mapping[key]
-            found[key] = tuple(value) if type(value) is array.array else value
-            start += 1
-        yield marshal.dumps(found, MARSHAL_VERSION) if found else b""
-
-
-def filter_section(mapping: dict) -> bytes:
-    """A bit filter of the keys: three bits each, FILTER_BITS bits per key (a lookup of a key
-    not in it reads no bucket, but for about one in a hundred)."""
-    bits = bytearray(max(64, len(mapping) * FILTER_BITS // 8))
-    size = len(bits) * 8
-    for key in mapping:
-        for bit in filter_bits(key, size):
-            bits[bit >> 3] |= 1 << (bit & 7)
-    return bytes(bits)
-
-
-def array_parts(blobs: list[bytes]) -> tuple[bytes, list[bytes]]:
-    offsets = array.array("I", [0])
-    for blob in blobs:
-        offsets.append(offsets[-1] + len(blob))
-    return offsets.tobytes(), blobs
-
-
-def _prime_at_least(n: int) -> int:
-    def prime(k: int) -> bool:
-        return k > 1 and all(k % d for d in range(2, int(k**0.5) + 1))
-
-    while not prime(n):
-        n += 1
-    return n
+def _read_out(parts: list, spools: list[Spool]) -> Iterator[bytes]:
+    try:
+        for part in parts:
+            yield part if type(part) is bytes else part.bytes()
+    finally:
+        for each in spools:
+            each.close()
 
 
 def rebuild(root: str, state_dir: str, write: bool = True) -> MemIndex:
     """Build the tables from INDEX.md (and bank.toml) and, when asked, rewrite the compiled file."""
     index_text, toml_text, key = read_sources(root)
-    settings, problem = _settings_and_problem(toml_text)
+    settings, problem = settings_and_problem(toml_text)
     data = assemble(list(pieces_of(index_text)), settings)
     if problem:  # once per change of bank.toml: the rebuilt file is current until the next one
-        state.log_line(state_dir, "config", problem)
+        statedir.log_line(state_dir, "config", problem)
     if write and key is not None:
         try:
-            state.write_atomic(state_dir + "/" + NAME, serialize(data, key))
+            statedir.write_atomic(state_dir + "/" + NAME, serialize(data, key))
         except OSError:
             return MemIndex(data)  # a read-only state folder only costs speed
     return MemIndex(data)

@@ -4,7 +4,7 @@
 tools, priority, confidence or slug, nor the rows' order): of the file built from the old INDEX.md
 only the changed rows' lesson records and the recall postings are worked out again; the key
 tables, trigger groups and programs are copied as they are (nothing in them depends on a row's
-wording). The sections are laid out by `compiled_build.layout`, as a build lays them out, so the
+wording). The sections are laid out by `compiled_bytes.layout`, as a build lays them out, so the
 bytes are those of a build from the new INDEX.md; a change a patch cannot make gives None and
 the caller joins all the rows' pieces instead (or, for rows that came, went or moved,
 `compiled_rows` patches them).
@@ -15,7 +15,8 @@ import marshal
 import sys
 from collections.abc import Callable
 
-from lessonbank.index import compiled_build, index_md
+from lessonbank.index import compiled_bytes, index_md
+from lessonbank.index.compiled_pieces import HEAD, KEYS, MARSHAL_VERSION, RECORD, TOOLS, TRIGGERS
 from lessonbank.index.compiled_read import Stale, bucket, meta_size
 
 # More changed rows than this and the join from all pieces is used (a patch is for small edits).
@@ -31,7 +32,7 @@ def patch(
 ) -> "list[bytes] | None":
     """The compiled file, as parts, for the INDEX.md rows `old_file` was built from (with these
     settings) with `changes` made: (row number, old line, new line) each, the same rows in the
-    same order; `piece` gives a row line's `compiled_build.piece` (None when unknown). None when
+    same order; `piece` gives a row line's `compiled_pieces.piece` (None when unknown). None when
     the change is not one a patch can make."""
     if not changes or len(changes) > MOST_ROWS:
         return None
@@ -39,7 +40,7 @@ def patch(
     for n, old_line, new_line in changes:
         before, after = piece(old_line), piece(new_line)
         # head (slug, priority, confidence: numbers and ranks), tools and triggers the same
-        if n in swaps or before is None or after is None or before[0] != after[0] or before[2:4] != after[2:4]:
+        if n in swaps or before is None or after is None or before[HEAD] != after[HEAD] or before[TOOLS : TRIGGERS + 1] != after[TOOLS : TRIGGERS + 1]:
             return None
         swaps[n] = (before, after)
     try:
@@ -121,16 +122,16 @@ def _patched(old_file: bytes, swaps: dict, settings: dict, key: tuple) -> "list[
         if name == "recall.filter":  # with recall.table and recall.data, which follow it
             if recall is None:  # a key came or went: the table's size and filter change
                 mapping = _recall(found.records("recall"), swaps)
-                sections.extend(compiled_build.hashed_sections("recall", mapping))
+                sections.extend(compiled_bytes.hashed_sections("recall", mapping))
             else:
                 sections.append((name, [section(name)]))
                 sections.extend(_splice("recall", offsets("recall"), section("recall.data"), recall))
         elif name == "lessons.table":  # with lessons.data
-            records = {n: after[1] for n, (_, after) in swaps.items()}
+            records = {n: after[RECORD] for n, (_, after) in swaps.items()}
             sections.extend(_splice("lessons", offsets("lessons"), section("lessons.data"), records))
         elif name not in ("recall.table", "recall.data", "lessons.data"):
             sections.append((name, [section(name)]))
-    return compiled_build.layout(sections, key, settings, meta["gram_lengths"], count)
+    return compiled_bytes.layout(sections, key, settings, meta["gram_lengths"], count)
 
 
 def _splice(name: str, table: array.array, data: "bytes | memoryview", blobs: dict[int, bytes]) -> list[tuple[str, list]]:
@@ -154,7 +155,7 @@ def _moves(swaps: dict) -> list[tuple[int, set[str], set[str]]]:
     """(row number, recall keys it leaves, recall keys it joins) of each changed row."""
     out = []
     for n, (before, after) in swaps.items():
-        old, new = set(before[4].split()), set(after[4].split())
+        old, new = set(before[KEYS].split()), set(after[KEYS].split())
         out.append((n, old - new, new - old))
     return out
 
@@ -184,7 +185,7 @@ def _recall_buckets(table: array.array, data: "bytes | memoryview", swaps: dict)
             if term not in found:
                 return None
             found[term] = tuple(sorted((*found[term], n)))
-    return {number: marshal.dumps(found, compiled_build.MARSHAL_VERSION) for number, found in touched.items()}
+    return {number: marshal.dumps(found, MARSHAL_VERSION) for number, found in touched.items()}
 
 
 def _recall(buckets: list, swaps: dict) -> dict:

@@ -6,7 +6,7 @@ the file's `grams` section (how many triggers hold each gram), and the rows whos
 with those counts are filed again from their pieces: those filed under a gram that grew commoner,
 and those holding one that grew rarer (which rows hold a gram is not in the file: every gram of a
 trigger is inside one of its literals, so the rows with a literal containing it are filed again,
-a few more than need be). The sections are laid out by `compiled_build.layout`, so the bytes are
+a few more than need be). The sections are laid out by `compiled_bytes.layout`, so the bytes are
 those of a build from the new INDEX.md; a change it cannot make gives None.
 """
 
@@ -16,8 +16,18 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable
 
-from lessonbank.index import compiled_build
+from lessonbank.index import compiled_build, compiled_bytes
 from lessonbank.index.compiled_patch import MOST_ROWS, CompiledFile, first_row
+from lessonbank.index.compiled_pieces import (
+    GRAMS,
+    HEAD,
+    KEYS,
+    KIND,
+    MARSHAL_VERSION,
+    RECORD,
+    TRIGGERS,
+    rank_key,
+)
 
 # More rows than this filed again and the join from all pieces is used.
 MOST_REFILED = 1000
@@ -34,7 +44,7 @@ def patch_rows(
     """The compiled file, as parts, for the INDEX.md of `new_lines`, patched from `old_file` (built
     from the INDEX.md of `old_lines` with these settings) when the two differ in one run of table
     rows (up to MOST_ROWS lines, removed and put in their place); `piece` gives a row line's
-    `compiled_build.piece` (None when unknown). None when the change is not one it can make."""
+    `compiled_pieces.piece` (None when unknown). None when the change is not one it can make."""
     if len(old_file) > MOST_BYTES:
         return None
     start = _same_start(old_lines, new_lines)
@@ -111,7 +121,7 @@ def _ranks_from_entries(groups: list, count: int, gone: "list[tuple]", new: "lis
 
 
 def _line_rank_key(line: str) -> tuple:
-    """`compiled_build.rank_key` of a table row, read from its first and last two cells (not parsed whole)."""
+    """`compiled_pieces.rank_key` of a table row, read from its first and last two cells (not parsed whole)."""
     slug = line[line.index("[") + 1 : line.index("](")]
     _, priority, confidence = line[:-1].rsplit("|", 2)
     return (-int(priority), -float(confidence), slug)
@@ -140,8 +150,8 @@ def _rows_patched(
     groups = old.records("groups")
 
     # Ranks: a row left as it was moves down by the added rows before it, up by the removed ones.
-    gone_keys = [compiled_build.rank_key(p[0]) for p in gone_pieces]
-    new_keys = [compiled_build.rank_key(p[0]) for p in new_pieces]
+    gone_keys = [rank_key(p[HEAD]) for p in gone_pieces]
+    new_keys = [rank_key(p[HEAD]) for p in new_pieces]
     ranked = _ranks_from_entries(groups, count, gone_keys, new_keys)
     if ranked is None:  # beside a row without triggers: every row's rank key, from its line
         order = sorted(_line_rank_key(line) for line in old_lines[first : first + count])
@@ -163,9 +173,9 @@ def _rows_patched(
     held: Counter[str] = Counter()  # by the new rows' triggers
     for sign, side in ((-1, gone_pieces), (1, new_pieces)):
         for p in side:
-            for trigger in p[3]:
-                if trigger[4]:
-                    grams = {g for run in trigger[4] for g in run}
+            for trigger in p[TRIGGERS]:
+                if trigger[GRAMS]:
+                    grams = {g for run in trigger[GRAMS] for g in run}
                     delta.update(dict.fromkeys(grams, sign))
                     if sign > 0:
                         held.update(grams)
@@ -218,9 +228,9 @@ def _rows_patched(
     # Every entry: renumbered, re-ranked, its program renumbered; the removed and re-filed rows' left out.
     programs_before = 0  # programs of the rows before `at`
     programs_gone = 0
-    programs_put = sum(1 for p in new_pieces for t in p[3] if t[0] != "t")
+    programs_put = sum(1 for p in new_pieces for t in p[TRIGGERS] if t[KIND] != "t")
     for p in gone_pieces:
-        programs_gone += sum(1 for t in p[3] if t[0] != "t")
+        programs_gone += sum(1 for t in p[TRIGGERS] if t[KIND] != "t")
     moved = programs_put - programs_gone
     refiled: dict[int, tuple[int, int]] = {}  # old number -> (old rank, lowest old program)
     table: dict[str, dict[str, list[tuple]]] = {}
@@ -275,15 +285,15 @@ def _rows_patched(
     group_list, pre_table = compiled_build.number_groups(table)
 
     recall = _recall_rows(old, at, removed, new_pieces)
-    sections: list[tuple[str, list]] = [*compiled_build.hashed_sections("pre", pre_table)]  # parts: bytes or views
-    sections += compiled_build.hashed_sections("recall", recall)
-    for name, start, blobs in (("lessons", at, [p[1] for p in new_pieces]), ("programs", programs_before, codes)):
+    sections: list[tuple[str, list]] = [*compiled_bytes.hashed_sections("pre", pre_table)]  # parts: bytes or views
+    sections += compiled_bytes.hashed_sections("recall", recall)
+    for name, start, blobs in (("lessons", at, [p[RECORD] for p in new_pieces]), ("programs", programs_before, codes)):
         stop = start + (removed if name == "lessons" else programs_gone)
         sections += _splice_range(name, old.offsets(name), old.section(name + ".data"), start, stop, blobs)
-    table_bytes, payload = compiled_build.array_parts([marshal.dumps(g, compiled_build.MARSHAL_VERSION) for g in group_list])
+    table_bytes, payload = compiled_bytes.array_parts([marshal.dumps(g, MARSHAL_VERSION) for g in group_list])
     sections += [("groups.table", [table_bytes]), ("groups.data", payload)]
-    sections.append(compiled_build.grams_section(counts))
-    return compiled_build.layout(sections, key, old.meta["settings"], compiled_build.gram_lengths(table), count + shift)
+    sections.append(compiled_bytes.grams_section(counts))
+    return compiled_bytes.layout(sections, key, old.meta["settings"], compiled_build.gram_lengths(table), count + shift)
 
 
 def _recall_rows(old: CompiledFile, at: int, removed: int, new_pieces: list) -> dict:
@@ -310,7 +320,7 @@ def _recall_rows(old: CompiledFile, at: int, removed: int, new_pieces: list) -> 
         del mapping[term]
     for i, p in enumerate(new_pieces):
         number = at + i
-        for term in p[4].split():
+        for term in p[KEYS].split():
             postings = mapping.get(term, ())
             j = bisect_left(postings, number)
             mapping[term] = postings[:j] + (number,) + postings[j:]

@@ -7,14 +7,12 @@ Every module that touches the folder takes its names from here:
                                  triggers that gave up past their matching step budget
     index.bin                    the compiled index (see index.compiled_build)
     lessons.cache                parsed lessons by file name and stat, so that commands re-parse
-                                 only the files that changed (see bank.store)
+                                 only the files that changed (see index.lesson_cache)
     triggers.cache               command regexes compiled by `bank index`, so that only new ones
-                                 are compiled again (see bank.render)
-    compiled-templates/          the INDEX.md and BANK.md templates compiled by Jinja (its bytecode
-                                 cache, keyed by their source; see bank.render)
+                                 are compiled again (see index.compiled_update)
     derived.cache                what each lesson file gives list, stats, check, capture and
                                  `bank index` (summary, problems, INDEX.md row, BANK.md section,
-                                 compiled piece), by file stat and content hash (see bank.derived)
+                                 compiled piece), by file stat and content hash (see index.derived)
     ledger.jsonl                 one line per injection or would-be injection (see state.records)
     pending-lessons.jsonl        #lesson blocks the Stop hook could not capture yet (in the
                                  user's state folder instead when this one cannot be written:
@@ -55,7 +53,6 @@ COMPILED_INDEX = "index.bin"
 LESSON_CACHE = "lessons.cache"
 TRIGGER_CACHE = "triggers.cache"
 DERIVED_CACHE = "derived.cache"
-TEMPLATE_CACHE = "compiled-templates"
 LEDGER = "ledger.jsonl"
 PENDING_LESSONS = "pending-lessons.jsonl"
 LOCK = "lock"

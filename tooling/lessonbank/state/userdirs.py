@@ -10,6 +10,10 @@ import sys
 
 from lessonbank.state.statedir import safe_name
 
+# In the user's cache folder: the templates Jinja compiled (its bytecode cache, keyed by each
+# template's path and source). Never in a repository: Jinja loads the cache as code.
+TEMPLATE_CACHE = "compiled-templates"
+
 
 def user_dir(variable: str, default: str) -> "str | None":
     """The user's lessonbank folder of one XDG kind: `$<variable>/lessonbank`, else

@@ -1,23 +1,20 @@
-"""How the derived cache (bank.derived) keeps its parts on disk and in memory, so that a
+"""How the derived cache (index.derived) keeps its parts on disk and in memory, so that a
 50,000-lesson bank's rows, sections and pieces are never all held as objects at once.
 
 - A part is written as marshalled batches (`write_batches`), each read back on its own: no part
   is ever one 20 or 30 MB blob in memory, when written or read.
 - The generated part is held by column (`Generated`): names, content hashes, rows, and where each
-  section and piece sits among the texts; a file's [content hash, row, section] list is made
-  when asked for, and only the new or changed ones are held as lists.
+  section and piece sits among the texts; a file's `Part` is made when asked for, and only the
+  new or changed ones are held as Parts.
 - A section or a piece stays in the file (`Stored`) until it is written out.
 """
 
 from __future__ import annotations
 
 import array
-import bisect
 import marshal
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import BinaryIO
-
-from lessonbank.bank import store
 
 BATCH = 2048  # records per marshalled batch
 
@@ -72,54 +69,75 @@ class Stored:
         return self.data().decode("utf-8")
 
 
+class Part:
+    """What a lesson file gives the generated files: the content hash it was worked out from, its
+    INDEX.md row (None: the lesson is not in INDEX.md) and its BANK.md section (None: not worked out
+    yet; a str, or a `Stored` one, read when turned into a string)."""
+
+    __slots__ = ("digest", "row", "section")
+
+    def __init__(self, digest: bytes, row: str | None = None, section: str | Stored | None = None) -> None:
+        self.digest, self.row, self.section = digest, row, section
+
+
 class Generated:
-    """File name -> [content hash, row, section], read as a dict is: the ones kept in the file by
-    column, the new ones (`new`) as lists. A kept one's list is made anew on each look-up, so a
-    caller that fills one in stores it (`derived.part` does)."""
+    """File name -> `Part`, read as a dict is: the ones kept in the file by column, the new ones
+    (`new`) as Parts. A kept one's Part is made anew on each look-up, so a caller that fills one in
+    stores it (`derived.part` does)."""
 
     def __init__(self, read: Callable[[int, int], bytes]) -> None:
         self.read = read
         self.names: list[str] = []  # sorted
-        self.digests = bytearray()  # 16 bytes each
+        self.places: dict[str, int] | None = None  # name -> its place in `names`
+        self.digests_column = bytearray()  # 16 bytes each
         self.rows: list[str | None] = []
         # (offset, size) among the texts of each one's section and piece; size -1: none
         self.spans = array.array("q")  # section offset, size, piece offset, size
-        self.new: dict[str, list] = {}
+        self.new: dict[str, Part] = {}
 
     def load(self, batch: tuple) -> None:
         names, digests, rows, spans = batch
         if self.names and names and names[0] <= self.names[-1]:
             raise ValueError("batches out of order")
         self.names += names
-        self.digests += digests
+        self.digests_column += digests
         self.rows += rows
         self.spans.frombytes(spans)
-        if not (len(self.names) * 16 == len(self.digests) and len(self.rows) == len(self.names) and len(self.spans) == 4 * len(self.names)):
+        if not (len(self.names) * 16 == len(self.digests_column) and len(self.rows) == len(self.names) and len(self.spans) == 4 * len(self.names)):
             raise ValueError("columns of different lengths")
 
     def _find(self, name: str) -> int:
-        at = bisect.bisect_left(self.names, name)
-        return at if at < len(self.names) and self.names[at] == name else -1
+        if self.places is None or len(self.places) != len(self.names):  # made once, at the first look-up
+            self.places = {name: at for at, name in enumerate(self.names)}
+        return self.places.get(name, -1)
 
-    def _kept(self, at: int) -> list:
+    def digests(self) -> Iterator[tuple[str, bytes | bytearray]]:
+        """(name, content hash) of every part, no Part made: what finds the stale ones."""
+        yield from ((name, part.digest) for name, part in self.new.items())
+        held = self.digests_column
+        for at, name in enumerate(self.names):
+            if name not in self.new:
+                yield name, held[16 * at : 16 * at + 16]
+
+    def _kept(self, at: int) -> Part:
         offset, size = self.spans[4 * at], self.spans[4 * at + 1]
         section = None if size < 0 else Stored(self.read, offset, size)
-        return [bytes(self.digests[16 * at : 16 * at + 16]), self.rows[at], section]
+        return Part(bytes(self.digests_column[16 * at : 16 * at + 16]), self.rows[at], section)
 
-    def get(self, name: str, default: list | None = None) -> list | None:
+    def get(self, name: str, default: Part | None = None) -> Part | None:
         found = self.new.get(name)
         if found is not None:
             return found
         at = self._find(name)
         return default if at < 0 else self._kept(at)
 
-    def __getitem__(self, name: str) -> list:
+    def __getitem__(self, name: str) -> Part:
         found = self.get(name)
         if found is None:
             raise KeyError(name)
         return found
 
-    def __setitem__(self, name: str, part: list) -> None:
+    def __setitem__(self, name: str, part: Part) -> None:
         self.new[name] = part
 
     def __contains__(self, name: object) -> bool:
@@ -132,13 +150,13 @@ class Generated:
     def __len__(self) -> int:
         return len(self.new) + sum(1 for name in self.names if name not in self.new)
 
-    def values(self) -> Iterator[list]:
+    def values(self) -> Iterator[Part]:
         yield from self.new.values()
         for at, name in enumerate(self.names):
             if name not in self.new:
                 yield self._kept(at)
 
-    def items(self) -> Iterator[tuple[str, list]]:
+    def items(self) -> Iterator[tuple[str, Part]]:
         """(name, part), sorted by name."""
         new = sorted(self.new)
         i = 0
@@ -248,10 +266,9 @@ def columns(parts: Iterable[tuple[str, bytes, str | None, tuple[int, int] | None
         yield marshal.dumps((names, b"".join(x[1] for x in batch), [x[2] for x in batch], spans.tobytes()))
 
 
-def write_texts(out: BinaryIO, parts: Iterable[tuple[str, list]], pieces: Pieces, index: list,
+def write_texts(out: BinaryIO, parts: Iterable[tuple[str, Part]], pieces: Pieces, index: list,
                 kept: Callable[[int, int], bytes], copy_kept: Callable[[int, int], int]) -> int:  # fmt: skip
-    """Write the section and the row's piece of each (name, [content hash, row, section]) (sorted
-    by name); their size. Texts read through `kept` (the file as read) are copied by
+    """Write the section and the row's piece of each (name, Part) (sorted by name); their size. Texts read through `kept` (the file as read) are copied by
     `copy_kept(offset, size)` a run at a time: the ones that follow each other there still do.
     `index` gets (name, content hash, row, section span, piece span) of each."""
     at = 0
@@ -262,7 +279,8 @@ def write_texts(out: BinaryIO, parts: Iterable[tuple[str, list]], pieces: Pieces
             copy_kept(run[0], run[1] - run[0])
         run[0] = run[1] = 0
 
-    for name, (digest, row, section) in parts:
+    for name, part in parts:
+        digest, row, section = part.digest, part.row, part.section
         spans: list[tuple[int, int] | None] = []
         for text in (section, None if row is None else pieces.get_stored(row)):
             if text is None:
@@ -289,7 +307,13 @@ def write_texts(out: BinaryIO, parts: Iterable[tuple[str, list]], pieces: Pieces
 def copy(source: BinaryIO, out: BinaryIO, offset: int, size: int) -> int:
     """Copy `size` bytes from `offset` of `source` in chunks; the size."""
     source.seek(offset)
-    store.copy_bytes(source, out, size)
+    left = size
+    while left:
+        chunk = source.read(min(left, 1 << 20))
+        if not chunk:
+            raise OSError(0, "the file changed meanwhile")
+        out.write(chunk)
+        left -= len(chunk)
     return size
 
 

@@ -1,12 +1,13 @@
-"""The compiled index (`.lessonbank/index.bin`) of a bank, written after INDEX.md by bank.render.
+"""The compiled index (`.lessonbank/index.bin`) of a bank brought up to date, after INDEX.md was written by bank.render.
 
-It is built from INDEX.md as written (what the hooks read) through index.compiled_build, with
-each row's piece taken from the derived cache (bank.derived) when it was worked out before, and
-the command regexes compiled before from `.lessonbank/triggers.cache`. Nothing is built when the
+It is built from INDEX.md as written (what the hooks read) through compiled_build, with each
+row's piece taken from the derived cache (index.derived) when it was worked out before, and the
+command regexes compiled before from `.lessonbank/triggers.cache` (`Packed`). Nothing is built when the
 file already describes INDEX.md and bank.toml; when only `seen` counts changed, only its
 staleness key is rewritten; when only a few rows changed, came or went, it is patched from the file
-on disk (index.compiled_patch, index.compiled_rows). The file is compared and written in parts,
-never joined.
+on disk (compiled_patch, compiled_rows). The file is compared and written in parts, never
+joined, by the `Writer` the caller gives (bank.store.write_atomic): the bank is a `Place`, its
+root and state folder, so nothing here imports the bank.
 """
 
 from __future__ import annotations
@@ -16,31 +17,50 @@ import hashlib
 import marshal
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Protocol
 
-from lessonbank.bank.derived import ROW, Derived
-from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.errors import BankError
 from lessonbank.index import (
     compiled_build,
+    compiled_bytes,
     compiled_patch,
+    compiled_pieces,
     compiled_read,
     compiled_rows,
-    compiled_stream,
     index_md,
 )
+from lessonbank.index.compiled_pieces import KIND, SOURCE, TRIGGERS, Packed
+from lessonbank.index.derived import Derived
 from lessonbank.state import statedir
 
 # Up to this many new rows, their regexes are compiled rather than looked up in triggers.cache.
 FEW_NEW_ROWS = 20
 
 
-def compiled_path(bank: Bank) -> Path:
+class Place(Protocol):
+    """Where a compiled index is built from and written: a bank (bank.store.Bank is one)."""
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def state_dir(self) -> Path: ...
+
+
+class Writer(Protocol):
+    """Writes a file from its parts when its bytes change, comparing them with the file on disk as
+    they come (bank.store.write_atomic); gives create, update or unchanged."""
+
+    def __call__(self, path: Path, data: Iterable[bytes], dry_run: bool = ..., sync: bool = ...) -> str: ...
+
+
+def compiled_path(bank: Place) -> Path:
     """Where the compiled index lives."""
     return bank.state_dir / compiled_read.NAME
 
 
 def build(
-    bank: Bank, custom: bool, dry_run: bool, derived: Derived | None, index_text: str | None
+    bank: Place, custom: bool, dry_run: bool, derived: Derived | None, index_text: str | None
 ) -> Iterable[bytes]:
     """The compiled file's bytes, in parts: from INDEX.md on disk, or (dry run) from `index_text`,
     the INDEX.md the lessons give. With `derived`, the rows' pieces worked out before are reused
@@ -49,7 +69,7 @@ def build(
 
 
 def _build(
-    bank: Bank, custom: bool, dry_run: bool, derived: Derived | None, index_text: str | None
+    bank: Place, custom: bool, dry_run: bool, derived: Derived | None, index_text: str | None
 ) -> tuple[Iterable[bytes], bytes | None]:
     """`build`'s parts and the hash of the INDEX.md text they were built from (None: no INDEX.md).
 
@@ -59,11 +79,11 @@ def _build(
     cache_path = bank.state_dir / statedir.TRIGGER_CACHE
     known: Mapping[str, bytes] = derived.pieces() if derived is not None else {}
     rows = derived.generated.values() if derived is not None else ()
-    new_rows = sum(1 for p in rows if p[ROW] and p[ROW] not in known)
+    new_rows = sum(1 for p in rows if p.row and p.row not in known)
     # The compiled regexes kept are read only when many rows are new: a few rows' regexes compile
     # faster than the 2 MB file (at 10,000 lessons) reads, and a run that did not read it keeps it.
     wanted = derived is None or custom or new_rows > FEW_NEW_ROWS
-    compiled = _read_triggers(cache_path) if wanted else compiled_stream.Packed()
+    compiled = _read_triggers(cache_path) if wanted else Packed()
     before = len(compiled)
     if derived is not None:
         _add_pieces(derived, compiled)
@@ -75,7 +95,7 @@ def _build(
             used = {entry[6] for group in data["groups"] for entry in group if entry[5] == "c"}
             # the key a build from the same INDEX.md on disk would get: then "unchanged" is right
             key = key if key is not None and index_text == disk_text else ("pending",)
-            parts: Iterable[bytes] = compiled_build.serialize_parts(data, key)
+            parts: Iterable[bytes] = compiled_bytes.serialize_parts(data, key)
             digest = None if index_text is None else _digest(index_text)
         else:
             parts, digest = _stream(bank, compiled, known, used)
@@ -86,7 +106,7 @@ def _build(
     return parts, digest
 
 
-def _stream(bank: Bank, compiled: compiled_stream.Packed, known: Mapping[str, bytes], used: set[str]) -> tuple[Iterable[bytes], bytes | None]:
+def _stream(bank: Place, compiled: Packed, known: Mapping[str, bytes], used: set[str]) -> tuple[Iterable[bytes], bytes | None]:
     """The compiled file's parts from INDEX.md and bank.toml on disk (`used` gets the command
     regexes its rows name), and the hash of INDEX.md as read; the staleness key is the one taken
     before reading when it is the same after (else nothing built from this read passes for current)."""
@@ -97,14 +117,14 @@ def _stream(bank: Bank, compiled: compiled_stream.Packed, known: Mapping[str, by
     lines = _disk_lines(bank.root / "INDEX.md", hasher)
 
     def pieces() -> Iterator[tuple]:
-        for found in compiled_build.pieces_of(lines, compiled, known):
-            used.update(trigger[1] for trigger in found[3] if trigger[0] == "c")
+        for found in compiled_pieces.pieces_of(lines, compiled, known):
+            used.update(trigger[SOURCE] for trigger in found[TRIGGERS] if trigger[KIND] == "c")
             yield found
 
     def key() -> tuple:
         return before if compiled_read.source_key(root) == before else ("pending",)
 
-    parts = compiled_stream.stream(pieces(), compiled_build.settings_from_toml(toml_text), key)
+    parts = compiled_build.stream(pieces(), compiled_pieces.settings_from_toml(toml_text), key)
     return parts, None if before[0] is None else hasher.digest()
 
 
@@ -138,15 +158,16 @@ def _add_pieces(derived: Derived, compiled: dict) -> None:
     """Work out the pieces of the rows the derived cache has none for."""
     known = derived.pieces()
     for part in derived.generated.values():
-        row = part[ROW]
+        row = part.row
         if row is not None and row not in known:
-            known[row] = marshal.dumps(compiled_build.piece(index_md.parse_row(row, 0), compiled))
+            known[row] = marshal.dumps(compiled_pieces.piece(index_md.parse_row(row, 0), compiled))
             derived.changed = True
 
 
 def write(
-    bank: Bank, custom: bool, derived: Derived, index_text: str | None, dry_run: bool, old_index: str | None = None
-) -> str:
+    bank: Place, custom: bool, derived: Derived, index_text: str | None, dry_run: bool, writer: Writer,
+    old_index: str | None = None,
+) -> str:  # fmt: skip
     """Write the compiled index after INDEX.md (`index_text`: the INDEX.md the lessons give, needed
     for a dry run; otherwise INDEX.md on disk is read); nothing is built when the file on disk
     already describes INDEX.md and bank.toml as they are (it was built from those very bytes),
@@ -162,12 +183,12 @@ def write(
     shape, source = (None, None) if dry_run else _shape(bank)
     action = None
     if not dry_run and shape is not None:
-        action = _rekey(bank, derived.meta.get("compiled"), shape)
+        action = _rekey(bank, derived.meta.get("compiled"), shape, writer)
     if action is None and not dry_run and not custom and old_index is not None:
-        action, source = _patch(bank, derived, old_index) or (None, None)
+        action, source = _patch(bank, derived, old_index, writer) or (None, None)
     if action is None:
         parts, source = _build(bank, custom, dry_run, derived, index_text)
-        action = write_parts(path, parts, dry_run)
+        action = write_parts(path, parts, dry_run, writer)
     if not dry_run and shape is not None:
         # what the file on disk was built from: its stat key and INDEX.md's hash (a patch's start)
         derived.meta["compiled"] = (shape, _stat_key(path), source)
@@ -179,7 +200,7 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
 
-def _patch(bank: Bank, derived: Derived, old_index: str) -> tuple[str, bytes] | None:
+def _patch(bank: Place, derived: Derived, old_index: str, writer: Writer) -> tuple[str, bytes] | None:
     """(action, hash of INDEX.md's text) when the file on disk, built from `old_index`, could be
     patched into the one INDEX.md on disk gives (rows reworded: index.compiled_patch; rows added,
     removed or moved: index.compiled_rows); None when a build is needed."""
@@ -211,20 +232,20 @@ def _patch(bank: Bank, derived: Derived, old_index: str) -> tuple[str, bytes] | 
                 return marshal.loads(blob)
         worked_out[0] += 1
         try:
-            return compiled_build.piece(index_md.parse_row(line, 0), regexes)
+            return compiled_pieces.piece(index_md.parse_row(line, 0), regexes)
         except index_md.IndexFormatError:
             return None
 
-    settings = compiled_build.settings_from_toml(toml_text)
+    settings = compiled_pieces.settings_from_toml(toml_text)
     parts = None if changes is None else compiled_patch.patch(old_file, changes, piece, settings, key)
     if parts is None:  # rows added or removed, or a change of rank or triggers
         parts = compiled_rows.patch_rows(old_file, old_lines, new_lines, piece, settings, key)
     if parts is None:
         return None
-    return write_parts(path, parts, dry_run=False), _digest(disk_text)
+    return write_parts(path, parts, False, writer), _digest(disk_text)
 
 
-def _shape(bank: Bank) -> tuple[bytes | None, bytes | None]:
+def _shape(bank: Place) -> tuple[bytes | None, bytes | None]:
     """A hash of what the compiled index is built from, less the `seen` counts it never reads:
     INDEX.md's table rows (on disk, read a line at a time) with their seen cell left out, and
     bank.toml; and the hash of INDEX.md's bytes. (None, None) when either cannot be read."""
@@ -235,11 +256,16 @@ def _shape(bank: Bank) -> tuple[bytes | None, bytes | None]:
         if lines is None:
             return None, None
         digest = hashlib.blake2b(toml, digest_size=16)
+        held: list[str] = []  # hashed a few thousand rows at a time: one update, not one per row
         for _, line in index_md.table_lines(lines):
             head, _, tail = line.rpartition(" | ")  # ... | seen | priority | confidence |
             head, _, priority = head.rpartition(" | ")
             head, _, _seen = head.rpartition(" | ")
-            digest.update(f"{head}\x00{priority}\x00{tail}\n".encode())
+            held.append(f"{head}\x00{priority}\x00{tail}\n")
+            if len(held) == 4096:
+                digest.update("".join(held).encode())
+                held.clear()
+        digest.update("".join(held).encode())
         for _ in lines:  # the rest of the file, for its hash
             pass
     except (index_md.IndexFormatError, OSError):
@@ -255,7 +281,7 @@ def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
-def _rekey(bank: Bank, stored: object, shape: bytes) -> str | None:
+def _rekey(bank: Place, stored: object, shape: bytes, writer: Writer) -> str | None:
     """When the compiled file on disk was built (by this cache, untouched since) from the same
     shape, rewrite only its staleness key: the tables are byte for byte what a build would give.
     None when it cannot."""
@@ -271,27 +297,26 @@ def _rekey(bank: Bank, stored: object, shape: bytes) -> str | None:
     except (OSError, ValueError, EOFError, compiled_read.Stale):
         return None
     meta["key"] = key
-    fresh = compiled_build.serialize_meta(meta)
-    return write_parts(path, [fresh, body], dry_run=False)
+    fresh = compiled_bytes.serialize_meta(meta)
+    return write_parts(path, [fresh, body], False, writer)
 
 
-def write_parts(path: Path, parts: Iterable[bytes], dry_run: bool) -> str:
-    """store.write_atomic for the compiled file's parts, compared with the file on disk as they
-    come; not flushed to disk first (local state: a torn file is rebuilt by the hooks or the next
-    `bank index`)."""
-    return write_atomic(path, parts, dry_run=dry_run, sync=False)
+def write_parts(path: Path, parts: Iterable[bytes], dry_run: bool, writer: Writer) -> str:
+    """`writer` for the compiled file's parts, compared with the file on disk as they come; not
+    flushed to disk first (local state: a torn file is rebuilt by the hooks or the next `bank index`)."""
+    return writer(path, parts, dry_run=dry_run, sync=False)
 
 
-def _read_triggers(path: Path) -> compiled_stream.Packed:
-    """The compiled command regexes `bank index` kept (pattern -> compiled_build.command_trigger,
+def _read_triggers(path: Path) -> Packed:
+    """The compiled command regexes `bank index` kept (pattern -> compiled_pieces.command_trigger,
     held marshalled); empty when missing or written by another format."""
     try:
         data = marshal.loads(path.read_bytes())
     except Exception:
-        return compiled_stream.Packed()
+        return Packed()
     if not isinstance(data, dict) or data.get("format") != (compiled_read.FORMAT, "packed"):
-        return compiled_stream.Packed()
-    return compiled_stream.Packed(data["triggers"])
+        return Packed()
+    return Packed(data["triggers"])
 
 
 def _write_triggers(path: Path, triggers: dict) -> None:

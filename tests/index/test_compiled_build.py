@@ -1,4 +1,4 @@
-"""index.compiled_stream: the compiled file built a piece at a time is byte for byte the in-memory build's."""
+"""index.compiled_build: the compiled file streamed a piece at a time is byte for byte the in-memory build's."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.bank import compiled, render
-from lessonbank.index import compiled_build, compiled_stream, index_md
+from lessonbank.bank import pages
+from lessonbank.index import compiled_build, compiled_bytes, compiled_pieces, compiled_update, index_md
 from tests.hook_support import lesson
 
 KEY = (("INDEX.md", 1), None)
@@ -30,7 +30,7 @@ def _rows(count: int, seed: int) -> list[str]:
             priority=rng.randint(1, 10),
             confidence=round(rng.random(), 2),
         ))  # fmt: skip
-    return [row for row in (render.index_row(x) for x in sorted(lessons, key=lambda x: x.slug)) if row]
+    return [row for row in (pages.index_row(x) for x in sorted(lessons, key=lambda x: x.slug)) if row]
 
 
 def _text(rows: list[str], newline: str = "\n") -> str:
@@ -41,15 +41,15 @@ def _text(rows: list[str], newline: str = "\n") -> str:
 @pytest.mark.parametrize(("count", "seed"), [(0, 0), (1, 1), (7, 2), (120, 3), (400, 4)])
 def test_streamed_file_equals_the_in_memory_build(count: int, seed: int) -> None:
     text = _text(_rows(count, seed))
-    settings = compiled_build.settings_from_toml("")
-    expected = compiled_build.serialize(compiled_build.from_texts(text, ""), KEY)
+    settings = compiled_pieces.settings_from_toml("")
+    expected = compiled_bytes.serialize(compiled_build.from_texts(text, ""), KEY)
     keys = []
 
     def key() -> tuple:
         keys.append(1)
         return KEY
 
-    streamed = b"".join(compiled_stream.stream(compiled_build.pieces_of(text.splitlines()), settings, key))
+    streamed = b"".join(compiled_build.stream(compiled_pieces.pieces_of(text.splitlines()), settings, key))
     assert streamed == expected
     assert keys == [1]  # asked once, after the pieces
 
@@ -59,13 +59,13 @@ def test_index_md_read_a_line_at_a_time_gives_the_lines_of_its_text(tmp_path: Pa
     text = _text(_rows(5, 9), newline) + "tail\u2028 with a line separator\x85and more"
     path = tmp_path / "INDEX.md"
     path.write_bytes(text.encode())
-    lines = compiled._disk_lines(path)
+    lines = compiled_update._disk_lines(path)
     assert lines is not None and list(lines) == text.splitlines()
-    assert compiled._disk_lines(tmp_path / "missing.md") is None
+    assert compiled_update._disk_lines(tmp_path / "missing.md") is None
 
 
 def test_spool_reads_back_what_it_kept() -> None:
-    spool = compiled_stream.Spool()
+    spool = compiled_bytes.Spool()
     blobs = [bytes([n]) * n for n in range(40)]
     for blob in blobs[:20]:
         spool.append(blob)
@@ -90,6 +90,6 @@ def test_index_md_lines_across_block_boundaries(tmp_path: Path, monkeypatch: pyt
         return handle
 
     monkeypatch.setattr("builtins.open", small_reads)
-    lines = compiled._disk_lines(path)
+    lines = compiled_update._disk_lines(path)
     monkeypatch.undo()
     assert lines is not None and list(lines) == path.read_bytes().decode("utf-8", "replace").splitlines()

@@ -6,7 +6,7 @@ what is worked out from its text alone, in three parts, each read only when used
 - the small part, all that `bank list`, `stats`, `check` and capture's duplicate gate read: the
   lesson's summary, slug and id, its problems with their lines (a parse error, or `lint`'s), the
   words of its *when* and *do*;
-- the generated part (bank.render, bank.compiled): its INDEX.md row, and where its BANK.md section
+- the generated part (bank.render, index.compiled_update): its INDEX.md row, and where its BANK.md section
   and the compiled-index piece of its row sit in the file;
 - the texts: each section and piece, read one at a time when they are written out (at 50,000
   lessons they are 30 and 75 MB, never held at once).
@@ -21,26 +21,20 @@ a part not read in the run copied as it was; a broken or foreign cache is ignore
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 import os
+import posix
 import stat
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import Any, BinaryIO
 
-from lessonbank.bank import derived_file as dfile
-from lessonbank.bank import store
-from lessonbank.bank.store import Bank, Problem
 from lessonbank.errors import LessonFormatError
-from lessonbank.matching import words
+from lessonbank.index import derived_file
+from lessonbank.index.derived_file import Part
 from lessonbank.state import statedir
-
-if TYPE_CHECKING:  # the YAML parser and the checks are imported only when a file is parsed
-    from lessonbank.bank import lesson as lesson_mod
 
 MAGIC = b"LBDERIV\x00"
 # Bump when what a record holds, or how a row, section or piece is worked out, changes.
@@ -48,25 +42,43 @@ VERSION = 7
 # The small part of a record: (stat key or None, content hash, slug, id, summary, terms, problems);
 # slug, id, summary and terms are None for a file that does not parse; each problem is (line,
 # message, whether it is a bad value: a lesson with one is left out of what `bank index` writes).
+# Named constants, not a NamedTuple: the records come from marshal as tuples, and making 50,000
+# NamedTuples of them (and tuples again to save them) costs 25-45 ms on every `bank list`.
 KEY, DIGEST, SLUG, ID, SUMMARY, TERMS, PROBLEMS = range(7)
-# The generated part: [content hash, row or None (not in INDEX.md), section or None (not worked
-# out yet): its text, or a derived_file.Stored one, read when turned into a string].
-ROW, SECTION = 1, 2
 HEAD = 36  # MAGIC, VERSION, then the sizes of the small part, the texts and the generated part
+# A file changed within the last seconds may change again within the same clock tick without its
+# stat key changing (git's "racy" case): its key is not kept, so it is hashed again next time.
+RACY_NS = 2_000_000_000
+# What the bank makes of a lesson file's text: (slug, id, summary, terms, problems) and the parsed
+# lesson, or LessonFormatError with a line (bank.catalog.describe).
+Describe = Callable[[Path, str], "tuple[tuple, Any]"]
 
 
-def summary(lesson: lesson_mod.Lesson) -> tuple:
-    """What `bank list` and `bank stats` show of a lesson: (slug, type, seen, priority, status,
-    source, title, tags)."""
-    # type, status and source take a few values: interned, 50,000 records hold one copy of each
-    return (lesson.slug, sys.intern(lesson.type), lesson.seen, lesson.priority, sys.intern(lesson.status),
-            sys.intern(lesson.source), lesson.title, tuple(lesson.tags))  # fmt: skip
-
-
-def terms(when: str, do: str) -> set[str]:
-    """The words that say what a lesson says (its when and do, stemmed), for capture's duplicate
-    gate; records keep them sorted and space-separated."""
-    return words.terms(f"{when} {do}")
+def lesson_keys(lessons_dir: Path) -> list[tuple[str, tuple[int, int, int, int]]]:
+    """(name, stat key) of every *.md file in `lessons_dir` (not hidden, links followed, regular
+    files only), sorted by name; the key is (size, mtime_ns, ctime_ns, inode), what the caches
+    compare (a stat result each would be 40 MB at 50,000 lessons). One `stat` per file relative to
+    the folder's descriptor: a third cheaper than os.scandir's entries at 10,000 files."""
+    out = []
+    try:
+        fd = posix.open(str(lessons_dir), posix.O_RDONLY | posix.O_DIRECTORY)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    try:
+        names = posix.listdir(fd)
+        lstat, regular = posix.stat, stat.S_ISREG
+        for name in names:
+            if name.endswith(".md") and name[0] != ".":
+                try:
+                    st = lstat(name, dir_fd=fd)
+                except OSError:
+                    continue
+                if regular(st.st_mode):
+                    out.append((name, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)))
+    finally:
+        posix.close(fd)
+    out.sort()
+    return out
 
 
 @dataclass
@@ -77,46 +89,53 @@ class Derived:
     the generated part (fingerprint, file name -> (content hash, row, where its section and its
     row's piece sit among the texts)), read on first use. `meta` holds the fingerprint the
     generated parts were worked out with and the hashes of the INDEX.md and BANK.md last written
-    from them, so a run where nothing changed reads neither the generated part nor the texts.
-    """
+    from them, so a run where nothing changed reads neither the generated part nor the texts, and
+    the listing (names and stat keys) the records last matched, every file settled. `describe`
+    (the bank's) parses the files."""
 
-    bank: Bank
+    lessons_dir: Path
+    state_dir: Path
+    describe: Describe
     fingerprint: str = ""
     small: dict[str, tuple] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
     # Called with (this cache, file name, lesson) for each file parsed in this run (bank.render
     # works out its generated part at once, so no lesson is kept: 50,000 would not fit in memory).
-    on_parse: Callable[[Derived, str, lesson_mod.Lesson], None] | None = None
+    on_parse: Callable[[Derived, str, Any], None] | None = None
     changed: bool = False  # something to save
+    settled: int = 0  # records changed in their stat key alone, and the listing (`save`'s `unsaved`)
     # Where the texts and the generated part sit in the file as read: (offset, size) each.
     _spans: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0), (0, 0)])
     _handle: BinaryIO | None = None
-    _generated: dfile.Generated | None = None
-    _pieces: dfile.Pieces | None = None
-    spool: dfile.Spool = field(default_factory=dfile.Spool)  # texts worked out in this run, until saved
+    _generated: derived_file.Generated | None = None
+    _pieces: derived_file.Pieces | None = None
+    spool: derived_file.Spool = field(default_factory=derived_file.Spool)  # texts worked out in this run, until saved
     # The small part's records marshalled in batches in the spool, as `save` writes them, once `pack` let go of
     # `small`; with the names of the generated parts to drop (their file changed or went).
-    _packed: list[dfile.Stored] | None = None
+    _packed: list[derived_file.Stored] | None = None
     _stale: set[str] = field(default_factory=set)
     _closed: bool = False  # saved or let go: a later `save` does nothing (parts not read are gone)
 
     @property
     def path(self) -> Path:
-        return self.bank.state_dir / statedir.DERIVED_CACHE
+        return self.state_dir / statedir.DERIVED_CACHE
 
     @classmethod
     def open(
         cls,
-        bank: Bank,
+        lessons_dir: Path,
+        state_dir: Path,
+        describe: Describe,
         fingerprint: str = "",
-        on_parse: Callable[[Derived, str, lesson_mod.Lesson], None] | None = None,
+        on_parse: Callable[[Derived, str, Any], None] | None = None,
     ) -> Derived:
-        """The cache as it is on disk, up to date with lessons/ (only changed files parsed).
+        """The cache in `state_dir` as it is on disk, up to date with `lessons_dir` (only changed
+        files read, through `describe`).
 
         `fingerprint` names what the generated parts are worked out with (templates, formats):
         parts stored under another one are dropped.
         """
-        self = cls(bank, fingerprint, on_parse=on_parse)
+        self = cls(lessons_dir, state_dir, describe, fingerprint, on_parse=on_parse)
         self._read()
         self.refresh()
         return self
@@ -125,33 +144,35 @@ class Derived:
         """The lesson file names, sorted."""
         return sorted(self.small)
 
-    def problems(self) -> list[Problem]:
-        """The files that do not parse (what `Bank.load` skips), sorted by name."""
-        return [
-            Problem(self.bank.lessons_dir / name, rec[PROBLEMS][0][0], rec[PROBLEMS][0][1])
-            for name, rec in sorted(self.small.items())
-            if rec[SLUG] is None
-        ]
+    def problems(self) -> list[tuple[str, int, str]]:
+        """(file name, line, message) of the files that do not parse (what `Bank.load` skips), sorted by name."""
+        broken = sorted(name for name, rec in self.small.items() if rec[SLUG] is None)
+        return [(name, *self.small[name][PROBLEMS][0][:2]) for name in broken]
 
     def sources(self) -> bytes:
         """A hash of every lesson file's name and content hash: what generated files depend on."""
+        import hashlib  # here: its import loads OpenSSL (3-10 ms), which `bank list` on a settled bank never needs
+
         digest = hashlib.blake2b(digest_size=16)
         for name in sorted(self.small):
             digest.update(name.encode() + b"\x00" + self.small[name][DIGEST])
         return digest.digest()
 
-    def lesson(self, name: str) -> lesson_mod.Lesson:
+    def lesson(self, name: str) -> Any:
         """The parsed lesson of a well-formed file (read and parsed again)."""
-        return self.bank.read(self.bank.lessons_dir / name).lesson
+        path = self.lessons_dir / name
+        return self.describe(path, path.read_text(encoding="utf-8"))[1]
 
     def refresh(self, only: list[str] | None = None) -> None:
         """Bring the records in line with lessons/: new, changed and deleted files; with `only`,
         just those file names (a caller that has just written them, the rest seen moments ago)."""
         now = time.time_ns()
         if only is not None:
+            if self.meta.pop("listing", None) is not None:  # it no longer describes the records
+                self.changed = True
             for name in only:
                 try:
-                    st = os.stat(self.bank.lessons_dir / name)
+                    st = posix.stat(str(self.lessons_dir / name))
                     if not stat.S_ISREG(st.st_mode):
                         raise FileNotFoundError(name)
                 except OSError:
@@ -160,64 +181,80 @@ class Derived:
                     continue
                 self._update(name, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino), now)
             return
-        seen = set()
-        for name, key in self.bank.lesson_keys():
-            seen.add(name)
-            self._update(name, key, now)
-        for name in [n for n in self.small if n not in seen]:
-            del self.small[name]
-            self.changed = True
+        keys = lesson_keys(self.lessons_dir)
+        # The listing (every name and stat key) the records were last found to match, every file
+        # settled: the same listing again and no record needs a look (10,000 look-ups saved).
+        if keys == self.meta.get("listing"):
+            return
+        small, missed, whole = self.small, 0, True
+        for name, key in keys:  # the unchanged files cost a look-up each, not a call
+            old = small.get(name)
+            if old is None or old[KEY] != key:
+                settled = self._update(name, key, now)
+                if settled is None:
+                    missed += 1
+                whole = whole and bool(settled)
+        if len(small) != len(keys) - missed:  # records of files that went
+            listed = {name for name, _ in keys}
+            for name in [n for n in small if n not in listed]:
+                del small[name]
+                self.changed = True
+        # every record now of a listed file at the key listed (one that is not settled has none)
+        whole = whole and not missed and len(small) == len(keys)
+        if self.meta.get("listing") != (keys if whole else None):
+            if whole:
+                self.meta["listing"] = keys
+            else:
+                del self.meta["listing"]
+            self.settled += 1
 
-    def _update(self, name: str, key: tuple, now: int) -> None:
-        """Bring one file's record in line with its stat key (read and hashed only when it moved)."""
+    def _update(self, name: str, key: tuple, now: int) -> bool | None:
+        """Bring one file's record in line with its stat key (read and hashed only when it moved):
+        whether its record now holds that key (False: changed too recently to be settled, it holds
+        none); None when the file could not be read (no record then, or its old one)."""
         old = self.small.get(name)
         if old is not None and old[KEY] == key:
-            return
-        settled = key if now - max(key[1], key[2]) > store.RACY_NS else None
-        path = self.bank.lessons_dir / name
+            return True
+        settled = key if now - max(key[1], key[2]) > RACY_NS else None
+        path = self.lessons_dir / name
         try:
             data = path.read_bytes()
         except OSError:
-            return
+            return None
+        import hashlib
+
         digest = hashlib.blake2b(data, digest_size=16).digest()
         if old is not None and old[DIGEST] == digest:
             if old[KEY] != settled:
                 self.small[name] = (settled, *old[1:])
-                self.changed = True
-            return
+                self.settled += 1
+            return settled is not None
         record, lesson = self._record(path, data, settled, digest)
         self.small[name] = record
         self.changed = True
         if lesson is not None and self.on_parse is not None:
             self.on_parse(self, name, lesson)
+        return settled is not None
 
-    def _record(self, path: Path, data: bytes, key: tuple | None, digest: bytes) -> tuple[tuple, lesson_mod.Lesson | None]:
+    def _record(self, path: Path, data: bytes, key: tuple | None, digest: bytes) -> tuple[tuple, Any]:
         """A file's small record, and its lesson when it parses."""
-        from lessonbank.bank import lesson as lesson_mod
-        from lessonbank.bank import lint
-
         try:
-            text = data.decode("utf-8")
+            fields, lesson = self.describe(path, data.decode("utf-8"))
         except UnicodeDecodeError:
             return (key, digest, None, None, None, None, ((1, "not UTF-8 text", False),)), None
-        try:
-            lesson = lesson_mod.parse(text)
         except LessonFormatError as exc:
             return (key, digest, None, None, None, None, ((exc.line, str(exc), False),)), None
-        problems = tuple(lint.lesson_problems(lesson, text, path.stem))
-        terms_text = " ".join(sorted(terms(lesson.when, lesson.do)))
-        return (key, digest, lesson.slug, lesson.id, summary(lesson), terms_text, problems), lesson
+        return (key, digest, *fields), lesson
 
     @property
-    def generated(self) -> dfile.Generated:
-        """File name -> [content hash, row, section], as a dict reads (read on first use; stale
-        ones dropped)."""
+    def generated(self) -> derived_file.Generated:
+        """File name -> its generated `Part`, as a dict reads (read on first use; stale ones dropped)."""
         if self._generated is None:
             self._read_generated()
         assert self._generated is not None
         return self._generated
 
-    def pieces(self) -> dfile.Pieces:
+    def pieces(self) -> derived_file.Pieces:
         """INDEX.md row line -> its marshalled compiled piece, as a dict reads (read on first
         use, each piece read from the file when asked for); bank.render adds the new ones."""
         if self._pieces is None:
@@ -226,20 +263,20 @@ class Derived:
         return self._pieces
 
     def _read_generated(self) -> None:
-        generated = dfile.Generated(self._read_text)
+        generated = derived_file.Generated(self._read_text)
         offset, size = self._spans[1]
         try:
             if not size or self._handle is None:
                 raise ValueError("none")
             self._handle.seek(offset)
-            batches = dfile.read_batches(self._handle, size)
+            batches = derived_file.read_batches(self._handle, size)
             if marshal.loads(next(batches)) != self.fingerprint:
                 raise ValueError("another fingerprint")
             for blob in batches:
                 generated.load(marshal.loads(blob))
         except Exception:
-            generated = dfile.Generated(self._read_text)
-        self._generated, self._pieces = generated, dfile.Pieces(self.spool, generated)
+            generated = derived_file.Generated(self._read_text)
+        self._generated, self._pieces = generated, derived_file.Pieces(self.spool, generated)
 
     def pack(self) -> None:
         """Keep the small part marshalled in the spool, as `save` writes it, from here on (`small`
@@ -248,24 +285,25 @@ class Derived:
         if self._packed is not None:
             return
         if self._generated is not None:
-            self._stale = {name for name, part in self._generated.items() if name not in self.small or self.small[name][DIGEST] != part[0]}
-        self._packed = [self.spool.keep(marshal.dumps(dict(batch))) for batch in dfile.batched(sorted(self.small.items()))]
+            small = self.small
+            self._stale = {name for name, digest in self._generated.digests() if name not in small or small[name][DIGEST] != digest}
+        self._packed = [self.spool.keep(marshal.dumps(dict(batch))) for batch in derived_file.batched(sorted(self.small.items()))]
         self.small = {}
 
-    def keep(self, text: str) -> dfile.Stored:
+    def keep(self, text: str) -> derived_file.Stored:
         """A section worked out in this run, kept in the spool (not in memory) until saved."""
         return self.spool.keep(text.encode("utf-8"))
 
-    def part(self, name: str) -> list:
-        """The generated part of a well-formed file, [content hash, row, section] (section None
-        until worked out; row None for a lesson INDEX.md leaves out); filled in by bank.render."""
+    def part(self, name: str) -> Part:
+        """The generated part of a well-formed file (its section None until worked out, its row
+        None for a lesson INDEX.md leaves out); filled in by bank.render."""
         digest = self.small[name][DIGEST]
         generated = self.generated
         found = generated.get(name)
-        if found is None or found[0] != digest:
-            found = generated[name] = [digest, None, None]
+        if found is None or found.digest != digest:
+            found = generated[name] = Part(digest)
             self.changed = True
-        elif found[SECTION] is None and name not in generated.new:
+        elif found.section is None and name not in generated.new:
             generated[name] = found  # to be filled in: held, so what is filled in stays
         return found
 
@@ -281,7 +319,7 @@ class Derived:
             size, texts, generated = (int.from_bytes(head[n : n + 8], "little") for n in (12, 20, 28))
             if HEAD + size + texts + generated != os.fstat(handle.fileno()).st_size:
                 raise ValueError("cut short")
-            batches = dfile.read_batches(handle, size)
+            batches = derived_file.read_batches(handle, size)
             meta = marshal.loads(next(batches))
             small: dict[str, tuple] = {}
             for blob in batches:
@@ -306,8 +344,10 @@ class Derived:
             raise ValueError("the cache changed meanwhile")
         return data
 
-    def save(self) -> None:
-        """Write the cache when anything in it changed (a read-only state folder only costs speed).
+    def save(self, unsaved: int = 0) -> None:
+        """Write the cache when anything in it changed (a read-only state folder only costs speed),
+        but for up to `unsaved` records changed in their stat key alone (a reader's: hashing those
+        files again next time costs less than rewriting 30 MB at 10,000 lessons).
 
         A generated part is kept with the content hash it was worked out from, so one stored
         before its file changed is never taken for current; when the generated part was not read
@@ -316,13 +356,13 @@ class Derived:
         """
         if self._closed:
             return
-        if not self.changed:
+        if not self.changed and self.settled <= unsaved:
             self.close()
             return
         with contextlib.suppress(OSError, ValueError):
-            self.bank.state_dir.mkdir(parents=True, exist_ok=True)
+            self.state_dir.mkdir(parents=True, exist_ok=True)
             self._write()
-        self.changed = False
+        self.changed, self.settled = False, 0
         self.close()
 
     def _write(self) -> None:
@@ -335,14 +375,14 @@ class Derived:
                 if self._packed is not None:
                     records = (batch.data() for batch in self._packed)
                 else:
-                    records = (marshal.dumps(dict(batch)) for batch in dfile.batched(sorted(self.small.items())))
-                small = dfile.write_batches(out, dfile.chain(marshal.dumps(self.meta), records))
+                    records = (marshal.dumps(dict(batch)) for batch in derived_file.batched(sorted(self.small.items())))
+                small = derived_file.write_batches(out, derived_file.chain(marshal.dumps(self.meta), records))
                 if self._generated is None:  # not read in this run: copied as it was
                     texts, generated = (self._copy(out, *self._spans[n]) for n in (0, 1))
                 else:
                     index: list = []
                     texts = self._write_texts(out, index)
-                    generated = dfile.write_batches(out, dfile.chain(marshal.dumps(self.fingerprint), dfile.columns(index)))
+                    generated = derived_file.write_batches(out, derived_file.chain(marshal.dumps(self.fingerprint), derived_file.columns(index)))
                 out.seek(0)
                 out.write(MAGIC + VERSION.to_bytes(4, "little") + b"".join(n.to_bytes(8, "little") for n in (small, texts, generated)))
             os.replace(tmp, self.path)
@@ -356,13 +396,13 @@ class Derived:
         (name, content hash, row, section span, piece span) of each."""
         assert self._generated is not None and self._pieces is not None
         small, stale, packed = self.small, self._stale, self._packed is not None
-        current = ((n, p) for n, p in self._generated.items() if (n not in stale if packed else n in small and small[n][DIGEST] == p[0]))
-        return dfile.write_texts(out, current, self._pieces, index, self._read_text, lambda at, size: self._copy(out, self._spans[0][0] + at, size))
+        current = ((n, p) for n, p in self._generated.items() if (n not in stale if packed else n in small and small[n][DIGEST] == p.digest))
+        return derived_file.write_texts(out, current, self._pieces, index, self._read_text, lambda at, size: self._copy(out, self._spans[0][0] + at, size))
 
     def _copy(self, out: BinaryIO, offset: int, size: int) -> int:
         if size and self._handle is None:
             raise ValueError("no cache to copy from")
-        return dfile.copy(self._handle, out, offset, size) if self._handle is not None else 0
+        return derived_file.copy(self._handle, out, offset, size) if self._handle is not None else 0
 
     def close(self) -> None:
         """Let go of the file as read (save does; the parts not read by then are gone)."""
@@ -378,39 +418,3 @@ def bad_values(rec: tuple) -> list[tuple[int, str]]:
     """(line, message) of a record's bad values (see lint.lesson_problems)."""
     return [(line, message) for line, message, bad in rec[PROBLEMS] if bad]
 
-
-def open_bank(bank: Bank) -> Derived:
-    """The small part, up to date and saved; `bank.load_problems` set as `Bank.load` sets it."""
-    derived = Derived.open(bank)
-    derived.save()
-    bank.load_problems = derived.problems()
-    return derived
-
-
-def records(bank: Bank) -> list[tuple[str, tuple]]:
-    """(file name, small record) of the well-formed lessons, sorted by file name."""
-    derived = open_bank(bank)
-    return [(name, rec) for name, rec in sorted(derived.small.items()) if rec[SLUG] is not None]
-
-
-def summaries(bank: Bank) -> list[tuple]:
-    """`summary` of every well-formed lesson, sorted by file name (only changed files parsed)."""
-    return [rec[SUMMARY] for _, rec in records(bank)]
-
-
-def check(bank: Bank) -> tuple[list[Problem], int]:
-    """What `bank check` reports: every problem (parse errors, bad values, duplicate ids or
-    slugs), sorted; and the file count. A file's own problems come from its record."""
-    derived = open_bank(bank)
-    problems: list[Problem] = []
-    files = []
-    for name, rec in sorted(derived.small.items()):
-        path = bank.lessons_dir / name
-        problems.extend(Problem(path, line, message) for line, message, _ in rec[PROBLEMS])
-        if rec[SLUG] is not None:
-            files.append((path, rec[ID], rec[SLUG]))
-    from lessonbank.bank import lint
-
-    problems.extend(lint.duplicates(files))
-    problems.sort(key=lambda p: (str(p.path), p.line, p.message))
-    return problems, len(derived.small)

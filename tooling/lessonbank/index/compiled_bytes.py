@@ -1,0 +1,185 @@
+"""The compiled file's bytes: the tables' sections laid out behind a head, in memory or from temporary files.
+
+The file is MAGIC, the format and the meta (`serialize_meta`: the staleness key, the settings,
+each section's offset and size), then the sections: each hashed table (`pre`, `recall`) as a bit
+filter of its keys, an offset table and its marshalled buckets; each array (`lessons`,
+`programs`, `groups`) as an offset table and its records; `grams` last. `layout` lays out any
+sections so (a build, a patch: compiled_patch and compiled_rows give a build's bytes through it);
+a part may be a `Spool` chunk, read from its temporary file only when written out, so a
+50,000-lesson file (47 MB) is never held whole. Read by compiled_read.
+"""
+
+import array
+import marshal
+import sys
+from collections.abc import Iterator
+from typing import IO
+
+from lessonbank.index.compiled_pieces import MARSHAL_VERSION
+from lessonbank.index.compiled_read import FILTER_BITS, FORMAT, MAGIC, hashed
+
+CHUNK = 1 << 20  # bytes read back from a temporary file at a time
+
+
+
+def serialize(data: dict, key: tuple) -> bytes:
+    """The compiled file: header, meta, then hashed buckets of marshalled dicts and a lesson array."""
+    return b"".join(serialize_parts(data, key))
+
+
+def serialize_parts(data: dict, key: tuple) -> list[bytes]:
+    """`serialize`'s bytes as a list of parts, never joined (a 50,000-lesson file is 47 MB)."""
+    sections: list[tuple[str, list[bytes]]] = []
+    for name in ("pre", "recall"):
+        sections.extend(hashed_sections(name, data[name]))
+    for name in ("lessons", "programs", "groups"):
+        records = data[name]
+        table, payload = array_parts([r if type(r) is bytes else marshal.dumps(r, MARSHAL_VERSION) for r in records])
+        sections += [(name + ".table", [table]), (name + ".data", payload)]
+    sections.append(grams_section(data["grams"]))
+    return layout(sections, key, data["settings"], data["gram_lengths"], len(data["lessons"]))
+
+
+def grams_section(grams: dict) -> "tuple[str, list[bytes]]":
+    """The last section: gram -> how many triggers hold it, read only by `compiled_rows`."""
+    return ("grams", [marshal.dumps(grams, MARSHAL_VERSION)])
+
+
+def hashed_sections(name: str, mapping: dict) -> list[tuple[str, list[bytes]]]:
+    """The filter, table and data sections of a hashed table (`pre` or `recall`)."""
+    keys = hashed(list(mapping))
+    table, payload = array_parts(list(hashed_buckets(mapping, keys)))
+    return [(name + ".filter", [filter_section(mapping, keys)]), (name + ".table", [table]), (name + ".data", payload)]
+
+
+def layout(sections: list[tuple[str, list[bytes]]], key: tuple, settings: dict, gram_lengths: tuple, count: int) -> list[bytes]:
+    """The file's parts: its head (meta with each section's offset and size), then the sections
+    (each given as its parts) in the order given; `compiled_patch` lays out a patched file here too."""
+    spans: dict[str, tuple[int, int]] = {}
+    blobs: list[bytes] = []
+    offset = 0
+    for name, parts in sections:
+        size = sum(len(part) for part in parts)
+        spans[name] = (offset, size)
+        blobs.extend(parts)
+        offset += size
+    meta = {
+        "key": key,
+        "byteorder": sys.byteorder,
+        "settings": settings,
+        "gram_lengths": gram_lengths,
+        "sections": spans,
+        "count": count,
+    }
+    return [serialize_meta(meta), *blobs]
+
+
+def serialize_meta(meta: dict) -> bytes:
+    """The file's head: MAGIC, the format, the meta's size, the meta (`bank index` rewrites only
+    this when nothing but the staleness key changes)."""
+    blob = marshal.dumps(meta, MARSHAL_VERSION)
+    return MAGIC + FORMAT.to_bytes(4, "little") + len(blob).to_bytes(4, "little") + blob
+
+
+def hashed_buckets(mapping: dict, keys: "list[tuple[str, int, int]] | None" = None) -> Iterator[bytes]:
+    """A hashed table's buckets in order, each marshalled as soon as it is filled (an array value
+    as the tuple it stands for), so no second copy of the mapping is made; `keys`: the mapping's
+    keys `hashed` (compiled_read.bucket's number for each), when the caller has them."""
+    size = _prime_at_least(max(7, len(mapping)))
+    placed = sorted((n % size, key) for key, n, _ in (hashed(list(mapping)) if keys is None else keys))
+    start = 0
+    for number in range(size):
+        found = {}
+        while start < len(placed) and placed[start][0] == number:
+            key = placed[start][1]
+            value = mapping[key]
+            found[key] = tuple(value) if type(value) is array.array else value
+            start += 1
+        yield marshal.dumps(found, MARSHAL_VERSION) if found else b""
+
+
+def filter_section(mapping: dict, keys: "list[tuple[str, int, int]] | None" = None) -> bytes:
+    """A bit filter of the keys: three bits each (compiled_read.filter_bits), FILTER_BITS bits
+    per key (a lookup of a key not in it reads no bucket, but for about one in a hundred);
+    `keys` as for `hashed_buckets`."""
+    bits = bytearray(max(64, len(mapping) * FILTER_BITS // 8))
+    size = len(bits) * 8
+    for _, _, x in hashed(list(mapping)) if keys is None else keys:
+        for bit in (x % size, (x >> 21) % size, (x >> 42) % size):
+            bits[bit >> 3] |= 1 << (bit & 7)
+    return bytes(bits)
+
+
+def array_parts(blobs: list[bytes]) -> tuple[bytes, list[bytes]]:
+    offsets = array.array("I", [0])
+    for blob in blobs:
+        offsets.append(offsets[-1] + len(blob))
+    return offsets.tobytes(), blobs
+
+
+def _prime_at_least(n: int) -> int:
+    def prime(k: int) -> bool:
+        return k > 1 and all(k % d for d in range(2, int(k**0.5) + 1))
+
+    while not prime(n):
+        n += 1
+    return n
+
+
+class Spool:
+    """An array section kept in a temporary file: blobs appended, read back one by one or in
+    chunks when written out."""
+
+    def __init__(self) -> None:
+        import tempfile  # only for a build from a file (8 ms)
+
+        self.file: IO[bytes] = tempfile.TemporaryFile(prefix="lessonbank-compiled-")  # noqa: SIM115 -- kept until the parts are written out, closed by `close`
+        self.offsets = array.array("Q", [0])
+        self.reading = False
+
+    def append(self, blob: bytes) -> None:
+        if self.reading:  # a read moved the position: back to the end
+            self.file.seek(self.offsets[-1])
+            self.reading = False
+        self.file.write(blob)
+        self.offsets.append(self.offsets[-1] + len(blob))
+
+    def __getitem__(self, number: int) -> bytes:
+        start, end = self.offsets[number], self.offsets[number + 1]
+        self.reading = True
+        self.file.seek(start)
+        return self.read(end - start)
+
+    def read(self, size: int) -> bytes:
+        data = self.file.read(size)
+        if len(data) != size:
+            raise OSError("a temporary file lost bytes")
+        return data
+
+    def table(self) -> bytes:
+        """The section's offset table, as array_parts gives it."""
+        return array.array("I", self.offsets).tobytes()
+
+    def chunks(self) -> list:
+        size = self.offsets[-1]
+        return [_Chunk(self, at, min(CHUNK, size - at)) for at in range(0, size, CHUNK)]
+
+    def close(self) -> None:
+        self.file.close()
+
+
+class _Chunk:
+    """Bytes of a temporary file, read when their turn comes (`layout` takes their length)."""
+
+    __slots__ = ("spool", "offset", "size")
+
+    def __init__(self, spool: Spool, offset: int, size: int) -> None:
+        self.spool, self.offset, self.size = spool, offset, size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def bytes(self) -> bytes:
+        self.spool.reading = True
+        self.spool.file.seek(self.offset)
+        return self.spool.read(self.size)
