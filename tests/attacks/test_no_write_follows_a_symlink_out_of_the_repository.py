@@ -72,3 +72,17 @@ def test_refuse_links_names_the_link(tmp_path: Path) -> None:
     os.symlink(tmp_path / "real", tmp_path / statedir.STATE)
     with pytest.raises(OSError, match="is a symbolic link: lessonbank writes nothing through it"):
         statedir.append_line(str(tmp_path / statedir.STATE / "ledger.jsonl"), "x")
+
+
+def test_every_command_refuses_a_symlinked_state_folder_in_one_line(bank: Path, tmp_path: Path) -> None:
+    from tests.conftest import run as bank_command
+
+    outside = tmp_path / "elsewhere"
+    (bank / ".lessonbank").rename(outside)
+    os.symlink(outside, bank / ".lessonbank")
+    before = sorted(p.name for p in outside.rglob("*"))
+    for args in (["index"], ["list"], ["capture", "--when", "a b c", "--do", "d e f", "--promote-to", "rule:x"]):
+        result = bank_command(bank, *args)
+        assert result.exit_code == 1
+        assert result.output == f"Error: {bank / '.lessonbank'} is a symbolic link: remove it (lessonbank writes nothing through it)\n"
+    assert sorted(p.name for p in outside.rglob("*")) == before

@@ -186,7 +186,10 @@ class Bank:
 
     @classmethod
     def open(cls, root: Path) -> Bank:
-        """Open the bank at `root`, reading its settings."""
+        """Open the bank at `root`, reading its settings; a symlinked `.lessonbank` is refused."""
+        if (root / statedir.STATE).is_symlink():
+            # Every write there would land wherever the link points (a repository may commit one).
+            raise BankError(f"{root / statedir.STATE} is a symbolic link: remove it (lessonbank writes nothing through it)")
         try:
             data = (root / MARKER).read_bytes()
         except OSError as exc:
