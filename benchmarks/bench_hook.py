@@ -38,6 +38,7 @@ import json
 import os
 import random
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -277,7 +278,8 @@ def baseline_command(hook: str, tooling: Path) -> str:
     script = tooling / "lessonbank" / "hooks" / "entry.py"
     if not script.is_file():
         raise SystemExit(f"no hook script under {tooling}")
-    return f"{hook.split(' -I -S ')[0]} -I -S {script}"
+    # The committed command runs this machine's launcher; the baseline runs the other script directly.
+    return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(script))}"
 
 
 def payload_for(tool: str, value: object, cwd: Path, session: str) -> dict:
@@ -316,8 +318,8 @@ def measure(
     event = "SessionStart" if tool == "SessionStart" else "PreToolUse" if tool else "UserPromptSubmit"
     hook = claude.installed_command(bank.root, event)
     assert hook, "hooks not installed"
-    python = hook.split(" -I -S ")[0]
-    bare = f"{python} -I -S -c pass"
+    # The reference: this machine's interpreter started bare, as the launcher starts it.
+    bare = f"{shlex.quote(sys.executable)} -I -S -c pass"
     where = cwd or bank.root
     other = baseline_command(hook, baseline) if baseline else None
     other_where = base_copy(bank, baseline) if baseline and cwd is None else where
@@ -394,9 +396,8 @@ def measure_agent(bank: Bank, runs: int, agent: str, named: str | None, event: s
     """Each agent's own payload through its installed command, a fresh session per call."""
     hook = claude.installed_command(bank.root)
     assert hook, "hooks not installed"
-    python = hook.split(" -I -S ")[0]
     command = f"{hook} {agent}" + (f" {named}" if named else "")
-    bare = f"{python} -I -S -c pass"
+    bare = f"{shlex.quote(sys.executable)} -I -S -c pass"
     shell = MATCH_COMMAND
     rollout = AGENT_FIXTURES / "codex-0.171" / "rollout-exit-127.jsonl"
     first = ""

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -89,7 +90,7 @@ def main() -> None:
         os.sync()
         hook = claude.installed_command(project, "PreToolUse")
         assert hook
-        bare = hook.split(" -I -S ")[0] + " -I -S -c pass"
+        bare = f"{shlex.quote(sys.executable)} -I -S -c pass"  # the launcher's interpreter, started bare
         env_layered = {**os.environ, "XDG_DATA_HOME": str(data)}
         env_single = {**os.environ, "XDG_DATA_HOME": str(empty)}
         runs = [("layered", project, env_layered, hook), ("single", single, env_single, hook)]
