@@ -228,8 +228,29 @@ def test_the_hook_process_loads_no_heavy_module() -> None:
     assert done.stdout.strip() == ""
 
 
+def test_the_hook_process_loads_none_of_the_index_packages_writers() -> None:
+    """index/ holds the hooks' reader and the bank's writers and caches side by side: the hooks
+    (and their fallback build) must still load none of the writers."""
+    import subprocess
+
+    writers = ("compiled_update", "compiled_patch", "compiled_rows", "derived", "derived_file", "lesson_cache")
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "import lessonbank.hooks.dispatch, lessonbank.hooks.pre_tool, lessonbank.hooks.prompt,"
+        " lessonbank.hooks.post_tool, lessonbank.hooks.stop, lessonbank.hooks.session_start,"
+        " lessonbank.index.compiled_build;"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('lessonbank.index.'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code, str(PACKAGE.parent)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = {name.rpartition(".")[2] for name in done.stdout.split()}
+    assert "compiled_read" in loaded and not loaded & set(writers)
 
 ROOT = PACKAGE.parents[1]
+
+
 def aliased_modules(source: str, name: str, is_package: bool, known: set[str]) -> list[str]:
     """`module as alias` for every module of the package the source imports under another name."""
     found = []
