@@ -24,13 +24,13 @@ from lessonbank.scan.detect import Candidate
 class Claude:
     """A Claude Code session written record by record."""
 
-    def __init__(self, session: str = "s1", cwd: str = "/p") -> None:
-        self.session, self.cwd, self.lines, self.n = session, cwd, [], 0
+    def __init__(self, session: str = "s1", cwd: str = "/p", day: str = "2026-01-01") -> None:
+        self.session, self.cwd, self.lines, self.n, self.day = session, cwd, [], 0, day
 
     def _record(self, kind: str, content: Any, **extra: Any) -> None:
         self.n += 1
         rec = {"type": kind, "cwd": self.cwd, "sessionId": self.session, "version": "2.1.197",
-               "timestamp": f"2026-01-01T00:{self.n // 60:02d}:{self.n % 60:02d}Z",
+               "timestamp": f"{self.day}T00:{self.n // 60:02d}:{self.n % 60:02d}Z",
                "message": {"role": kind, "content": content}, **extra}  # fmt: skip
         self.lines.append(json.dumps(rec, separators=(",", ":")))
 

@@ -17,9 +17,8 @@ from lessonbank.bank import names
 from lessonbank.matching.words import STOP_WORDS
 from lessonbank.scan import outcomes, prose, shellfail
 from lessonbank.scan.events import Candidate
+from lessonbank.scan.outcomes import stable_error
 
-_LOCATION = re.compile(r"^(?:[\w./~\\-]*[/\\])?([\w.-]+):\d+(?::\d+)?:\s*|^\S+\.\w+:\(\.\w+\+0x[0-9a-f]+\):\s*")
-_NOISE = re.compile(r"^(?:/bin/\w+: line \d+: |/usr/bin/\w+: (?:line \d+: )?|\./\S+: |\S*python[\d.]*(?:\.exe)?: )")
 _LINK = re.compile(r"\s*\(\[[^\]]*\]\([^)]*\)\)|\[([^\]]*)\]\([^)]*\)")
 _PROJECT_FILE = re.compile(
     r"^(?:requirements[\w.-]*\.txt|package\.json|pyproject\.toml|Pipfile|Gemfile|go\.mod|Cargo\.toml|Makefile"
@@ -30,13 +29,6 @@ _FILE_NAME = re.compile(r"^[\w./-]+\.(?:c|h|cc|cpp|hpp|cu|py|ts|tsx|js|jsx|tex|m
 _FLAG = re.compile(r"^--?[A-Za-z][\w-]*(?:=\S+)?$")
 _CONFIG_FILES = {"CMakeLists.txt", "Makefile", "package.json", "tsconfig.json", "pyproject.toml", "setup.cfg",
                  "vitest.config.ts", "vite.config.ts", "jest.config.js", "Cargo.toml", "go.mod"}  # fmt: skip
-
-
-def stable_error(line: str) -> str:
-    """An error line without its location (`src/a.c:3:9: `) or shell prefix: the part that recurs."""
-    text = _LOCATION.sub("", line.strip())
-    text = _NOISE.sub("", text)
-    return " ".join(text.split())[:140]
 
 
 def _tool_regex(name: str) -> str:

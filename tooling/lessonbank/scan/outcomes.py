@@ -351,6 +351,22 @@ def error_lines(output: str, limit: int = 3, width: int = 200) -> list[str]:
     return [line[:width] for line in picked]
 
 
+_LOCATION = re.compile(r"^(?:[\w./~\\-]*[/\\])?([\w.-]+):\d+(?::\d+)?:\s*|^\S+\.\w+:\(\.\w+\+0x[0-9a-f]+\):\s*")
+_NOISE = re.compile(r"^(?:/bin/\w+: line \d+: |/usr/bin/\w+: (?:line \d+: )?|\./\S+: |\S*python[\d.]*(?:\.exe)?: )")
+
+
+def stable_error(line: str) -> str:
+    """An error line without its location (`src/a.c:3:9: `) or shell prefix: the part that recurs."""
+    text = _LOCATION.sub("", line.strip())
+    text = _NOISE.sub("", text)
+    return " ".join(text.split())[:140]
+
+
+def strip_ansi(text: str) -> str:
+    """Text without its terminal colour codes."""
+    return _ANSI.sub("", text) if "\x1b" in text else text
+
+
 def signature(line: str) -> str:
     """An error line with paths, numbers and case flattened, so the same error matches across runs."""
     text = _NORMALIZE_PATH.sub(lambda m: m.group(0).replace("\\", "/").rsplit("/", 1)[-1], line)
