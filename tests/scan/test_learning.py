@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from lessonbank.scan import distill, sources
+from lessonbank.scan import calibrate, distill, sources
 from lessonbank.scan.detect import Candidate
 
 # ---- transcript writers -----------------------------------------------------------------------
@@ -103,10 +103,14 @@ class Codex:
 
 
 def lessons(path: Path) -> tuple[list[Candidate], dict[str, int]]:
-    """What the scan proposes from one transcript, distilled, and what it skipped and why."""
+    """What the scan proposes from one transcript, distilled, and what it skipped and why.
+
+    A failure met in this one session only is watched, not proposed (tests/scan/test_recurring.py)."""
     found, stats = sources.scan_files([path], {})
     kept = []
     for cand in found:
+        if cand.kind == "recurring":
+            continue
         why = distill.distill(cand)
         if why:
             stats.skip(why)
@@ -219,7 +223,8 @@ def test_a_check_that_failed_before_any_edit_of_the_turn_is_a_lesson_codex(tmp_p
     assert cand.when == ("`vi.clearAllMocks()` keeps queued `mockResolvedValueOnce` values "
                          "(`pnpm test` fails: AssertionError: expected [] to have a length of 3)")  # fmt: skip
     assert cand.title == "Switch `vi.clearAllMocks()` to `vi.resetAllMocks()`"
-    assert cand.commands == [r"\bpnpm\b.*\btest\b"] and cand.paths == ["**/*.test.ts"]
+    assert cand.commands == [r"^(?:sudo\s+)?(?:\S*/)?pnpm\b(?:\s+-\S+(?:\s+\S+)*?)?\s+(?:run\s+)?test(?![\w-])"]
+    assert cand.paths == ["**/*.test.ts"]
     assert cand.keywords == ["clearAllMocks", "mockResolvedValueOnce", "resetAllMocks"]
     assert cand.verify == {"match": ["mockResolvedValueOnce", r"vi\.resetAllMocks"]}
     assert cand.evidence[0]["diagnosis"].startswith("I've identified the root cause")
@@ -364,8 +369,13 @@ def test_a_correction_keeps_the_instruction_and_loses_personal_data(tmp_path: Pa
     t.user("no, never commit without signing. Use gpg, ask alice@example.com or +1 415-555-0134 for the key")
     t.say("You're right, sorry.").bash("git commit --amend -S --no-edit", "ok")
     [cand] = lessons(t.write(tmp_path))[0]
-    assert cand.when == "running `git commit` (the user corrected this)"
-    assert cand.commands == [r"\bgit\b.*\bcommit\b"]
+    # The trigger is the commit the user forbade, not every commit.
+    assert cand.when == "running `git commit` with `--no-gpg-sign` or `gpgsign=false` (the user forbade this)"
+    assert cand.commands == [r"^(?=.*(?:--no-gpg-sign\b|gpgsign[= ]+false\b))(?:sudo\s+)?(?:\S*/)?git\b"
+                             r"(?:\s+-\S+(?:\s+\S+)*?)?\s+commit(?![\w-])"]
+    assert calibrate.fires(cand.commands, 'git commit --no-gpg-sign -m "x"')
+    assert calibrate.fires(cand.commands, "git -c commit.gpgsign=false commit -m x")
+    assert not calibrate.fires(cand.commands, "git commit -S -m x")
     assert cand.do == ("No, never commit without signing. Use gpg, ask [REDACTED:email] or "
                        "[REDACTED:phone number] for the key")  # fmt: skip
     stored = json.dumps([cand.to_dict()])
@@ -407,7 +417,7 @@ def test_one_lesson_from_two_sessions_merges_and_a_general_one_keeps_its_trigger
     for path in (a.write(tmp_path, "a.jsonl"), b.write(tmp_path, "b.jsonl")):
         merge(store, lessons(path)[0], Weights())
     [cand] = store.values()
-    assert cand.sessions == ["s1", "s2"] and cand.key == "setup|nvcc|path"
+    assert cand.sessions == ["s1", "s2"] and cand.key == "notfound|nvcc"
     assert "k.cu" not in cand.commands[0] and "version" not in cand.commands[0]
 
 

@@ -126,7 +126,8 @@ def learn(root: Path, sessions: list[Session], accept_above: float, bank_toml: P
             found = failures.classify(str(item.get("failing", "")), "\n".join(item.get("excerpt") or []))
             if found is not None:
                 origins.setdefault(cand.lesson, set()).add(found.signature)
-    return Learned(len(store.candidates), lessons, origins)
+    proposed = sum(c.status in ("pending", "accepted") for c in store.candidates.values())
+    return Learned(proposed, lessons, origins)
 
 
 def run_replay(
