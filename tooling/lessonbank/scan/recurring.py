@@ -47,6 +47,7 @@ _TOKEN = {
     ),
     "not-found": re.compile(r"(?m)([\w.+-]+): command not found|\b([\w.+-]+): not found$|[\"'‘]([\w.-]+)[\"'’] is not recognized"),
 }
+_FIXED_IN_PLACE = frozenset(("check", "module", "other"))  # the same command passing later ends the episode
 _VALUE_FLAGS = {"--filter", "-F", "-C", "-c", "--dir", "--prefix", "--cwd", "--workspace", "-w", "--project", "-p",
                 "--manifest-path", "--git-dir", "--work-tree", "--context", "-n", "--namespace"}  # fmt: skip
 _SUBCOMMAND_TOOLS = {"git", "gh", "npm", "pnpm", "yarn", "bun", "cargo", "go", "docker", "kubectl", "uv", "pip", "poetry",
@@ -97,7 +98,7 @@ def way_round(kind: str, failure: failures.Failure, failing: str, later: list[tu
     for command, status in later[:LOOKAHEAD]:
         ok = status == "ok" and not outcomes.status_masked(command)
         same = failures.program(command) == failure.program
-        if ok and same and kind == "check" and _head(command) == head:
+        if ok and same and kind in _FIXED_IN_PLACE and _head(command) == head:
             return command, between  # fixed in the session: the fixed-check episode is the lesson
         if ok and same and kind == "local-state" and _head(command) == head:
             return command, between  # the same command again, once what was in the way was cleared
@@ -254,7 +255,7 @@ class Watch:
             passing, between = way_round(failure.kind, failure, str(item["failing"]), [(c, s) for c, s in later])
             if passing or len(later) >= LOOKAHEAD:
                 self.open.remove(item)
-                if not (passing and failure.kind == "check"):
+                if not (passing and failure.kind in _FIXED_IN_PLACE):
                     done.append(self._ended(item, passing, between))
         if status == "fail":
             self._start(command, output, time)
