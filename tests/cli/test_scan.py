@@ -166,7 +166,8 @@ def test_review_accept_edit_reject(bank: Path) -> None:
         "  when: editing `conftest.py` (the user corrected this)\n"
         "  do:   No, don't patch sys.path in conftest.py: set pythonpath in pyproject.toml\n"
         "  triggers: path **/conftest.py; keywords patch, path, conftest\n"
-        "  verify: no check derivable from the evidence (groom holds it for review until it has one or you set source: typed)\n"
+        "  verify: none from the evidence (accepting adds what its words name that the repository holds; with none, "
+        "groom waits until a person sets `verified: {by: <name>}`)\n"
         "  promote-to: rule:conventions\n"
     ) in out
     assert f"created lessons/{LESSON_SLUG}.md\n" in out

@@ -40,7 +40,7 @@ KEY_ORDER = (
 )  # fmt: skip
 TRIGGER_KEYS = ("tools", "commands", "paths", "keywords")
 _WRITTEN_WHEN_SET = ("verified", "verify")
-VERIFY_KEYS = ("paths", "match", "absent", "glob", "command")
+VERIFY_KEYS = ("paths", "match", "absent", "glob", "defines", "command")
 
 # A rule or skill name (the Agent Skills rule): a-z0-9 and single dashes, none at either end.
 DEST_NAME_RE = re.compile(r"^(?!-)(?!.*--)[a-z0-9-]{1,64}(?<!-)$")
@@ -353,6 +353,9 @@ def validate(lesson: Lesson) -> list[tuple[str, str]]:
     for key in lesson.verify:
         if key not in VERIFY_KEYS:
             problems.append(("verify", f"verify.{key} is unknown ({', '.join(VERIFY_KEYS)})"))
+    for item in _str_list(lesson.verify.get("defines"), "verify.defines"):
+        if not re.fullmatch(r"[^:\s]+:[^:\s]+", item):
+            problems.append(("verify", f"verify.defines {item!r} must be FILE:NAME, e.g. package.json:lint"))
     for key in ("match", "absent"):
         for pattern in _str_list(lesson.verify.get(key), f"verify.{key}"):
             message = _regex_problem(pattern)

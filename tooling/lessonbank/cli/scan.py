@@ -230,7 +230,8 @@ def _triggers(cand: Candidate) -> str:
 
 def _verify(cand: Candidate) -> str:
     parts = [f"{key} {', '.join(f'`{v}`' for v in values)}" for key, values in sorted(cand.verify.items()) if values]
-    return "; ".join(parts) or "no check derivable from the evidence (groom holds it for review until it has one or you set source: typed)"
+    return "; ".join(parts) or ("none from the evidence (accepting adds what its words name that the repository holds; "
+                                "with none, groom waits until a person sets `verified: {by: <name>}`)")
 
 
 def _distill(bank: Bank, store: Store, cands: list[Candidate], quiet: bool) -> None:
