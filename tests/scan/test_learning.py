@@ -247,11 +247,13 @@ def test_installing_a_dependency_file_written_this_turn_is_work_in_progress(tmp_
         assert [c.kind for c in kept] == ["fix"] and "work in progress" not in skipped
 
 
-def test_an_episode_without_diagnosis_or_fix_sentence_is_not_proposed(tmp_path: Path) -> None:
+def test_an_episode_without_diagnosis_or_fix_sentence_waits_for_words(tmp_path: Path) -> None:
     t = Claude().bash("make", "src/a.c:3:1: error: expected ';'", 2).say("Let me look.").edit("/p/src/a.c")
     t.bash("make", "ok")
-    found, skipped = lessons(t.write(tmp_path))
-    assert found == [] and skipped == {"no diagnosis or fix said": 1}
+    [cand], skipped = lessons(t.write(tmp_path))
+    assert skipped == {}
+    assert (cand.title, cand.signals.get("needs_words")) == ("`make` failed, then passed: error: expected ';'", 1)
+    assert cand.do.startswith("It was fixed in the session, but nothing said how (no instruction could be read")
 
 
 # ---- beyond checks: plain shell mistakes ---------------------------------------------------------

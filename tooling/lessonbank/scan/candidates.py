@@ -40,6 +40,7 @@ class Weights:
     hang_or_timeout: float = 0.05
     per_session: float = 0.1  # each session beyond the first, up to two
     per_project: float = 0.05  # each project beyond the first, up to two
+    per_repeat: float = 0.05  # each time beyond one per session the episode came back, up to two
     written: float = 0.05  # the lesson is a kind's general instruction, not the episode's own words
     trigger_checked: float = 0.05  # the trigger fires on the failing command and not on the one that worked
     false_fire: float = 0.1  # taken off per call of those sessions that succeeded and it fires on, up to three
@@ -89,6 +90,10 @@ def score(c: Candidate, w: Weights) -> tuple[float, int, list[str]]:
         conf += extra_sessions * w.per_session
         prio += extra_sessions * w.priority_per_session
         why.append(f"seen in {len(c.sessions)} sessions +{extra_sessions * w.per_session:.2f}")
+    again = min(2, max(0, len(c.evidence) - len(c.sessions)))  # the same mistake made again in a session
+    if again:
+        conf += again * w.per_repeat
+        why.append(f"made {len(c.evidence) - len(c.sessions)} more time(s) in a session +{again * w.per_repeat:.2f}")
     extra_projects = min(2, max(0, len(c.projects) - 1))
     if extra_projects:
         conf += extra_projects * w.per_project

@@ -102,13 +102,33 @@ def _split_fix(summary: str) -> tuple[list[str], list[str]]:
 def distill(cand: Candidate) -> str:
     """Fill the candidate's lesson fields from its evidence; return why it is no lesson ("" when it is one)."""
     if cand.kind in ("fix", "unblocked"):
-        return _check_lesson(cand)
+        why = _check_lesson(cand)
+        ev = cand.evidence[0]
+        shell_mistake = shellfail.classify("\n".join(ev.get("excerpt") or []), str(ev.get("failing", "")))
+        return _for_words(cand) if why in _MODEL_COULD and shell_mistake is None else why
     if cand.kind == "correction":
         return _correction(cand)
     if cand.kind == "shell":
         return _shell(cand)
     if cand.kind == "recurring":
         return _recurring(cand)
+    return ""
+
+
+# A fixed check whose words did not say the lesson: a person or a model reading the evidence can.
+_MODEL_COULD = ("no diagnosis or fix said", "the diagnosis says no fix", "no setup step found")
+
+
+def _for_words(cand: Candidate) -> str:
+    """Keep a fixed check whose lesson only a person or a model can write, with its evidence, for review."""
+    ev = cand.evidence[0]
+    shown = ev.get("check") or cand.key.split("|")[1]
+    symptom = stable_error((ev.get("excerpt") or [""])[0]) or "an error"
+    cand.title = f"`{shown}` failed, then passed: {symptom}"[:70]
+    cand.when = f"`{shown}` fails with: {symptom}"
+    cand.do = f"It was fixed in the session, but nothing said how {recurring.NEEDS_WORDS}."
+    cand.commands = [command_trigger(str(shown))]
+    cand.signals["needs_words"] = 1
     return ""
 
 
