@@ -102,3 +102,13 @@ def test_groom_deletes_a_lesson_about_a_deleted_script_naming_it(project: Path) 
     assert [(d["decision"], d["reason"]) for d in plan] == [
         ("delete", "verify.defines `e2e` is no longer defined in package.json"),
     ]
+
+
+def test_the_stop_hooks_block_gets_anchors_too(project: Path) -> None:
+    from tests.hook_support import payload
+    from tests.hook_support import run as hook
+
+    block = "Done.\n\n#lesson\nwhen: changing the tax\ndo: edit src/cart.ts and run `make check`\npromote-to: rule:tax\n#/lesson\n"
+    done = hook(payload("Stop", project, last_assistant_message=block))
+    assert done.returncode == 0, done.stderr
+    assert only_lesson(project) == {"defines": ["Makefile:check"], "paths": ["src/cart.ts"]}
