@@ -183,3 +183,12 @@ def test_a_codex_exit_status_with_or_without_a_colon_is_read(tmp_path: Path, cod
 
     [session] = history.read_sessions([t.write(tmp_path)])
     assert [(c.command, c.status) for c in session.calls] == [("npm run lint", "fail")]
+
+
+def test_local_state_with_the_tools_own_hint(tmp_path: Path) -> None:
+    def session(t: Claude) -> Claude:
+        return t.bash("bd ready", "Error: Database out of sync with JSONL. Run 'bd sync --import-only' to fix.", 1)
+
+    cand = only(scanned(tmp_path, session))
+    assert cand.do == "Do what `bd` says: `bd sync --import-only`, then retry `bd ready`."
+    assert cand.signals.get("fix_confirmed") == 1 and calibrate.fires(cand.commands, "bd ready --json")

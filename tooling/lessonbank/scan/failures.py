@@ -70,7 +70,7 @@ _PRELUDE = frozenset(("cd", "export", "set", "source", ".", "pushd", "popd", "mk
 _HINT = re.compile(
     r"(?i)(?:\bhint:\s*|\bto fix this,?\s*|\b(?:please |you may |try )?(?:run|use|try)\s+)([`'\"][^`'\"\n]{3,120}[`'\"])"
     r"|\(use \"([^\"\n]{3,120})\"|\bdid you mean[: ]+[`'\"‘]?([\w .:/=-]{2,80}?)[`'\"’]?\??$",
-    re.M,
+    re.M | re.I,
 )
 
 

@@ -50,8 +50,11 @@ _TOKEN = {
 _FIXED_IN_PLACE = frozenset(("check", "module", "other"))  # the same command passing later ends the episode
 _VALUE_FLAGS = {"--filter", "-F", "-C", "-c", "--dir", "--prefix", "--cwd", "--workspace", "-w", "--project", "-p",
                 "--manifest-path", "--git-dir", "--work-tree", "--context", "-n", "--namespace"}  # fmt: skip
-_SUBCOMMAND_TOOLS = {"git", "gh", "npm", "pnpm", "yarn", "bun", "cargo", "go", "docker", "kubectl", "uv", "pip", "poetry",
-                     "dotnet", "terraform", "helm", "brew", "apt", "op", "az", "gcloud", "aws", "bank"}  # fmt: skip
+# Programs whose first word is data, not a subcommand (`echo hi`, `ssh host`, `python3 -c`).
+_NO_SUBCOMMANDS = frozenset(("ssh", "echo", "printf", "cat", "ls", "cd", "python", "python3", "node", "bash", "sh", "zsh",
+                             "sudo", "timeout", "grep", "rg", "sed", "awk", "find", "powershell", "cmd", "curl", "wget",
+                             "dig", "ping", "nslookup", "which", "rm", "cp", "mv", "mkdir", "touch", "chmod", "head",
+                             "tail", "gcc", "g++", "clang", "nvcc", "pdflatex", "latexmk"))  # fmt: skip
 
 
 @dataclass
@@ -124,13 +127,11 @@ def _head(command: str) -> str:
     at = next((i for i, w in enumerate(parts) if w.rsplit("/", 1)[-1].removesuffix(".exe") == prog), -1)
     if at < 0:
         return prog
-    if prog in _SUBCOMMAND_TOOLS:
-        rest, sub = parts[at + 1 :], ""
-        for i, w in enumerate(rest):
-            if not w.startswith("-") and not (i and rest[i - 1] in _VALUE_FLAGS):
-                sub = w
-                break
-        return f"{prog} {sub}".strip()
+    rest = parts[at + 1 :]
+    for i, w in enumerate(rest):
+        if not w.startswith("-") and not (i and rest[i - 1] in _VALUE_FLAGS):
+            # a subcommand is a plain word (`pr`, `ready`, `type-check`), not a file, a path or a value
+            return f"{prog} {w}" if re.fullmatch(r"[a-z][\w:-]*", w) and prog not in _NO_SUBCOMMANDS else prog
     return prog
 
 
@@ -145,12 +146,12 @@ def _changed(failing: str, passing: str) -> list[str]:
     return [w for w in dict.fromkeys(words(passing)) if w not in before and not w.startswith(("/", "~", "$"))][:2]
 
 
-def lesson(failure: failures.Failure, failing: str, passing: str, between: list[str], output: str) -> Lesson | None:
-    """The lesson a recurring failure of a teachable kind states, or None for a kind no template covers."""
+def lesson(failure: failures.Failure, failing: str, passing: str, between: list[str], hint: str) -> Lesson | None:
+    """The lesson a recurring failure of a teachable kind states (`hint`: the fix the tool's output named),
+    or None for a kind no template covers."""
     kind, prog, line = failure.kind, failure.program, failure.line
     said = outcomes.stable_error(line)[:120]
     flawed = token(kind, line)
-    hint = failures.hint(output)
     shown = outcomes.display(passing)[:160]
     risky = bool(passing) and (bool(BYPASS.search(passing)) and not BYPASS.search(failing))
     if risky:
