@@ -96,7 +96,7 @@ def scan_project(folder: Path) -> dict[str, Any]:
             "verify": sum(bool(c.verify) for c in cands),
             "set_aside": dict(sorted(report.stats.skipped.items(), key=lambda kv: (-kv[1], kv[0]))),
             "lessons": [
-                {"kind": c.kind, "title": c.title, "when": c.when, "do": c.do, "commands": c.commands,
+                {"kind": c.kind, "title": c.title, "confidence": c.confidence, "needs_words": bool(c.signals.get("needs_words")), "when": c.when, "do": c.do, "commands": c.commands,
                  "paths": c.paths, "keywords": c.keywords, "verify": c.verify, "seen": len(c.sessions),
                  "cause_based": cause_based(c)}
                 for c in cands
@@ -129,7 +129,8 @@ def main() -> None:
         total["set_aside"] += aside
         if args.show:
             for item in res["lessons"]:
-                print(f"  - [{item['kind']}] {item['title']}")
+                mark = "needs words" if item["needs_words"] else "ACCEPTED at 0.8" if item["confidence"] >= 0.8 else "review"
+                print(f"  - [{item['kind']}] {item['confidence']:.2f} ({mark}) {item['title']}")
                 print(f"      when: {item['when']}")
                 print(f"      do:   {item['do']}")
                 trig = "; ".join([*item["commands"], *item["paths"], *(f"kw:{k}" for k in item["keywords"])])

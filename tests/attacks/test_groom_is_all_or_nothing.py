@@ -26,7 +26,7 @@ def groomable(bank: Path) -> Path:
     """A committed bank holding one lesson seen in two sessions (groom promotes it to rules/)."""
     for session in ("s1", "s2"):
         done = run(
-            bank, "capture", "--when", "running the test suite here", "--do", "pass -q to pytest",
+            bank, "capture", "--when", "running the test suite here", "--do", "pass -q to pytest, as README.md says",
             "--promote-to", "rule:testing", "--session", session,
         )  # fmt: skip
         assert done.exit_code == 0, done.output

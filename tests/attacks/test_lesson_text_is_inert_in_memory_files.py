@@ -34,6 +34,8 @@ def groomed(bank: Path) -> Path:
     """A bank whose hostile lesson was seen in two sessions, indexed, groomed and synced."""
     for session in ("s1", "s2"):
         capture(bank, HOSTILE_WHEN, HOSTILE_DO, "--body", HOSTILE_BODY, "--session", session)
+    for path in (bank / "lessons").glob("*.md"):  # a person vouches for it: nothing in it can be checked
+        path.write_text(path.read_text().replace("\n---\n", "\nverified: {by: tester}\n---\n", 1))
     git(bank, "add", "-A")
     git(bank, "commit", "-q", "-m", "bank")
     (bank / "CLAUDE.md").write_text("# project\n", encoding="utf-8")

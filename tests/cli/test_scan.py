@@ -166,7 +166,8 @@ def test_review_accept_edit_reject(bank: Path) -> None:
         "  when: editing `conftest.py` (the user corrected this)\n"
         "  do:   No, don't patch sys.path in conftest.py: set pythonpath in pyproject.toml\n"
         "  triggers: path **/conftest.py; keywords patch, path, conftest\n"
-        "  verify: no check derivable from the evidence (groom holds it for review until it has one or you set source: typed)\n"
+        "  verify: none from the evidence (accepting adds what its words name that the repository holds; with none, "
+        "groom waits until a person sets `verified: {by: <name>}`)\n"
         "  promote-to: rule:conventions\n"
     ) in out
     assert f"created lessons/{LESSON_SLUG}.md\n" in out
@@ -344,3 +345,21 @@ def test_compliance_per_agent_and_week(bank: Path) -> None:
     }
     # --compliance reads the record only: no transcript is scanned, nothing is written.
     assert log.read_text().count("\n") == 5
+
+
+def test_a_failure_is_watched_then_proposed_and_one_without_words_needs_an_edit(bank: Path, tmp_path: Path) -> None:
+    from tests.scan.test_learning import Claude
+
+    failing = "FAILED tests/test_cart.py::test_total - assert 3 == 4\n1 failed"
+    first = tmp_path / "one"
+    first.mkdir()
+    Claude("a1", day="2026-01-01").user("go").bash("pytest -q", failing, 1).write(first, "a1.jsonl")
+    result = run(bank, "scan", "--path", str(first))
+    assert "watching 1 error met in one session so far (a second session makes each a candidate)" in result.output
+    assert result.output.splitlines()[-1] == "nothing waits for review"
+    Claude("a2", day="2026-01-02").user("go").bash("pytest -q", failing, 1).write(first, "a2.jsonl")
+    result = run(bank, "scan", "--path", str(first))
+    assert "found 1 new candidate" in result.output and "1 candidate waits for review" in result.output
+    result = run(bank, "review", input="a\nr\n")
+    assert "this candidate has no instruction yet: [e]dit it (or `bank review --distill`) before accepting" in result.output
+    assert not list((bank / "lessons").glob("*.md"))

@@ -104,6 +104,7 @@ def lesson_text(slug: str, promote_to: str, seen: int = 2, **kw: Any) -> str:
         "sessions": [f"s{i}" for i in range(1, seen + 1)],
         "created": "2026-11-01",
         "updated": "2026-11-01",
+        "verified": {"by": "tester"},  # a person vouches: with nothing to check it is promoted, not held
     }
     fields.update(kw)
     return render(Lesson(**fields))
@@ -151,12 +152,12 @@ def scenario(bank: Path) -> Path:
     add_lesson(
         bank, "pytest-tty", "skill:pytest", seen=3, title="pytest hangs waiting for a TTY",
         when="pytest runs in a non-interactive shell", do="run it with stdin from /dev/null",
-        tags=["tool:pytest", "severity:hang"],
+        tags=["tool:pytest", "severity:hang"], verified={"by": "ci-team"},
         body="# pytest hangs waiting for a TTY\n\nSeen twice in CI.\n\n## Evidence\n\n```sh\n# hung here\npytest -x\n```\n",
     )  # fmt: skip
     add_lesson(
         bank, "db-migrations", "doc:docs/testing.md", title="Reset the test database per run",
-        when="tests share one database", do="drop and recreate it in a session fixture",
+        when="tests share one database", do="drop and recreate it in a session fixture", verified={"by": "db-team"},
     )  # fmt: skip
     add_lesson(bank, "old-api", "rule:testing", verify={"match": [r"legacy_connect\("]})
     add_lesson(bank, "fresh", "rule:testing", seen=1)
@@ -173,9 +174,9 @@ def normalise(text: str, root: Path) -> str:
 
 TABLE = """\
 lesson         decision      reason                                                                            destination
-db-migrations  promote       seen in 2 sessions; no check to run (no verify fields)                            docs/testing.md
+db-migrations  promote       seen in 2 sessions; nothing to check; vouched for by db-team                      docs/testing.md
 db-timeout     promote       seen in 2 sessions; re-verified: verify.match `def connect\\(` found in src/db.py  rules/testing.md
-pytest-tty     promote       seen in 3 sessions; no check to run (no verify fields)                            .claude/skills/pytest/SKILL.md
+pytest-tty     promote       seen in 3 sessions; nothing to check; vouched for by ci-team                      .claude/skills/pytest/SKILL.md
 old-api        delete        verify.match `legacy_connect\\(` no longer matches any tracked file                rule:testing
 anchored       needs-review  src/db.py changed since the lesson was verified at <sha>; check it still holds  rule:testing
 fresh          wait          seen in 1 session; groom waits for 2                                              rule:testing
@@ -526,7 +527,9 @@ def test_run_commands_only_when_asked(bank: Path) -> None:
     plain = run(bank, "groom", "--dry-run", "--json")
     decisions = {d["lesson"]: (d["decision"], d["reason"]) for d in yaml.safe_load(plain.stdout)}
     assert decisions["fails"][0] == decisions["hangs"][0] == "promote"
-    assert decisions["fails"][1] == "seen in 2 sessions; no check ran: verify.command not run (pass --run-commands)"
+    assert decisions["fails"][1] == (
+        "seen in 2 sessions; no check ran: verify.command not run (pass --run-commands); vouched for by tester"
+    )
     asked = run(bank, "groom", "--dry-run", "--json", "--run-commands", "--timeout", "0.3")
     decisions = {d["lesson"]: (d["decision"], d["reason"]) for d in yaml.safe_load(asked.stdout)}
     assert decisions == {
@@ -722,23 +725,24 @@ def test_scanned_lessons_are_promoted_on_the_check_they_ran(bank: Path) -> None:
         verify={"paths": ["tests/setup.ts", "src/db.py"], "match": ["clearAllMocks"]},
     )  # fmt: skip
     add_lesson(bank, "old-flag", "rule:testing", source="scanned", verify={"match": [r"--legacy-peer-deps"]})
-    add_lesson(bank, "no-check", "rule:testing", source="scanned")
+    add_lesson(bank, "no-check", "rule:testing", source="scanned", verified={})
     commit_all(bank, "scanned lessons")
     result = run(bank, "groom", "--commit")
     assert result.exit_code == 0, result.output
     assert git(bank, "log", "-1", "--format=%B") == (
-        "bank groom: promote 1, delete 1, review 1\n\n"
+        "bank groom: promote 1, delete 1, review 0\n\n"
         "Promoted:\n"
         "- vitest-queued-mocks -> rules/testing.md: seen in 2 sessions; re-verified: verify.paths 2 of 2 tracked; "
         "verify.match `clearAllMocks` found in tests/setup.ts\n\n"
         "Deleted as stale:\n"
         "- old-flag: verify.match `--legacy-peer-deps` no longer matches any tracked file\n\n"
-        "Marked needs-review:\n"
-        "- no-check: no check to run (no verify fields); a scanned lesson needs verify.paths, verify.match or "
-        "verify.absent that holds, or source: typed to vouch for it yourself, before groom promotes it\n\n"
     )
     assert not (bank / "lessons" / "old-flag.md").exists()
-    assert "status: needs-review" in (bank / "lessons" / "no-check.md").read_text()
+    # Nothing to check and nobody vouching: it waits, and says so.
+    plan = run(bank, "groom", "--dry-run", "--json")
+    waiting = {d["lesson"]: (d["decision"], d["reason"]) for d in yaml.safe_load(plan.stdout)}["no-check"]
+    assert waiting == ("wait", "nothing to check: it names no file, script, key or code the repository holds; "
+                               "it waits for a verify check or a person's `verified: {by: <name>}`")
     # The check holds only while the code does: once the identifier is gone, a re-groom of the
     # same lesson deletes it and says which check failed.
     add_lesson(bank, "vitest-queued-mocks", "rule:api", source="scanned", verify={"match": ["clearAllMocks"]})

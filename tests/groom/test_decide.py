@@ -41,6 +41,7 @@ def make(slug: str = "l", **kw: Any) -> Lesson:
         "do": "pass a timeout",
         "promote_to": "rule:testing",
         "seen": 2,
+        "verified": {"by": "tester"},  # a person vouches: with nothing to check it is promoted, not held
     }
     fields.update(kw)
     return Lesson(**fields)
@@ -60,7 +61,7 @@ def one(lesson: Lesson, files: dict[str, str] | None = None, **kw: Any) -> tuple
         (make(status="disabled", seen=5), (SKIP, "status is disabled: left alone")),
         (
             make(seen=2),
-            (PROMOTE, "seen in 2 sessions; no check to run (no verify fields)"),
+            (PROMOTE, "seen in 2 sessions; nothing to check; vouched for by tester"),
         ),
         (
             make(seen=3, status="needs-review", verify={"paths": ["src/db.py"]}),
@@ -194,7 +195,7 @@ def test_anchors_are_named_files_only() -> None:
 @pytest.mark.parametrize(
     ("result", "expected"),
     [
-        (None, (PROMOTE, "seen in 2 sessions; no check ran: verify.command not run (pass --run-commands)")),
+        (None, (PROMOTE, "seen in 2 sessions; no check ran: verify.command not run (pass --run-commands); vouched for by tester")),
         (CommandResult("pass", "exit 0"), (PROMOTE, "seen in 2 sessions; re-verified: verify.command `make check` passes (exit 0)")),
         (CommandResult("fail", "exit 1"), (DELETE, "verify.command `make check` failed (exit 1)")),
         (CommandResult("timeout", "timed out after 2s"), (REVIEW, "verify.command `make check` timeout (timed out after 2s)")),
@@ -213,19 +214,18 @@ def test_verify_command_runs_only_when_asked(result: CommandResult | None, expec
     assert ran == ([] if result is None else ["make check"])
 
 
+WAITS = ("nothing to check: it names no file, script, key or code the repository holds; it waits for a verify check "
+         "or a person's `verified: {by: <name>}`")
+
+
 @pytest.mark.parametrize(
     ("verify", "expected"),
     [
-        (
-            {},
-            (REVIEW, "no check to run (no verify fields); a scanned lesson needs verify.paths, verify.match or "
-             "verify.absent that holds, or source: typed to vouch for it yourself, before groom promotes it"),
-        ),
+        ({}, (WAIT, WAITS)),
         (
             {"command": "make check"},
-            (REVIEW, "no check ran: verify.command not run (pass --run-commands); a scanned lesson needs "
-             "verify.paths, verify.match or verify.absent that holds, or source: typed to vouch for it "
-             "yourself, before groom promotes it"),
+            (WAIT, "no check ran: verify.command not run (pass --run-commands): it names no file, script, key or code "
+             "the repository holds; it waits for a verify check or a person's `verified: {by: <name>}`"),
         ),
         (
             {"match": [r"def connect\("], "paths": ["src/db.py"]},
@@ -235,13 +235,41 @@ def test_verify_command_runs_only_when_asked(result: CommandResult | None, expec
         ({"match": [r"clearAllMocks"]}, (DELETE, "verify.match `clearAllMocks` no longer matches any tracked file")),
     ],
 )
-def test_a_scanned_lesson_is_promoted_only_on_a_check_that_ran(
-    verify: dict[str, Any], expected: tuple[str, str]
+@pytest.mark.parametrize("source", ["scanned", "typed", "agent"])
+def test_a_lesson_is_promoted_only_on_a_check_that_ran_whoever_wrote_it(
+    verify: dict[str, Any], expected: tuple[str, str], source: str
 ) -> None:
-    assert one(make(source="scanned", verify=verify)) == expected
-    # The same lesson typed by a person is promoted on its word when it has no check.
+    assert one(make(source=source, verify=verify, verified={})) == expected
+    # A person who vouches for it lets it through with nothing to check.
     if not verify:
-        assert one(make(source="typed")) == (PROMOTE, "seen in 2 sessions; no check to run (no verify fields)")
+        assert one(make(source=source)) == (PROMOTE, "seen in 2 sessions; nothing to check; vouched for by tester")
+
+
+def test_what_a_lesson_without_anchors_names_is_checked_as_it_is_now() -> None:
+    files = {**FILES, "package.json": '{"scripts": {"test": "jest", "lint": "eslint ."}}', "Makefile": "check:\n\ttrue\n"}
+    lesson = make(do="run `npm run e2e` then `make check` before pushing", verified={})
+    assert one(lesson, files) == (REVIEW, "names `npm e2e`, but no package.json defines `e2e` now")
+    fine = make(do="run `npm run lint` then `make check` before pushing; see src/db.py", verified={})
+    assert one(fine, files) == (
+        PROMOTE, "seen in 2 sessions; re-verified: `lint` still defined in package.json; `check` still defined in "
+        "Makefile; names src/db.py, tracked",
+    )  # fmt: skip
+    # Naming what is absent is the lesson: "there is no `e2e` script" is not contradicted by its absence.
+    assert one(make(do="there is no `npm run e2e` script here; use `npm test`", verified={}), files)[0] == PROMOTE
+
+
+@pytest.mark.parametrize(
+    ("defines", "expected"),
+    [
+        (["package.json:lint"], (PROMOTE, "seen in 2 sessions; re-verified: verify.defines `lint` still defined in package.json")),
+        (["package.json:e2e"], (DELETE, "verify.defines `e2e` is no longer defined in package.json")),
+        (["Makefile:check"], (PROMOTE, "seen in 2 sessions; re-verified: verify.defines `check` still defined in Makefile")),
+        (["pyproject.toml:tool.ruff"], (DELETE, "verify.defines pyproject.toml is no longer tracked (it defined `tool.ruff`)")),
+    ],
+)
+def test_a_script_target_or_key_a_lesson_anchors_on(defines: list[str], expected: tuple[str, str]) -> None:
+    files = {**FILES, "package.json": '{"scripts": {"lint": "eslint ."}}', "Makefile": "all check: build\n\ttrue\n"}
+    assert one(make(verify={"defines": defines}), files) == expected
 
 
 def test_invalid_destination_needs_review() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from lessonbank.scan import distill, sources
+from lessonbank.scan import calibrate, distill, sources
 from lessonbank.scan.detect import Candidate
 
 # ---- transcript writers -----------------------------------------------------------------------
@@ -24,13 +24,13 @@ from lessonbank.scan.detect import Candidate
 class Claude:
     """A Claude Code session written record by record."""
 
-    def __init__(self, session: str = "s1", cwd: str = "/p") -> None:
-        self.session, self.cwd, self.lines, self.n = session, cwd, [], 0
+    def __init__(self, session: str = "s1", cwd: str = "/p", day: str = "2026-01-01") -> None:
+        self.session, self.cwd, self.lines, self.n, self.day = session, cwd, [], 0, day
 
     def _record(self, kind: str, content: Any, **extra: Any) -> None:
         self.n += 1
         rec = {"type": kind, "cwd": self.cwd, "sessionId": self.session, "version": "2.1.197",
-               "timestamp": f"2026-01-01T00:{self.n // 60:02d}:{self.n % 60:02d}Z",
+               "timestamp": f"{self.day}T00:{self.n // 60:02d}:{self.n % 60:02d}Z",
                "message": {"role": kind, "content": content}, **extra}  # fmt: skip
         self.lines.append(json.dumps(rec, separators=(",", ":")))
 
@@ -103,10 +103,14 @@ class Codex:
 
 
 def lessons(path: Path) -> tuple[list[Candidate], dict[str, int]]:
-    """What the scan proposes from one transcript, distilled, and what it skipped and why."""
+    """What the scan proposes from one transcript, distilled, and what it skipped and why.
+
+    A failure met in this one session only is watched, not proposed (tests/scan/test_recurring.py)."""
     found, stats = sources.scan_files([path], {})
     kept = []
     for cand in found:
+        if cand.kind == "recurring":
+            continue
         why = distill.distill(cand)
         if why:
             stats.skip(why)
@@ -219,7 +223,8 @@ def test_a_check_that_failed_before_any_edit_of_the_turn_is_a_lesson_codex(tmp_p
     assert cand.when == ("`vi.clearAllMocks()` keeps queued `mockResolvedValueOnce` values "
                          "(`pnpm test` fails: AssertionError: expected [] to have a length of 3)")  # fmt: skip
     assert cand.title == "Switch `vi.clearAllMocks()` to `vi.resetAllMocks()`"
-    assert cand.commands == [r"\bpnpm\b.*\btest\b"] and cand.paths == ["**/*.test.ts"]
+    assert cand.commands == [r"^(?:sudo\s+)?(?:\S*/)?pnpm\b(?:\s+-\S+(?:\s+\S+)*?)?\s+(?:run\s+)?test(?![\w-])"]
+    assert cand.paths == ["**/*.test.ts"]
     assert cand.keywords == ["clearAllMocks", "mockResolvedValueOnce", "resetAllMocks"]
     assert cand.verify == {"match": ["mockResolvedValueOnce", r"vi\.resetAllMocks"]}
     assert cand.evidence[0]["diagnosis"].startswith("I've identified the root cause")
@@ -242,11 +247,13 @@ def test_installing_a_dependency_file_written_this_turn_is_work_in_progress(tmp_
         assert [c.kind for c in kept] == ["fix"] and "work in progress" not in skipped
 
 
-def test_an_episode_without_diagnosis_or_fix_sentence_is_not_proposed(tmp_path: Path) -> None:
+def test_an_episode_without_diagnosis_or_fix_sentence_waits_for_words(tmp_path: Path) -> None:
     t = Claude().bash("make", "src/a.c:3:1: error: expected ';'", 2).say("Let me look.").edit("/p/src/a.c")
     t.bash("make", "ok")
-    found, skipped = lessons(t.write(tmp_path))
-    assert found == [] and skipped == {"no diagnosis or fix said": 1}
+    [cand], skipped = lessons(t.write(tmp_path))
+    assert skipped == {}
+    assert (cand.title, cand.signals.get("needs_words")) == ("`make` failed, then passed: error: expected ';'", 1)
+    assert cand.do.startswith("It was fixed in the session, but nothing said how (no instruction could be read")
 
 
 # ---- beyond checks: plain shell mistakes ---------------------------------------------------------
@@ -364,8 +371,13 @@ def test_a_correction_keeps_the_instruction_and_loses_personal_data(tmp_path: Pa
     t.user("no, never commit without signing. Use gpg, ask alice@example.com or +1 415-555-0134 for the key")
     t.say("You're right, sorry.").bash("git commit --amend -S --no-edit", "ok")
     [cand] = lessons(t.write(tmp_path))[0]
-    assert cand.when == "running `git commit` (the user corrected this)"
-    assert cand.commands == [r"\bgit\b.*\bcommit\b"]
+    # The trigger is the commit the user forbade, not every commit.
+    assert cand.when == "running `git commit` with `--no-gpg-sign` or `gpgsign=false` (the user forbade this)"
+    assert cand.commands == [r"^(?=.*(?:--no-gpg-sign\b|gpgsign[= ]+false\b))(?:sudo\s+)?(?:\S*/)?git\b"
+                             r"(?:\s+-\S+(?:\s+\S+)*?)?\s+commit(?![\w-])"]
+    assert calibrate.fires(cand.commands, 'git commit --no-gpg-sign -m "x"')
+    assert calibrate.fires(cand.commands, "git -c commit.gpgsign=false commit -m x")
+    assert not calibrate.fires(cand.commands, "git commit -S -m x")
     assert cand.do == ("No, never commit without signing. Use gpg, ask [REDACTED:email] or "
                        "[REDACTED:phone number] for the key")  # fmt: skip
     stored = json.dumps([cand.to_dict()])
@@ -407,7 +419,7 @@ def test_one_lesson_from_two_sessions_merges_and_a_general_one_keeps_its_trigger
     for path in (a.write(tmp_path, "a.jsonl"), b.write(tmp_path, "b.jsonl")):
         merge(store, lessons(path)[0], Weights())
     [cand] = store.values()
-    assert cand.sessions == ["s1", "s2"] and cand.key == "setup|nvcc|path"
+    assert cand.sessions == ["s1", "s2"] and cand.key == "notfound|nvcc"
     assert "k.cu" not in cand.commands[0] and "version" not in cand.commands[0]
 
 

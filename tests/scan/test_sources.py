@@ -61,7 +61,9 @@ def codex_meta(cwd: str, session: str = "019c-codex") -> str:
 
 
 def scan(*paths: Path, state: dict[str, Any] | None = None) -> tuple[list[Any], sources.Stats]:
-    return sources.scan_files(list(paths), state if state is not None else {})
+    """What a scan found, but the failures watched for a second session (tests/scan/test_recurring.py)."""
+    found, stats = sources.scan_files(list(paths), state if state is not None else {})
+    return [c for c in found if c.kind != "recurring"], stats
 
 
 # ---- where transcripts are -------------------------------------------------------------------

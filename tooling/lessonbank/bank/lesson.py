@@ -64,7 +64,7 @@ KEY_ORDER = (
 )  # fmt: skip
 TRIGGER_KEYS = ("tools", "commands", "paths", "keywords")
 _WRITTEN_WHEN_SET = ("verified", "verify")
-VERIFY_KEYS = ("paths", "match", "absent", "glob", "command")
+VERIFY_KEYS = ("paths", "match", "absent", "glob", "defines", "command")
 
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
@@ -315,6 +315,9 @@ def validate(lesson: Lesson) -> list[tuple[str, str]]:
     for key in lesson.verify:
         if key not in VERIFY_KEYS:
             problems.append(("verify", f"verify.{key} is unknown ({', '.join(VERIFY_KEYS)})"))
+    for item in _str_list(lesson.verify.get("defines"), "verify.defines"):
+        if not re.fullmatch(r"[^:\s]+:[^:\s]+", item):
+            problems.append(("verify", f"verify.defines {item!r} must be FILE:NAME, e.g. package.json:lint"))
     for key in ("match", "absent"):
         for pattern in _str_list(lesson.verify.get(key), f"verify.{key}"):
             message = _regex_problem(pattern)

@@ -83,6 +83,26 @@ def install_source(root: Path) -> str:
     return "-e ." if dogfood else ""
 
 
+def install_hint(direct_url: str | None = None) -> str:
+    """What to set groom.install to, read from how this lessonbank was installed (PEP 610), for `bank init --ci`."""
+    import json
+    from importlib import metadata
+
+    try:
+        text = direct_url if direct_url is not None else metadata.distribution("lessonbank").read_text("direct_url.json")
+        data = json.loads(text or "{}")
+    except (metadata.PackageNotFoundError, ValueError):
+        data = {}
+    url, vcs = str(data.get("url") or ""), data.get("vcs_info") or {}
+    if vcs.get("vcs") == "git" and url:
+        ref = vcs.get("commit_id") or vcs.get("requested_revision") or ""
+        return f'set groom.install = "git+{url}{"@" + ref if ref else ""}" in bank.toml (how this copy was installed)'
+    if url.startswith("file://"):
+        return (f"this copy was installed from a local folder ({url.removeprefix('file://')}), which the runner "
+                'cannot reach: set groom.install in bank.toml to a git URL, e.g. "git+https://github.com/<you>/lessonbank@v0.1.0"')  # fmt: skip
+    return 'set groom.install in bank.toml to a git URL, e.g. "git+https://github.com/<you>/lessonbank@v0.1.0"'
+
+
 def write_ci_workflow(root: Path, dry_run: bool = False) -> str:
     """Write .github/workflows/bank-groom.yml: create, unchanged, or exists (a changed file is kept)."""
     target = (root / WORKFLOW).resolve()

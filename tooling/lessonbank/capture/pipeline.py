@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,7 @@ from lessonbank.bank import frontmatter_edit
 from lessonbank.bank.lesson import render, validate
 from lessonbank.bank.names import Destination
 from lessonbank.bank.store import Bank, write_atomic
-from lessonbank.capture import gates
+from lessonbank.capture import gates, repository
 from lessonbank.capture.draft import Draft, parse_lesson_blocks, to_lesson
 from lessonbank.capture.redaction import Redaction, describe
 from lessonbank.errors import BankError, GateRefusal
@@ -81,6 +81,7 @@ def _gate_and_write(
         if gates.already_written(draft, written, bank.config.get("gates.destination_threshold")):
             raise GateRefusal("duplicate", f"refused: this lesson is already written in {bank.relative(dest_path)}")
     gates.preference(draft)
+    draft = repository.with_anchors(bank.root, replace(draft))  # what it names that groom can check again
     taken = {slug for slug, _ in banked}
     lesson = to_lesson(draft, taken, _today(), bank.config.get("capture.default_priority"))
     problems = validate(lesson)

@@ -29,6 +29,7 @@ COMMANDS = {
         "commands",
     ),
     "demo": "demo",
+    "replay": "replay",
     **dict.fromkeys(("groom", "rules", "schedule"), "groom"),
     **dict.fromkeys(("scan", "review"), "scan"),
     **dict.fromkeys(("on", "off", "test", "trial", "ledger"), "trial"),

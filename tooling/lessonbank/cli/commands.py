@@ -58,8 +58,8 @@ def init(path: Path | None, ci: bool, personal: bool, dry_run: bool) -> None:
         click.echo(f"{action:9} {rel}")
     if ci and not scaffold.install_source(root):
         click.echo(
-            f"note: {scaffold.WORKFLOW} installs `lessonbank`, which is not on PyPI: point its Install "
-            "step at a git URL (or set groom.install in bank.toml before `bank init --ci`)"
+            f"note: {scaffold.WORKFLOW} installs `lessonbank`, which is not on PyPI: {scaffold.install_hint()}, "
+            "then delete the workflow and run `bank init --ci` again (or edit its Install step)"
         )
     click.echo(f"bank ready at {root}" + (" (dry run: nothing written)" if dry_run else ""))
 

@@ -44,7 +44,7 @@ EXAMPLES = [
     Draft(
         title="pytest hangs when something under test waits for a TTY",
         when="running pytest in a non-interactive shell while code under test may open a pager or a prompt",
-        do="run it with stdin from /dev/null and PAGER=cat, under a timeout, so a TTY wait fails fast",
+        do="run it with stdin from /dev/null and PAGER=cat, under the timeout pytest.ini sets, so a TTY wait fails fast",
         promote_to="rule:testing",
         tools=["Bash"],
         commands=[r"\bpytest\b(?!.*</dev/null)"],
@@ -103,6 +103,7 @@ def _project(root: Path) -> None:
         "tests/test_user.py": "from app.models.user import User\n\n\ndef test_user():\n    assert User\n",
         "docs/database.md": "# Database\n\nHow the schema evolves.\n",
         "Makefile": "migration:\n\techo generate a migration\n",
+        "pytest.ini": "[pytest]\ntimeout = 60\n",
     }
     for rel, text in files.items():
         path = root / rel

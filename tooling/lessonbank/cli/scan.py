@@ -63,6 +63,9 @@ def summary(report: Report, store: Store, dry_run: bool = False) -> list[str]:
     if episodes:  # mistakes, or what looked like one, that teach nothing worth injecting
         parts = [f"{episodes[k]} {k}" for k in sorted(episodes)]
         lines.append(f"set aside {_n(sum(episodes.values()), 'episode', 'episodes')} with no lesson: {', '.join(parts)}")
+    if report.watching:
+        lines.append(f"watching {_n(len(report.watching), 'error', 'errors')} met in one session so far "
+                     "(a second session makes each a candidate)")  # fmt: skip
     if report.dropped:
         lines.append(f"ignored {_n(report.dropped, 'candidate', 'candidates')} rejected before")
     if st.malformed:
@@ -103,6 +106,7 @@ def _report_json(report: Report, store: Store, dry_run: bool) -> dict[str, Any]:
         "new": sorted(short_id(k) for k in report.new),
         "updated": sorted(short_id(k) for k in report.updated),
         "ignored_rejected": report.dropped,
+        "watching": sorted(short_id(k) for k in report.watching),
         "accepted": [{"id": short_id(k), "outcome": o} for k, o in report.accepted],
         "refused": [{"id": short_id(k), "reason": m} for k, m in report.refused],
         "protocol": {agent: {"fixed": f, "with_block": b} for agent, (f, b) in sorted(report.protocol.items())},
@@ -228,7 +232,8 @@ def _triggers(cand: Candidate) -> str:
 
 def _verify(cand: Candidate) -> str:
     parts = [f"{key} {', '.join(f'`{v}`' for v in values)}" for key, values in sorted(cand.verify.items()) if values]
-    return "; ".join(parts) or "no check derivable from the evidence (groom holds it for review until it has one or you set source: typed)"
+    return "; ".join(parts) or ("none from the evidence (accepting adds what its words name that the repository holds; "
+                                "with none, groom waits until a person sets `verified: {by: <name>}`)")
 
 
 def _distill(bank: Bank, store: Store, cands: list[Candidate], quiet: bool, given: str | None) -> None:
@@ -393,10 +398,14 @@ def _review_one(
                 _edit_in_editor(bank, cand, editor)
             else:
                 _edit(cand)
+            cand.signals.pop("needs_words", None)  # a person wrote (or kept) the instruction
             if not dry_run:
                 store.record(cand)  # kept now: quitting the review loses no edit
             for line in describe(cand, bank)[1:6]:
                 click.echo(line)
+            continue
+        if choice == "a" and cand.signals.get("needs_words"):
+            click.echo("this candidate has no instruction yet: [e]dit it (or `bank review --distill`) before accepting")
             continue
         if choice == "a":
             try:

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from lessonbank.bank.anchors import defined, mentions
 from lessonbank.bank.lesson import Lesson
 from lessonbank.bank.names import parse_destination
 from lessonbank.groom.snapshot import Evidence, RepoView, Snapshot, compile_pattern
@@ -131,6 +132,8 @@ def _decide_one(
     except ValueError as exc:
         unsure.append(str(exc))
     _check_verify(lesson, view, stale, unsure, passed)
+    if not any(lesson.verify.get(k) for k in ("paths", "match", "absent", "defines")):
+        _check_mentions(lesson, view, unsure, passed)  # no anchor stored: what its words name, read now
     command = lesson.verify.get("command")
     not_run = ""
     if command and run_command is None:
@@ -151,15 +154,16 @@ def _decide_one(
     seen = f"seen in {_plural(lesson.seen, 'session')}"
     if passed:
         return _decision(lesson, PROMOTE, [f"{seen}; re-verified: {'; '.join(passed + ([not_run] if not_run else []))}"])
-    # No check ran. A scanned lesson is a machine's reading of a transcript: promoting it because
-    # nothing contradicts it is how unmergeable rules were made, so a person vouches for it first.
-    why = f"no check ran: {not_run}" if not_run else "no check to run (no verify fields)"
-    if lesson.source == "scanned":
-        return _decision(lesson, REVIEW, [
-            f"{why}; a scanned lesson needs verify.paths, verify.match or verify.absent "
-            "that holds, or source: typed to vouch for it yourself, before groom promotes it"
-        ])  # fmt: skip
-    return _decision(lesson, PROMOTE, [f"{seen}; {why}"])
+    # No check ran. Promoting a lesson because nothing contradicts it is how unmergeable rules were
+    # made, whoever wrote it: it waits until it names something to check, or a person vouches for it.
+    why = f"no check ran: {not_run}" if not_run else "nothing to check"
+    by = str((lesson.verified or {}).get("by") or "").strip()
+    if by:
+        return _decision(lesson, PROMOTE, [f"{seen}; {why}; vouched for by {by}"])
+    return _decision(lesson, WAIT, [
+        f"{why}: it names no file, script, key or code the repository holds; it waits for a verify check "
+        "or a person's `verified: {by: <name>}`"
+    ])  # fmt: skip
 
 
 def _str_list(value: object) -> list[str]:
@@ -189,6 +193,15 @@ def _check_verify(
             stale.append(f"verify.match `{pattern}` no longer matches any tracked file{where}")
         elif hit:
             passed.append(f"verify.match `{pattern}` found in {hit}")
+    for item in _str_list(verify.get("defines")):
+        file, _, name = item.partition(":")
+        text = view.snapshot.contents([file]).get(file) if view.is_file(file) else None
+        if text is None:
+            stale.append(f"verify.defines {file} is no longer tracked (it defined `{name}`)")
+        elif defined(file, text, name):
+            passed.append(f"verify.defines `{name}` still defined in {file}")
+        else:
+            stale.append(f"verify.defines `{name}` is no longer defined in {file}")
     absent = _str_list(verify.get("absent"))
     if absent:
         hits = [(pattern, _find(view, pattern, globs, unsure, "absent")) for pattern in absent]
@@ -207,6 +220,30 @@ def _find(view: RepoView, pattern: str, globs: list[str], unsure: list[str], key
         unsure.append(f"verify.{key} `{pattern}` does not compile: {exc}")
         return None
     return view.find(compiled, globs) or ""
+
+
+_NEGATED = re.compile(r"(?i)\b(?:no|not|don'?t|never|instead of|rather than|missing)\b[^.;\n]{0,30}$")
+
+
+def _check_mentions(lesson: Lesson, view: RepoView, unsure: list[str], passed: list[str]) -> None:
+    """For a lesson with no verify anchor: the scripts it tells to run and the paths it names, as they are now."""
+    text = "\n".join((lesson.title, lesson.when, lesson.do))
+    for mention in mentions(text):
+        at = text.find(mention.name)
+        if at >= 0 and _NEGATED.search(text[max(0, at - 40) : at]):
+            continue  # "there is no `lint` script": naming what is absent is the lesson
+        if mention.kind == "path" and "/" in mention.name:
+            name = mention.name.removeprefix("./")
+            (passed if view.exists(name) else unsure).append(
+                f"names {name}, {'tracked' if view.exists(name) else 'which is not tracked (gone, or never there)'}")
+        elif mention.kind == "script":
+            files = [p for p in view.paths if p.rsplit("/", 1)[-1] == ("Makefile" if mention.runner == "make" else "package.json")]
+            texts = view.snapshot.contents(files[:20]) if files else {}
+            where = next((f for f, t in sorted(texts.items()) if defined(f, t, mention.name)), "")
+            if where:
+                passed.append(f"`{mention.name}` still defined in {where}")
+            elif files:
+                unsure.append(f"names `{mention.runner} {mention.name}`, but no {files[0].rsplit('/', 1)[-1]} defines `{mention.name}` now")
 
 
 def _check_triggers(lesson: Lesson, view: RepoView, unsure: list[str]) -> None:

@@ -1,7 +1,7 @@
 """Where each agent writes a shell command's exit status in text, read the same way by the hooks
 (at the call) and the scan (in transcripts). Standard library only, no `re`.
 
-- Codex: "Process exited with code N" (function_call_output);
+- Codex: "Process exited with code N" (function_call_output), "Exit code: N" before 0.80;
 - Copilot CLI: "<shellId: 0 completed with exit code N>" (the tool result text);
 - Gemini CLI: "Exit Code: N" in the shell tool's output, written only when N is not 0: a command
   that ran has its "Output:" line, and no exit code, signal or error line, when it exited 0.
@@ -27,7 +27,9 @@ def after(text: str, marker: str) -> "int | None":
 
 
 def codex(text: str) -> "int | None":
-    return after(text, "Process exited with code")
+    """Codex 0.80 and later: "Process exited with code N"; 0.77-0.79: "Exit code: N"."""
+    code = after(text, "Process exited with code")
+    return code if code is not None else after(text, "Exit code:")
 
 
 def copilot(text: str) -> "int | None":

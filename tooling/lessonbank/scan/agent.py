@@ -102,6 +102,7 @@ def apply(cand: Candidate, answer: str, by: str) -> Verdict:
             setattr(cand, name, list(getattr(draft, name)))
     cand.promote_to = draft.promote_to or cand.promote_to
     cand.signals["distilled"] = 1
+    cand.signals.pop("needs_words", None)
     cand.signals.pop("no_lesson", None)
     cand.notes = f"distilled by {by}"
     return Verdict("lesson")

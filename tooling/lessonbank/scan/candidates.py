@@ -16,7 +16,7 @@ from lessonbank.capture import blocks
 from lessonbank.capture.draft import parse_lesson_blocks
 from lessonbank.capture.pipeline import Outcome, capture
 from lessonbank.errors import BankError, GateRefusal
-from lessonbank.scan import compliance, distill, sources
+from lessonbank.scan import calibrate, compliance, distill, sources
 from lessonbank.scan.events import Candidate
 from lessonbank.scan.outcomes import check_of
 from lessonbank.state import statedir
@@ -24,6 +24,9 @@ from lessonbank.state import statedir
 MAX_BODY_EVIDENCE = 3
 MAX_EVIDENCE = 5
 MAX_SESSIONS = 50
+NEEDS_WORDS_CAP = 0.3  # a candidate whose instruction only a person or a model can write
+LESSON_FIELDS = ("kind", "title", "when", "do", "tools", "commands", "paths", "keywords", "tags", "verify", "promote_to",
+                 "type")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,11 @@ class Weights:
     hang_or_timeout: float = 0.05
     per_session: float = 0.1  # each session beyond the first, up to two
     per_project: float = 0.05  # each project beyond the first, up to two
+    per_repeat: float = 0.05  # each time beyond one per session the episode came back, up to two
+    written: float = 0.05  # the lesson is a kind's general instruction, not the episode's own words
+    trigger_checked: float = 0.05  # the trigger fires on the failing command and not on the one that worked
+    false_fire: float = 0.1  # taken off per call of those sessions that succeeded and it fires on, up to three
+    narrower: float = 0.1  # taken off when only the failing tests were run again, not the whole check
     priority_base: int = 5
     priority_hang: int = 2
     priority_correction: int = 1
@@ -71,6 +79,8 @@ def score(c: Candidate, w: Weights) -> tuple[float, int, list[str]]:
         ("fix_confirmed", w.fix_confirmed, "fix confirmed"),
         ("user_correction", w.user_correction, "user correction"),
         ("hang_or_timeout", w.hang_or_timeout, "hang or timeout"),
+        ("written", w.written, "general instruction"),
+        ("trigger_checked", w.trigger_checked, "trigger checked"),
     ):
         if c.signals.get(name):
             conf += weight
@@ -80,10 +90,24 @@ def score(c: Candidate, w: Weights) -> tuple[float, int, list[str]]:
         conf += extra_sessions * w.per_session
         prio += extra_sessions * w.priority_per_session
         why.append(f"seen in {len(c.sessions)} sessions +{extra_sessions * w.per_session:.2f}")
+    again = min(2, max(0, len(c.evidence) - len(c.sessions)))  # the same mistake made again in a session
+    if again:
+        conf += again * w.per_repeat
+        why.append(f"made {len(c.evidence) - len(c.sessions)} more time(s) in a session +{again * w.per_repeat:.2f}")
     extra_projects = min(2, max(0, len(c.projects) - 1))
     if extra_projects:
         conf += extra_projects * w.per_project
         why.append(f"{len(c.projects)} projects +{extra_projects * w.per_project:.2f}")
+    if c.signals.get("narrower"):
+        conf -= w.narrower
+        why.append(f"confirmed by a narrower run -{w.narrower:.2f}")
+    false = min(3, c.signals.get("false_fires", 0))
+    if false:
+        conf -= false * w.false_fire
+        why.append(f"fires on {c.signals['false_fires']} call(s) that succeeded -{false * w.false_fire:.2f}")
+    if c.signals.get("needs_words") and conf > NEEDS_WORDS_CAP:
+        conf = NEEDS_WORDS_CAP
+        why.append(f"no instruction yet: at most {NEEDS_WORDS_CAP:.2f}")
     if c.signals.get("hang_or_timeout"):
         prio += w.priority_hang
     if c.signals.get("user_correction"):
@@ -105,6 +129,10 @@ def merge(store: dict[str, Candidate], found: list[Candidate], w: Weights) -> li
             before = None
         else:
             before = old.to_dict()
+            if _rank(new) > _rank(old) and old.status != "accepted":  # better written: it says the lesson
+                for name in LESSON_FIELDS:
+                    setattr(old, name, getattr(new, name))
+                old.signals.pop("needs_words", None)
             for session in new.sessions:
                 if session not in old.sessions:
                     old.sessions.append(session)
@@ -122,10 +150,22 @@ def merge(store: dict[str, Candidate], found: list[Candidate], w: Weights) -> li
             del old.evidence[:-MAX_EVIDENCE]
             if not old.notes:
                 old.notes = new.notes
+        settle(old)
         old.confidence, old.priority, _ = score(old, w)
-        if before != old.to_dict():
+        if before != old.to_dict() and old.key not in changed:
             changed.append(old.key)
     return changed
+
+
+def _rank(c: Candidate) -> tuple[int, int, int]:
+    """How well a candidate says its lesson: with an instruction, confirmed by the history, not a bare recurrence."""
+    return (not c.signals.get("needs_words"), bool(c.signals.get("fix_confirmed")), c.kind != "recurring")
+
+
+def settle(c: Candidate) -> None:
+    """A failure met in one session only is watched, not proposed: a second session makes it a candidate."""
+    if c.status in ("pending", "watching"):
+        c.status = "watching" if c.kind == "recurring" and len(c.sessions) < 2 else "pending"
 
 
 def _read_json(path: Path, default: Any) -> Any:
@@ -307,6 +347,7 @@ class Report:
     new: list[str] = field(default_factory=list)  # keys of candidates first found now
     updated: list[str] = field(default_factory=list)  # known candidates seen again
     dropped: int = 0  # found again but rejected before
+    watching: list[str] = field(default_factory=list)  # failures met in one session so far, not yet proposed
     accepted: list[tuple[str, list[str]]] = field(default_factory=list)  # (key, outcome lines)
     refused: list[tuple[str, str]] = field(default_factory=list)  # (key, gate message)
     files: list[tuple[Path, str]] = field(default_factory=list)
@@ -339,19 +380,24 @@ def run_scan(
         if why:  # an episode with no instruction in it: counted, never proposed
             stats.skip(why)
             continue
+        calibrate.check(cand, stats.succeeded)
         if cand.key in store.rejected:
             report.dropped += 1
             continue
         fresh.append(complete(cand))
     known = set(store.candidates)
+    watched = {k for k, c in store.candidates.items() if c.status == "watching"}  # proposed now for the first time
     for key in merge(store.candidates, fresh, w):
-        (report.updated if key in known else report.new).append(key)
+        if store.candidates[key].status == "watching":
+            report.watching.append(key)
+        else:
+            (report.updated if key in known and key not in watched else report.new).append(key)
     for cand in store.candidates.values():
         cand.confidence, cand.priority, _ = score(cand, w)
     threshold = accept_above if accept_above is not None else float(bank.config.get("scan.accept_above"))
     for cand in list(store.candidates.values()):
         # Accepted candidates met in a new session count that session on their lesson too.
-        due = cand.status == "pending" and cand.confidence >= threshold
+        due = cand.status == "pending" and cand.confidence >= threshold and not cand.signals.get("needs_words")
         recount = cand.status == "accepted" and any(s not in cand.captured for s in cand.sessions)
         if not (due or recount):
             continue

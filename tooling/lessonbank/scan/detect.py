@@ -6,14 +6,13 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from lessonbank.capture import blocks
 from lessonbank.capture.redaction import redact
 from lessonbank.matching import words
-from lessonbank.scan import outcomes, prose, shellfail
+from lessonbank.scan import outcomes, prose, recurring, shellfail
 from lessonbank.scan.events import NOT_STORED, Candidate, Event
 
 __all__ = ["NOT_STORED", "Candidate", "Detector", "Event", "is_correction", "lesson_blocks"]
-from lessonbank.scan.prose import ACK, CORRECTION, NOT_HUMAN, is_correction
+from lessonbank.scan.prose import ACK, CORRECTION, NOT_HUMAN, is_correction, lesson_blocks
 
 MAX_EDITS = 12
 MAX_COMMANDS = 6
@@ -42,20 +41,6 @@ def _clean(text: str) -> str:
     return redact(text)[0]
 
 
-def _regex_for(key: str) -> str:
-    """A trigger regex matching a check's key words in order, e.g. `\\bpnpm\\b.*\\btest\\b`."""
-    return r".*".join(rf"\b{re.escape(w)}\b" if re.match(r"\w", w) else re.escape(w) for w in key.split())
-
-
-def lesson_blocks(text: str) -> list[str]:
-    """The raw `#lesson … #/lesson` blocks in an assistant message that say a situation and a fix."""
-    return [
-        raw
-        for raw, fields in blocks.lesson_blocks(text)
-        if (fields.get("mistake") or fields.get("when")) and (fields.get("fix") or fields.get("do"))
-    ]
-
-
 class Detector:
     """Reads one session's events in order and yields candidates; its state survives between scans."""
 
@@ -73,6 +58,8 @@ class Detector:
         self.dropped: dict[str, int] = {}  # episodes that teach nothing, by why (this scan)
         self.recent: list[Candidate] = []  # fixes of this turn, waiting for the agent to say what it did
         self.slip: dict[str, Any] | None = state.get("slip")  # a recurring shell error, waiting for a way round
+        self.watch = recurring.Watch(state.get("watch"))  # failures of any teachable kind, waiting the same way
+        self.succeeded: list[str] = []  # shell calls that succeeded, this scan: what a trigger must stay quiet on
 
     def state(self) -> dict[str, Any]:
         # What is kept between scans is redacted like the evidence (a command may carry a token).
@@ -86,6 +73,8 @@ class Detector:
             "turn_files": self.turn_files,
             "slip": self.slip and {**self.slip, "command": _clean(self.slip["command"]),
                                    "between": [_clean(c) for c in self.slip["between"]]},
+            "watch": [{**w, "failing": _clean(str(w["failing"])), "later": [[_clean(c), st] for c, st in w["later"]]}
+                      for w in self.watch.state()],
         }  # fmt: skip
 
     @property
@@ -236,6 +225,10 @@ class Detector:
             self.masked += 1
         written = outcomes.written_files(ev.command)
         out.extend(self._shell(check, ev))
+        if ev.status == "ok" and not outcomes.status_masked(ev.command) and len(self.succeeded) < 4000:
+            self.succeeded.append(ev.command)
+        if ev.status in ("ok", "fail"):
+            out.extend(self._recurring(item) for item in self.watch.feed(ev.command, ev.status, ev.text, ev.time))
         if check is None or check.masked or ev.status == "unknown":
             if self.open and check is None and ev.status == "ok" and outcomes.is_fix_action(ev.command):
                 cmd = _short(outcomes.display(ev.command), 160)
@@ -281,6 +274,14 @@ class Detector:
             self.slip = None
         return []
 
+    def _recurring(self, item: dict[str, Any]) -> Candidate:
+        cand = self._base(f"recur|{item['signature']}", 2, "recurring")
+        return recurring.candidate(item, cand, self._evidence(str(item["time"])), _clean)
+
+    def flush(self) -> list[Candidate]:
+        """The failures still waiting for a way round when the transcript ends, as candidates."""
+        return [self._recurring(item) for item in self.watch.flush()]
+
     def _slip_candidate(self, slip: dict[str, Any], passing: str) -> Candidate:
         cand = self._base(f"shell|{slip['kind']}|{slip['named']}", 2, "shell")
         cand.promote_to, cand.tools, cand.tags = "rule:conventions", ["Bash"], ["kind:shell"]
@@ -297,7 +298,10 @@ class Detector:
         first = ep["first"]
         if not set(first.get("keys", ())).issubset(check.keys or (check.key,)):
             return False  # `cmake ..` alone does not confirm a failing `cmake .. && make`
-        return outcomes.covers(check.targets, first["targets"])
+        if outcomes.covers(check.targets, first["targets"]):
+            return True
+        ep["narrower"] = outcomes.names_failing(check.targets, first["excerpt"])  # only what failed, run again
+        return ep["narrower"]
 
     def _failed(self, check: outcomes.Check, ev: Event, written: list[str]) -> list[Candidate]:
         ep = self.open.get(check.key)
@@ -389,12 +393,12 @@ class Detector:
         cand.do = "What fixed it: " + ", ".join(did) + "."
         cand.promote_to = check.destination
         cand.tools = ["Bash"]
-        cand.commands = [_regex_for(check.key)]
+        cand.commands = [outcomes.key_regex(check.key)]
         cand.tags = [f"tool:{check.tool}"] + (["severity:hang"] if ep["timed_out"] else [])
         cand.notes = _clean(ep.get("note", ""))
         cand.signals = {"attempts": ep["attempts"]}
         if kind == "fix":
-            cand.signals["fix_confirmed"] = 1
+            cand.signals.update({"fix_confirmed": 1, "narrower": 1} if ep.get("narrower") else {"fix_confirmed": 1})
         if ep["timed_out"]:
             cand.signals["hang_or_timeout"] = 1
         item = self._evidence(

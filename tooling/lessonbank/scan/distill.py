@@ -15,11 +15,10 @@ import shlex
 
 from lessonbank.bank import names
 from lessonbank.matching.words import STOP_WORDS
-from lessonbank.scan import outcomes, prose, shellfail
+from lessonbank.scan import failures, outcomes, prose, recurring, shellfail
 from lessonbank.scan.events import Candidate
+from lessonbank.scan.outcomes import stable_error
 
-_LOCATION = re.compile(r"^(?:[\w./~\\-]*[/\\])?([\w.-]+):\d+(?::\d+)?:\s*|^\S+\.\w+:\(\.\w+\+0x[0-9a-f]+\):\s*")
-_NOISE = re.compile(r"^(?:/bin/\w+: line \d+: |/usr/bin/\w+: (?:line \d+: )?|\./\S+: |\S*python[\d.]*(?:\.exe)?: )")
 _LINK = re.compile(r"\s*\(\[[^\]]*\]\([^)]*\)\)|\[([^\]]*)\]\([^)]*\)")
 _PROJECT_FILE = re.compile(
     r"^(?:requirements[\w.-]*\.txt|package\.json|pyproject\.toml|Pipfile|Gemfile|go\.mod|Cargo\.toml|Makefile"
@@ -32,16 +31,9 @@ _CONFIG_FILES = {"CMakeLists.txt", "Makefile", "package.json", "tsconfig.json", 
                  "vitest.config.ts", "vite.config.ts", "jest.config.js", "Cargo.toml", "go.mod"}  # fmt: skip
 
 
-def stable_error(line: str) -> str:
-    """An error line without its location (`src/a.c:3:9: `) or shell prefix: the part that recurs."""
-    text = _LOCATION.sub("", line.strip())
-    text = _NOISE.sub("", text)
-    return " ".join(text.split())[:140]
-
-
 def _tool_regex(name: str) -> str:
-    """`pnpm test` -> `\\bpnpm\\b.*\\btest\\b`: the check's own words, never the files it was given."""
-    return r".*".join(rf"\b{re.escape(w)}\b" for w in name.split())
+    """`pnpm test` -> the program at the start of a command with that subcommand; never the files it was given."""
+    return outcomes.invocation_regex(name)
 
 
 def _words(command: str) -> list[str]:
@@ -62,7 +54,7 @@ def command_trigger(name: str, without: list[str] | None = None) -> str:
     regex = _tool_regex(name)
     if without:
         ahead = "|".join(re.escape(w.split("=", 1)[0]) for w in without[:2])
-        return rf"^(?!.*(?:{ahead})){'.*' if not regex.startswith('.') else ''}{regex}"
+        return rf"^(?!.*(?:{ahead})){regex.removeprefix('^')}"
     return regex
 
 
@@ -110,11 +102,81 @@ def _split_fix(summary: str) -> tuple[list[str], list[str]]:
 def distill(cand: Candidate) -> str:
     """Fill the candidate's lesson fields from its evidence; return why it is no lesson ("" when it is one)."""
     if cand.kind in ("fix", "unblocked"):
-        return _check_lesson(cand)
+        why = _check_lesson(cand)
+        ev = cand.evidence[0]
+        shell_mistake = shellfail.classify("\n".join(ev.get("excerpt") or []), str(ev.get("failing", "")))
+        return _for_words(cand) if why in _MODEL_COULD and shell_mistake is None else why
     if cand.kind == "correction":
         return _correction(cand)
     if cand.kind == "shell":
         return _shell(cand)
+    if cand.kind == "recurring":
+        return _recurring(cand)
+    return ""
+
+
+# A fixed check whose words did not say the lesson: a person or a model reading the evidence can.
+_MODEL_COULD = ("no diagnosis or fix said", "the diagnosis says no fix", "no setup step found")
+
+
+def _for_words(cand: Candidate) -> str:
+    """Keep a fixed check whose lesson only a person or a model can write, with its evidence, for review."""
+    ev = cand.evidence[0]
+    shown = ev.get("check") or cand.key.split("|")[1]
+    symptom = stable_error((ev.get("excerpt") or [""])[0]) or "an error"
+    cand.title = f"`{shown}` failed, then passed: {symptom}"[:70]
+    cand.when = f"`{shown}` fails with: {symptom}"
+    cand.do = f"It was fixed in the session, but nothing said how {recurring.NEEDS_WORDS}."
+    cand.commands = [command_trigger(str(shown))]
+    cand.signals["needs_words"] = 1
+    return ""
+
+
+# Shell mistakes whose general lesson needs no way round from the history: the error says it all.
+_GENERAL = ("sudo", "push-behind", "push-protection", "windows-switch", "shell-written-source", "cd-relative",
+            "cmake-build-dir")  # fmt: skip
+
+
+def _recurring(cand: Candidate) -> str:
+    """A failure met again: the shell lesson of its kind, the kind's template from the history, or one for review."""
+    ev = cand.evidence[0]
+    failing, passing, line = str(ev.get("failing", "")), str(ev.get("passing", "")), (ev.get("excerpt") or [""])[0]
+    slip = shellfail.classify(line, failing)
+    if slip is not None and slip[0] in _GENERAL:
+        ev.update(shell=slip[0], named=slip[1], passing=passing)
+        _shell(cand)
+        cand.signals.pop("fix_confirmed", None)
+        if slip[0] == "sudo":  # nothing else can answer the password prompt: the fix is certain
+            cand.signals["fix_confirmed"] = 1
+        return ""
+    if slip is not None and slip[0] == "not-found" and slip[1]:
+        return _not_installed(cand, slip[1], failing, passing, [str(c) for c in ev.get("commands") or []])
+    found = failures.Failure(str(ev.get("failure")), str(ev.get("program")), line, str(ev.get("signature")))
+    written = recurring.lesson(found, failing, passing, [str(c) for c in ev.get("commands") or []], str(ev.get("hint", "")))
+    if written is None:
+        return "no template for this kind of failure"
+    cand.title, cand.when, cand.do = written.title, written.when, written.do
+    cand.commands, cand.keywords = written.commands, written.keywords
+    cand.promote_to = "rule:conventions"
+    cand.signals.update({"fix_confirmed": 1} if written.confirmed else {})
+    cand.signals.update({"written": 1} if written.written else {"needs_words": 1})
+    return ""
+
+
+def _not_installed(cand: Candidate, named: str, failing: str, passing: str, installs: list[str]) -> str:
+    """A tool not found in several sessions: install it first when the history shows how, else do not call it."""
+    cand.key, cand.promote_to, cand.keywords = f"notfound|{named}", "rule:conventions", [named.lower()]
+    cand.commands = [rf"(?:^|[;&|(]\s*|\s)(?<![\w/.-]){re.escape(named)}(?![\w.-])"]
+    cand.title = f"{named} is not installed here"
+    cand.when = f"running `{named}` in this environment: `{named}: command not found`"
+    setup = next((c for c in installs if shellfail.installs(c, named)), "")
+    if passing and setup:
+        cand.do = f"Install it first with `{setup}` (a new environment does not have it), then run `{named}`."
+        cand.signals["fix_confirmed"] = 1
+    else:
+        cand.do = f"Do not call `{named}` here: it is not installed. Use another tool, or ask the user to install it."
+    cand.signals["written"] = 1
+    cand.verify = {"match": [rf"\b{re.escape(named)}\b"]}
     return ""
 
 
@@ -130,7 +192,8 @@ def _shell(cand: Candidate) -> str:
                 "shell-written-source": ["printf", "echo", "heredoc"], "sudo": ["sudo"],
                 "windows-switch": ["windows", "cmd"]}  # fmt: skip
     cand.keywords = keywords.get(kind, [])
-    cand.key = f"setup|{named}|path" if kind == "not-found" and "PATH" in do else f"shell|{kind}|{named}"
+    cand.key = f"notfound|{named}" if kind == "not-found" else f"shell|{kind}|{named}"
+    cand.signals["written"] = 1
     if kind != "not-found":
         cand.key = f"shell|{lesson_kind}"  # the same lesson whatever folder or branch it met
     # what keeps the lesson relevant, where the evidence names it: the tool, or the sources it is about
@@ -176,9 +239,9 @@ def _check_lesson(cand: Candidate) -> str:
             cand.when = f"running `{what}`: it is not on PATH in this environment ({symptom})"
             cand.do = f"Call `{what}` as `{folder}/{what}`, or run `export PATH={folder}:$PATH` first."
             cand.title = f"{what} is not on PATH: use {folder}/{what}"
-            cand.commands = [rf"^(?!.*{re.escape(folder)}).*{_tool_regex(what)}"]
+            cand.commands = [rf"^(?!.*{re.escape(folder)}).*\b{re.escape(what)}\b"]
             cand.verify = {"match": [rf"\b{re.escape(what)}\b"]}  # relevant while the project still uses the tool
-            cand.key = f"setup|{what}|path"
+            cand.key = f"notfound|{what}"
             return ""
         cand.when = f"running `{shown}` before `{what}` is installed ({symptom})"
         named = [w for w in _words(setup) if _PROJECT_FILE.match(w.rsplit("/", 1)[-1])]
@@ -240,7 +303,14 @@ def _correction(cand: Candidate) -> str:
         head = check.name
     if head and not any(w.lower() in said.lower() for w in head.split()[-1:]):
         head = ""  # the user spoke of something else than the call they interrupted: no trigger on it
-    if head:
+    forbids = prose.forbidden(said)
+    if forbids is not None:  # the trigger is the command the user forbade, not every use of the tool
+        head, options = forbids
+        regex = _tool_regex(head)
+        cand.commands = [rf"^(?=.*(?:{options})){regex.removeprefix('^')}" if options else regex]
+        cand.when = f"running `{head}`{' with ' + _shown(options) if options else ''} (the user forbade this)"
+        cand.key = f"correction|{head}|{' '.join(sorted(set(said.lower().split())))[:120]}"
+    elif head:
         cand.when = f"running `{head}` (the user corrected this)"
         cand.commands = [_tool_regex(head)]
         cand.key = f"correction|{head}|{' '.join(sorted(set(said.lower().split())))[:120]}"
@@ -259,6 +329,12 @@ def _correction(cand: Candidate) -> str:
     words = [w for w in re.findall(r"[a-z][\w-]{3,}", said.lower()) if w not in _COMMON and w not in home.split()]
     cand.keywords = list(dict.fromkeys(words))[:3]
     return ""
+
+
+def _shown(options: str) -> str:
+    """`--no-gpg-sign\\b|gpgsign[= ]+false\\b` as a reader sees it: `--no-gpg-sign` or `gpgsign=false`."""
+    names = [re.sub(r"\\b|\(\?<!\[\\w-\]\)|\\", "", o).replace("[= ]+", "=") for o in options.split("|")]
+    return " or ".join(f"`{n}`" for n in names[:3])
 
 
 _COMMON = STOP_WORDS | frozenset(

@@ -95,6 +95,37 @@ def covers(passing: tuple[str, ...] | list[str], failing: tuple[str, ...] | list
     return {f for f, _ in under} == set(failing) and {p for _, p in under} == set(passing)
 
 
+def key_regex(key: str) -> str:
+    """A trigger regex matching a check's key words in order, e.g. `\\bpnpm\\b.*\\btest\\b`."""
+    return r".*".join(rf"\b{re.escape(w)}\b" if re.match(r"\w", w) else re.escape(w) for w in key.split())
+
+
+def invocation_regex(name: str) -> str:
+    """A trigger for a program and its subcommand at the start of a command: `git push` matches `git -C x push`,
+    not `git stash push`; `pnpm test` matches `pnpm --filter web test`. `sudo` and a path to the program are allowed."""
+    tool, _, rest = name.partition(" ")
+    head = rf"^(?:sudo\s+)?(?:\S*/)?{re.escape(tool)}\b"
+    if not rest:
+        return head
+    subs = r"\s+".join(re.escape(w) for w in rest.split())
+    if tool in check_commands.PACKAGE_MANAGERS:
+        subs = rf"(?:run\s+)?{subs}"  # `pnpm run test` is `pnpm test`
+    # Options (and their values) may come first; a first word that is no option is another subcommand.
+    return rf"{head}(?:\s+-\S+(?:\s+\S+)*?)?\s+{subs}(?![\w-])"
+
+
+_TEST_FILE = re.compile(r"[\w./-]+\.(?:py|ts|tsx|js|jsx|mjs|go|rs|java|rb|php|cs|kt|swift)\b")
+
+
+def names_failing(passing: tuple[str, ...], excerpt: list[str]) -> bool:
+    """Whether a narrower passing run checked every test file the failing run's errors named (and one was named)."""
+    named = {m.lstrip("./") for line in excerpt for m in _TEST_FILE.findall(line)}
+    targets = [t.lstrip("./").split("::", 1)[0] for t in passing if not t.startswith("-")]
+    return bool(named) and bool(targets) and all(
+        any(n == t or n.startswith(t.rstrip("/") + "/") or n.endswith("/" + t) for t in targets) for n in named
+    )
+
+
 def display(command: str) -> str:
     """A command as a lesson shows it: leading `cd somewhere &&` steps dropped, first line only."""
     text = command.strip()
@@ -235,7 +266,7 @@ _REJECTED = (
 )  # fmt: skip
 _INTERRUPTED = ("[request interrupted by user", "interrupted by user", "aborted by user")
 _INVALID = ("<tool_use_error>", "inputvalidationerror", "sibling tool call errored", "write_stdin failed")
-_EXIT_RE = re.compile(r"(?:^Exit code|Process exited with code) (-?\d+)", re.M)
+_EXIT_RE = re.compile(r"(?:^Exit code:?|Process exited with code) (-?\d+)", re.M)
 _TIMEOUT = ("command timed out after", "timed out after")
 
 
@@ -349,6 +380,22 @@ def error_lines(output: str, limit: int = 3, width: int = 200) -> list[str]:
         lines = [_clean_line(x) for x in text.splitlines()]
         picked = [x for x in lines if x and not x.startswith(_BANNERS)][-limit:]
     return [line[:width] for line in picked]
+
+
+_LOCATION = re.compile(r"^(?:[\w./~\\-]*[/\\])?([\w.-]+):\d+(?::\d+)?:\s*|^\S+\.\w+:\(\.\w+\+0x[0-9a-f]+\):\s*")
+_NOISE = re.compile(r"^(?:/bin/\w+: line \d+: |/usr/bin/\w+: (?:line \d+: )?|\./\S+: |\S*python[\d.]*(?:\.exe)?: )")
+
+
+def stable_error(line: str) -> str:
+    """An error line without its location (`src/a.c:3:9: `) or shell prefix: the part that recurs."""
+    text = _LOCATION.sub("", line.strip())
+    text = _NOISE.sub("", text)
+    return " ".join(text.split())[:140]
+
+
+def strip_ansi(text: str) -> str:
+    """Text without its terminal colour codes."""
+    return _ANSI.sub("", text) if "\x1b" in text else text
 
 
 def signature(line: str) -> str:

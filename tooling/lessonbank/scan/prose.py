@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from lessonbank.capture import blocks
+
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'])|\n+\s*(?:[-*•]|\d+[.)])?\s*")
 _CAUSE = (
     (3, re.compile(r"(?i)\broot cause\b|\bthe (?:real |actual )?(?:issue|problem|cause|culprit|bug) (?:is|was)\b")),
@@ -151,3 +153,47 @@ def instruction(text: str) -> str:
         clauses = re.split(r",\s+(?=we\b|you\b|use\b|instead\b|please\b)", sentence)
         said.extend(c for c in clauses if _INSTRUCTION.search(c) and not _STATUS_ONLY.match(c))
     return " ".join(c[:1].upper() + c[1:] for c in said)
+
+
+def lesson_blocks(text: str) -> list[str]:
+    """The raw `#lesson … #/lesson` blocks in an assistant message that say a situation and a fix."""
+    return [
+        raw
+        for raw, fields in blocks.lesson_blocks(text)
+        if (fields.get("mistake") or fields.get("when")) and (fields.get("fix") or fields.get("do"))
+    ]
+
+
+# What a standing instruction forbids, as the command it would show in: (its words, the program and
+# subcommand, the options that make it the forbidden one). "never commit without signing" forbids
+# `git commit --no-gpg-sign` and `git -c commit.gpgsign=false commit`, not every commit.
+_FORBIDS = (
+    (re.compile(r"(?i)\b(?:without|no|skip\w*|bypass\w*|disabl\w*)\s+(?:the\s+)?(?:gpg\s+|commit\s+)?sign"),
+     "git commit", r"--no-gpg-sign\b|gpgsign[= ]+false\b"),
+    (re.compile(r"(?i)\bforce[- ]?push|\bpush\s+(?:with\s+)?(?:--)?force|\bforce\b[^.]{0,20}\bpush"),
+     "git push", r"--force\b|(?<![\w-])-f\b|--force-with-lease\b"),
+    (re.compile(r"(?i)--no-verify|\b(?:skip\w*|bypass\w*|without)\s+(?:the\s+)?(?:pre-commit\s+|git\s+)?hooks?\b"),
+     "git commit", r"--no-verify\b|(?<![\w-])-n\b"),
+    (re.compile(r"(?i)\b(?:never|don'?t|do\s+not|stop)\s+(?:\w+\s+){0,2}amend"), "git commit", r"--amend\b"),
+    (re.compile(r"(?i)\breset\s+--hard|\bhard\s+reset"), "git reset", r"--hard\b"),
+)
+_NEGATED_CODE = re.compile(r"(?i)\b(?:never|don'?t|do\s+not|avoid|stop|no)\s+(?:\w+\s+){0,2}?`([^`\n]{2,60})`")
+_SUBCOMMANDS = ("git", "npm", "pnpm", "yarn", "bun", "cargo", "go", "docker", "kubectl", "pip", "uv", "gh")
+
+
+def forbidden(said: str) -> tuple[str, str] | None:
+    """(program and subcommand, the regex of the options that make the call the forbidden one, or "") of what
+    a user's instruction forbids, or None when it names no command."""
+    for pattern, head, options in _FORBIDS:
+        if pattern.search(said):
+            return head, options
+    match = _NEGATED_CODE.search(said)
+    if match is None:
+        return None
+    words = match.group(1).split()
+    if not re.fullmatch(r"[a-z][\w.-]*", words[0]):
+        return None  # `--force` alone, `X.y()`: no command to key on
+    plain = [w for w in words[1:] if not w.startswith("-")]
+    head = " ".join(words[:1] + plain[:1]) if words[0] in _SUBCOMMANDS and plain else words[0]
+    options = "|".join(re.escape(w.split("=", 1)[0]) + r"\b" for w in words[1:] if w.startswith("-"))
+    return head, options

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from lessonbank.matching import shell, shell_words
+from lessonbank.scan import outcomes
 
 LOOKAHEAD = 6  # shell calls after the failure in which a different approach may succeed
 # Kinds that are another face of one lesson.
@@ -70,7 +71,8 @@ def classify(output: str, command: str = "") -> tuple[str, str] | None:
     return None
 
 
-def _heads(command: str) -> list[str]:
+def heads(command: str) -> list[str]:
+    """The programs a command runs, in order (`cd x && pipx run y`: cd, pipx)."""
     out = []
     for simple in shell.commands(command):
         words = simple.words[shell_words.command_start(simple.words) :]
@@ -91,21 +93,35 @@ def _distance(a: str, b: str) -> int:
 
 def is_typo(failing: str, passing: str, named: str = "") -> bool:
     """A slip of the keyboard fixed on the next call: `gti status` -> `git status`, `cd biuld` -> `cd build`."""
-    heads = _heads(passing)
-    if named and any(h != named and h.startswith(named) for h in heads):
+    ran = heads(passing)
+    if named and any(h != named and h.startswith(named) for h in ran):
         return False  # another tool of that name (`python` -> `python3`), not a slip
+    if "-" in named and re.search(rf"\b{re.escape(named.replace('-', ' ', 1))}\b", passing):
+        return False  # its successor, a subcommand (`docker-compose` -> `docker compose`)
     failing, passing = failing.strip(), passing.strip()
     if abs(len(failing) - len(passing)) <= 2 and len(failing) <= 400 and _distance(failing, passing) <= 2:
         return True
     return bool(named) and any(
-        abs(len(named) - len(h)) <= 2 and h[:1] == named[:1] and 0 < _distance(named, h) <= 2 for h in heads
+        abs(len(named) - len(h)) <= 2 and h[:1] == named[:1] and 0 < _distance(named, h) <= 2 for h in ran
     ) and not any(
-        h.startswith(named) for h in heads
+        h.startswith(named) for h in ran
     )
 
 
 _READ_ONLY = {"which", "where", "type", "command", "ls", "find", "echo", "cat", "pwd", "whereis", "dpkg", "apt",
               "apt-cache", "test", "git"}  # fmt: skip
+
+
+_INSTALLERS = frozenset(("pip", "pip3", "pipx", "uv", "npm", "pnpm", "yarn", "bun", "brew", "apt", "apt-get", "dnf", "yum",
+                         "pacman", "apk", "cargo", "go", "gem", "conda", "mamba", "choco", "winget", "scoop", "corepack",
+                         "nix-env", "port", "snap"))  # fmt: skip
+
+
+def installs(command: str, named: str) -> bool:
+    """Whether a command installs `named` (`pip install pipx`, `npm i -g pnpm`, `corepack enable pnpm`)."""
+    if not named or not _INSTALLERS.intersection(heads(command)):
+        return False
+    return bool(re.search(rf"\b(?:install|add|i|enable|get)\b[^|;&]*(?<![\w/.-]){re.escape(named)}(?![\w.-])", command))
 
 
 _HANDS_OVER = re.compile(
@@ -122,13 +138,15 @@ def hands_over(text: str) -> bool:
 
 def different_approach(kind: str, named: str, failing: str, command: str) -> bool:
     """Whether a succeeding call took a different way to what the failing one tried."""
-    heads = _heads(command)
-    if not heads or command.strip() == failing.strip():
+    ran = heads(command)
+    if not ran or command.strip() == failing.strip():
         return False
     if kind == "not-found":
-        if any(h == named for h in heads):  # the same tool, now found: by a path or a PATH change
+        if any(h == named for h in ran):  # the same tool, now found: by a path or a PATH change
             return f"/{named}" in command or "PATH=" in command or f"\\{named}" in command
-        alternative = [h for h in heads if h not in _READ_ONLY and h.startswith(named[:3])]
+        if installs(command, named):
+            return False  # installing the tool is setting up, not another tool to use instead
+        alternative = [h for h in ran if h not in _READ_ONLY and h.startswith(named[:3])]
         rest = set(failing.split()[1:]) & set(command.split()[1:])
         return bool(alternative) and bool(rest)
     if kind == "cd-relative":
@@ -141,16 +159,16 @@ def different_approach(kind: str, named: str, failing: str, command: str) -> boo
         return any(w.strip("'\"").endswith(("/" + named, "\\" + named)) and w.strip("'\"")[:1] in "/~"
                    for w in command.split())  # fmt: skip
     if kind == "cmake-build-dir":
-        return "cmake" in heads
+        return "cmake" in ran
     if kind == "push-behind":
         return "pull" in command and "push" in command
     if kind == "push-protection":
-        return "git" in heads and "push" in command.split()
+        return "git" in ran and "push" in command.split()
     if kind == "windows-switch":
         return bool(re.search(r"\bcmd(?:\.exe)?\s+/+c\b|\bpowershell(?:\.exe)?\b.*\bGet-\w+", command))
     if kind == "shell-written-source":  # compiled after the file was written another way
         writes = re.search(r"\b(?:echo|printf)\b[^|;&]*>|<<", command)
-        return bool(_COMPILERS.intersection(heads)) and not writes
+        return bool(_COMPILERS.intersection(ran)) and not writes
     return False
 
 
@@ -167,7 +185,16 @@ def lesson(kind: str, named: str, failing: str, passing: str, between: list[str]
                 f"Call `{named}` as `{folder}/{named}`, or run `export PATH={folder}:$PATH` first.",
                 rf"^(?!.*{re.escape(folder)}).*(?<![\w/.-]){re.escape(named)}(?![\w.-])",
             )
-        other = next(h for h in _heads(passing) if h not in _READ_ONLY and h.startswith(named[:3]))
+        other = next(h for h in heads(passing) if h not in _READ_ONLY and h.startswith(named[:3]))
+        sub = named[len(other) + 1 :] if named.startswith(other + "-") else ""
+        if sub and re.search(rf"\b{re.escape(other)}\s+{re.escape(sub)}\b", passing):  # docker-compose -> docker compose
+            return (
+                f"Use `{other} {sub}`, not `{named}`",
+                f"running `{named}` in this environment: `{named}: command not found` (its successor is the "
+                f"`{other} {sub}` subcommand)",
+                f"Run `{other} {sub} …` instead of `{named} …` (`{named}` is not installed here).",
+                rf"(?:^|[;&|(]\s*|\s)(?<![\w/.-]){re.escape(named)}(?![\w.-])",
+            )
         return (
             f"Use {other}, not {named}",
             f"running `{named}` in this environment: `{named}: command not found`",
@@ -189,7 +216,7 @@ def lesson(kind: str, named: str, failing: str, passing: str, between: list[str]
             "running `git push` when the remote branch has commits you do not have (`[rejected] … (fetch first)`)",
             "Run `git pull --rebase` and then `git push`; never force-push over the remote's commits.",
             # Every push, forced ones too: "never force-push" matters most when the agent is about to.
-            r"\bgit\b.*\bpush\b",
+            outcomes.invocation_regex("git push"),
         )
     between = [re.sub(r"^cd\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*&&\s*", "", c) for c in between]
     if kind == "windows-switch":
@@ -227,5 +254,5 @@ def lesson(kind: str, named: str, failing: str, passing: str, between: list[str]
         "protection, `GH013`)",
         "Remove the data from every commit being pushed, not only the last one: rewrite the commit that added it "
         "(`git commit --amend` for the last commit, `git rebase -i` for an earlier one), then push again.",
-        r"\bgit\b.*\bpush\b",
+        outcomes.invocation_regex("git push"),
     )

@@ -136,6 +136,7 @@ class Stats:
     malformed: int = 0
     waiting: int = 0  # files ending in a half-written line
     skipped: dict[str, int] = field(default_factory=dict)  # non-mistakes by kind
+    succeeded: dict[str, list[str]] = field(default_factory=dict)  # session -> shell calls that succeeded (not kept)
 
     def skip(self, kind: str, count: int = 1) -> None:
         self.skipped[kind] = self.skipped.get(kind, 0) + count
@@ -330,6 +331,8 @@ def scan_file(
                     stats.skip("interrupted")
                 found.extend(detector.feed(event))
         end = reader.end
+        found.extend(detector.flush())  # failures still waiting for a way round end with the transcript
+        stats.succeeded.setdefault(detector.session or str(path), []).extend(detector.succeeded)
         for cand in found:  # whose transcript: the #lesson protocol's compliance is counted per agent
             cand.evidence[0].setdefault("agent", str(entry.get("format") or ""))
         if detector.masked:

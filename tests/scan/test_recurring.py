@@ -1,0 +1,194 @@
+"""Recurring failures: the same error in two sessions is a candidate, its lesson read from the history.
+
+Each kind the agents repeat has its two sessions here, scanned into a bank made with `bank init`
+(`run_scan`, as `bank scan` runs it): the lesson says what failed, what worked instead, and its
+trigger fires on the flawed command and stays quiet on the fixed one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from lessonbank.bank import scaffold
+from lessonbank.bank.store import Bank
+from lessonbank.scan import calibrate
+from lessonbank.scan.candidates import Store, run_scan
+from lessonbank.scan.detect import Candidate
+from tests.scan.test_learning import Claude, Codex
+
+Session = Callable[[Claude], Claude]
+
+
+def scanned(tmp_path: Path, session: Session, days: tuple[str, ...] = ("2026-01-01", "2026-01-02")) -> Store:
+    """The store after scanning `session` written once per day, each a session of its own."""
+    folder = tmp_path / "t"
+    folder.mkdir()
+    for n, day in enumerate(days, 1):
+        session(Claude(f"s{n}", day=day).user("go on")).write(folder, f"s{n}.jsonl")
+    root = tmp_path / "bank"
+    root.mkdir()
+    scaffold.init(root)
+    store = Store(Bank.find(root=root)).load()
+    run_scan(Bank.find(root=root), sorted(folder.glob("*.jsonl")), store, accept_above=1.01)
+    return store
+
+
+def only(store: Store) -> Candidate:
+    [cand] = store.pending()
+    return cand
+
+
+def test_an_unknown_flag_seen_in_two_sessions_is_a_lesson_with_the_flag_that_worked(tmp_path: Path) -> None:
+    def session(t: Claude) -> Claude:
+        t.bash("gh pr view 12 --jsn title", "unknown flag: --jsn\n\nUsage:  gh pr view [<number>] [flags]", 1)
+        return t.bash("gh pr view 12 --json title", '{"title": "x"}')
+
+    cand = only(scanned(tmp_path, session))
+    assert (cand.kind, cand.title) == ("recurring", "`gh` has no flag `--jsn`")
+    assert cand.when == "running `gh` with `--jsn`: this version of `gh` has no such flag (`unknown flag: --jsn`)"
+    assert cand.do == "Do not pass `--jsn` to `gh`: use `--json`, as in `gh pr view 12 --json title`."
+    assert calibrate.fires(cand.commands, "cd /r && gh pr view 3 --jsn body")
+    assert not calibrate.fires(cand.commands, "gh pr view 3 --json body")
+    assert {"fix_confirmed", "written", "trigger_checked"} <= set(cand.signals)
+    assert cand.confidence == 0.8  # two sessions, the way round seen, the trigger checked: accepted at 0.8
+
+
+def test_one_session_is_watched_not_proposed(tmp_path: Path) -> None:
+    def session(t: Claude) -> Claude:
+        return t.bash("gh pr view 12 --jsn title", "unknown flag: --jsn", 1).bash("gh pr view 12 --json title", "{}")
+
+    store = scanned(tmp_path, session, days=("2026-01-01",))
+    assert store.pending() == []
+    assert [c.status for c in store.candidates.values()] == ["watching"]
+
+
+def test_an_unknown_subcommand_of_the_projects_own_cli(tmp_path: Path) -> None:
+    def session(t: Claude) -> Claude:
+        t.bash("./bin/shop deploy-all", 'Error: unknown command "deploy-all" for "shop"\nRun \'shop --help\' for usage.', 1)
+        return t.bash("./bin/shop deploy --all", "deployed 3 services")
+
+    cand = only(scanned(tmp_path, session))
+    assert cand.title == "`shop` has no subcommand or argument `deploy-all`"
+    assert cand.do == "Do not pass `deploy-all` to `shop`: use `deploy`, as in `./bin/shop deploy --all`."
+    assert calibrate.fires(cand.commands, "./bin/shop deploy-all --dry-run")
+    assert not calibrate.fires(cand.commands, "./bin/shop deploy --all")
+
+
+def test_a_package_script_that_does_not_exist(tmp_path: Path) -> None:
+    def session(t: Claude) -> Claude:
+        t.bash("npm run lint", 'npm error Missing script: "lint"\nnpm error\nnpm error To see a list of scripts, run:', 1)
+        return t.bash("npm run eslint", "0 problems")
+
+    cand = only(scanned(tmp_path, session))
+    assert cand.title == "There is no `lint` script for `npm` here"
+    assert cand.do == "Do not run `npm lint`: use `eslint` instead (as in `npm run eslint`)."
+    assert calibrate.fires(cand.commands, "npm run lint -- --fix") and calibrate.fires(cand.commands, "npm lint")
+    assert not calibrate.fires(cand.commands, "npm run eslint") and not calibrate.fires(cand.commands, "npm run lint:css")
+
+
+def test_local_state_in_the_way_and_the_command_that_cleared_it(tmp_path: Path) -> None:
+    def session(t: Claude) -> Claude:
+        t.bash('git commit -m "wip"', "fatal: Unable to create '/r/.git/index.lock': File exists.\n\n"
+               "Another git process seems to be running in this repository", 128)  # fmt: skip
+        return t.bash("rm -f .git/index.lock", "").bash('git commit -m "wip"', "[main 1a2b] wip")
+
+    cand = only(scanned(tmp_path, session))
+    assert cand.do == "Run `rm -f .git/index.lock`, then retry `git commit`."
+    assert cand.when.startswith("running `git commit` when local state is in the way (`fatal: Unable to create")
+
+
+def test_a_way_round_that_switches_a_check_off_is_never_the_lesson(tmp_path: Path) -> None:
+    def session(t: Claude) -> Claude:
+        t.bash('git commit -m "x"', "error: gpg failed to sign the data:\nfatal: failed to write commit object", 128)
+        return t.bash('git commit --no-gpg-sign -m "x"', "[main 1a2b] x")
+
+    cand = only(scanned(tmp_path, session))
+    assert "--no-gpg-sign" not in cand.do and cand.signals.get("needs_words") == 1
+    assert cand.confidence <= 0.3  # waits for a person (or `bank review --distill`), never accepted unattended
+
+
+def test_sudo_without_a_terminal_in_two_sessions_is_handed_to_the_user(tmp_path: Path) -> None:
+    def session(t: Claude) -> Claude:
+        return t.bash("sudo apt install -y iw", "sudo: a terminal is required to read the password", 1)
+
+    cand = only(scanned(tmp_path, session))
+    assert cand.title == "Hand sudo commands to the user instead of running them"
+    assert cand.confidence >= 0.8
+
+
+def test_a_tool_that_is_not_installed_then_installed(tmp_path: Path) -> None:
+    def session(t: Claude) -> Claude:
+        t.bash("pipx install black", "/bin/bash: line 1: pipx: command not found", 127)
+        return t.bash("pip install pipx", "Successfully installed pipx").bash("pipx install black", "installed black")
+
+    cand = only(scanned(tmp_path, session))
+    # Installing pipx with pip is no reason to use pip instead of pipx.
+    assert (cand.title, cand.do) == (
+        "pipx is not installed here",
+        "Install it first with `pip install pipx` (a new environment does not have it), then run `pipx`.",
+    )
+
+
+def test_a_tool_replaced_by_its_successor_subcommand(tmp_path: Path) -> None:
+    def session(t: Claude) -> Claude:
+        t.bash("docker-compose up -d", "/bin/bash: line 1: docker-compose: command not found", 127)
+        return t.bash("docker compose up -d", "Container web Started")
+
+    cand = only(scanned(tmp_path, session))
+    assert cand.title == "Use `docker compose`, not `docker-compose`"
+    assert calibrate.fires(cand.commands, "docker-compose logs") and not calibrate.fires(cand.commands, "docker compose logs")
+
+
+def test_a_path_that_is_not_where_the_agent_assumes(tmp_path: Path) -> None:
+    def session(t: Claude) -> Claude:
+        t.bash("./run_benchmarks.sh --quick", "/bin/bash: line 1: ./run_benchmarks.sh: No such file or directory", 127)
+        return t.bash("./bench/run_benchmarks.sh --quick", "done")
+
+    cand = only(scanned(tmp_path, session))
+    assert cand.title == "`run_benchmarks.sh` is at `./bench/run_benchmarks.sh`, not `./run_benchmarks.sh`"
+    assert calibrate.fires(cand.commands, "./run_benchmarks.sh")
+    assert not calibrate.fires(cand.commands, "./bench/run_benchmarks.sh --quick")
+
+
+def test_a_check_failing_the_same_way_in_two_sessions_waits_for_words(tmp_path: Path) -> None:
+    def session(t: Claude) -> Claude:
+        return t.bash("pytest -q", "FAILED tests/test_cart.py::test_total - assert 3 == 4\n1 failed", 1)
+
+    cand = only(scanned(tmp_path, session))
+    assert cand.signals.get("needs_words") == 1 and "write one, or run `bank review --distill`" in cand.do
+    assert len(cand.evidence) == 2  # the evidence is kept for the person or the model that writes it
+
+
+def test_a_failure_fixed_by_a_narrower_run_of_the_same_check_is_a_fix(tmp_path: Path) -> None:
+    def session(t: Claude) -> Claude:
+        t.bash("pytest -q", "FAILED tests/test_cart.py::test_total - assert 3 == 4\n1 failed", 1)
+        t.say("The root cause is that `total()` adds the tax twice.").edit("/p/cart.py")
+        return t.bash("pytest -q tests/test_cart.py", "5 passed").say("Removed the second `add_tax()` call.")
+
+    cand = only(scanned(tmp_path, session, days=("2026-01-01",)))
+    assert cand.kind == "fix" and cand.signals.get("narrower") == 1 and cand.signals.get("fix_confirmed") == 1
+
+
+@pytest.mark.parametrize("code", ["Exit code: 2", "Process exited with code 2"])
+def test_a_codex_exit_status_with_or_without_a_colon_is_read(tmp_path: Path, code: str) -> None:
+    t = Codex()
+    t.lines.append(t._rec("response_item", {"type": "function_call", "name": "shell", "call_id": "c1",
+                                            "arguments": '{"command": ["bash", "-lc", "npm run lint"]}'}))  # fmt: skip
+    t.lines.append(t._rec("response_item", {"type": "function_call_output", "call_id": "c1",
+                                            "output": f"{code}\nWall time: 0.4 seconds\nOutput:\nnpm error Missing script: \"lint\""}))  # fmt: skip
+    from lessonbank.scan import history
+
+    [session] = history.read_sessions([t.write(tmp_path)])
+    assert [(c.command, c.status) for c in session.calls] == [("npm run lint", "fail")]
+
+
+def test_local_state_with_the_tools_own_hint(tmp_path: Path) -> None:
+    def session(t: Claude) -> Claude:
+        return t.bash("bd ready", "Error: Database out of sync with JSONL. Run 'bd sync --import-only' to fix.", 1)
+
+    cand = only(scanned(tmp_path, session))
+    assert cand.do == "Do what `bd` says: `bd sync --import-only`, then retry `bd ready`."
+    assert cand.signals.get("fix_confirmed") == 1 and calibrate.fires(cand.commands, "bd ready --json")
