@@ -29,7 +29,7 @@ from typing import Any
 
 from lessonbank.bank import scaffold
 from lessonbank.bank.store import Bank
-from lessonbank.cli.scan import SKIP_LABELS
+from lessonbank.cli.scan_report import SKIP_LABELS
 from lessonbank.scan import sources
 from lessonbank.scan.candidates import Store, run_scan
 from lessonbank.scan.detect import Candidate, Detector, Event

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tooling"))  # a checkout without `pip install -e .` works too
 
 from lessonbank import config  # noqa: E402
-from lessonbank.cli import main  # noqa: E402
+from lessonbank.cli.app import main  # noqa: E402 - the click group itself (lessonbank.cli.main answers --help first)
 
 COMMANDS_PAGE = Path("docs/reference/commands.md")
 SETTINGS_PAGE = Path("docs/reference/settings.md")

@@ -86,3 +86,20 @@ def test_every_command_refuses_a_symlinked_state_folder_in_one_line(bank: Path, 
         assert result.exit_code == 1
         assert result.output == f"Error: {bank / '.lessonbank'} is a symbolic link: remove it (lessonbank writes nothing through it)\n"
     assert sorted(p.name for p in outside.rglob("*")) == before
+
+
+def test_check_reports_lessonbank_content_a_repository_tracks(tmp_path: Path) -> None:
+    from tests.conftest import git
+    from tests.conftest import run as bank_command
+
+    root = tmp_path / "tracked"
+    make_bank(root, [lesson("make-first", commands=[r"\bmake\b"])])
+    git(root, "init", "-q")
+    (root / ".lessonbank" / "mode").write_text("off\n", encoding="utf-8")
+    git(root, "add", "-f", ".lessonbank/mode")
+    result = bank_command(root, "check")
+    assert result.exit_code == 1
+    assert (
+        ".lessonbank/mode:1: tracked by git, but .lessonbank/ is each machine's own state and is ignored: "
+        "`git rm -r --cached .lessonbank` and commit"
+    ) in result.output

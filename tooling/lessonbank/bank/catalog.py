@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lessonbank.bank.store import Bank, Problem
 from lessonbank.index.derived import ID, PROBLEMS, SLUG, SUMMARY, Derived
 from lessonbank.matching import words
+from lessonbank.state import statedir
 
 if TYPE_CHECKING:  # the YAML parser and the checks are imported only when a file is parsed
     from lessonbank.bank.lesson import Lesson
@@ -109,5 +110,27 @@ def check(bank: Bank) -> tuple[list[Problem], int]:
     from lessonbank.bank import lint
 
     found.extend(lint.duplicates(files))
+    found.extend(tracked_state(bank))
     found.sort(key=lambda p: (str(p.path), p.line, p.message))
     return found, len(derived.small)
+
+
+def tracked_state(bank: Bank) -> list[Problem]:
+    """A problem for each file under `.lessonbank/` that git tracks: each machine's own state,
+    which lessonbank never takes from a repository (a committed compiled index is rebuilt, a
+    committed symlink refused)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(bank.root), "ls-files", "-z", "--", statedir.STATE],
+            capture_output=True, timeout=30, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    names = sorted(n for n in done.stdout.decode("utf-8", "replace").split("\0") if n) if done.returncode == 0 else []
+    return [
+        Problem(bank.root / name, 1, f"tracked by git, but {statedir.STATE}/ is each machine's own state and is "
+                f"ignored: `git rm -r --cached {statedir.STATE}` and commit")
+        for name in names
+    ]  # fmt: skip

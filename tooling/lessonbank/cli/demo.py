@@ -24,7 +24,7 @@ from lessonbank.capture.draft import Draft
 from lessonbank.capture.pipeline import capture
 from lessonbank.cli import main
 from lessonbank.cli.output import table
-from lessonbank.cli.scan import summary
+from lessonbank.cli.scan_report import summary
 from lessonbank.errors import BankError, GateRefusal
 from lessonbank.groom import apply, rulesync
 from lessonbank.groom.plan import commit_message, plan_groom
