@@ -59,13 +59,15 @@ def fuzz() -> None:
     from tests.matching.test_hostile_patterns import HOSTILE, HOSTILE_GLOBS, SUBJECTS, _row
 
     from lessonbank.hooks import dispatch, pre_tool
-    from lessonbank.index import compiled_build, compiled_read
+    from lessonbank.index import compiled_build, compiled_pieces, compiled_read
     from lessonbank.state import statedir
 
     polynomial = ["a*" * k + "b" for k in range(2, 12)] + [r"(a|b)*a(a|b)*a(a|b)*c", r"\w*\w*\w*\w*!x", r".*a.*a.*a.*a.*b"]
     rows = [_row(f"h{i}", commands=[p]) for i, p in enumerate(HOSTILE + polynomial)]
     rows += [_row(f"g{i}", paths=[g]) for i, g in enumerate(HOSTILE_GLOBS + ["*a*a*b", "**/a*/**/b*/**/c"])]
-    index = compiled_read.MemIndex(compiled_build.tables(rows, {"max_lessons": 3, "max_bytes": 4000}))
+    index = compiled_read.MemIndex(
+        compiled_build.assemble([compiled_pieces.piece(r, {}) for r in rows], {"max_lessons": 3, "max_bytes": 4000})
+    )
     subjects = SUBJECTS + ["a" * dispatch.MAX_TEXT, "a" * (dispatch.MAX_TEXT - 2) + "!", "git " + "ab" * 30000]
     subjects += [s + "é" for s in subjects]  # non-ASCII: what the small matcher leaves to `re`
     subjects = [s[: dispatch.MAX_TEXT] for s in subjects]  # as the hook cuts them (dispatch.cut)
