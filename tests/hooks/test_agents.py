@@ -264,15 +264,41 @@ def test_copilot_answers_with_a_top_level_context(root: Path) -> None:
     assert set(pre) == {"additionalContext"} and "pytest-lesson" in pre["additionalContext"]
 
 
-def test_gemini_denies_the_first_matching_call_once_with_the_lesson(root: Path) -> None:
+def test_gemini_hands_a_calls_lessons_over_with_its_result(root: Path) -> None:
     p = gemini_payloads()
-    start = json.loads(call("gemini", dict(p["SessionStart"], cwd=str(root))))
-    first = json.loads(call("gemini", dict(p["BeforeTool"], cwd=str(root))))
-    again = call("gemini", dict(p["BeforeTool"], cwd=str(root)))
-    assert start["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    assert first["decision"] == "deny"
-    assert "pytest-lesson" in first["reason"] and "run it again" in first["reason"]
-    assert again == ""  # claimed: the retry runs
+    before = call("gemini", dict(p["BeforeTool"], cwd=str(root)))
+    after = json.loads(call("gemini", dict(p["AfterTool"], cwd=str(root))))
+    again = call("gemini", dict(p["AfterTool"], cwd=str(root)))
+
+    assert before == ""  # the call runs: BeforeTool cannot add context, and no lesson is a guard
+    assert after["hookSpecificOutput"]["hookEventName"] == "AfterTool"
+    context = after["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("lessonbank: lessons this project learned that may bear on the Bash call that just ran.")
+    assert "- [pytest-lesson] pytest lesson. When working on pytest lesson: use -p no:randomly" in context
+    assert again == ""  # claimed once
+    assert checks(root, p["AfterTool"]["session_id"]) == [("pytest", False)] * 2  # each call's check recorded too
+    ledger = records.read_ledger(str(root / ".lessonbank"))[0]
+    assert [(r["lesson"], r["event"], r["tool_use_id"]) for r in ledger] == [("pytest-lesson", "PostToolUse", "")]
+
+
+def test_gemini_holds_a_call_back_once_for_a_guard(tmp_path: Path) -> None:
+    guarded = lesson("guarded-lesson", commands=[r"\bpytest\b"], do="use -p no:randomly", guard=True)
+    make_bank(tmp_path / "project", [guarded, lesson("plain-lesson", commands=[r"\bpytest\b"], do="use -q")])
+    p = {name: dict(payload, cwd=str(tmp_path / "project")) for name, payload in gemini_payloads().items()}
+
+    first = json.loads(call("gemini", p["BeforeTool"]))
+    retry = call("gemini", p["BeforeTool"])
+    after = json.loads(call("gemini", p["AfterTool"]))
+
+    assert set(first) == {"decision", "reason"} and first["decision"] == "deny"
+    assert first["reason"] == (
+        "lessonbank held this Bash call back once: lessons this project learned, marked as guards, bear on it. "
+        "Nothing else is wrong with the call: read them, then run it again, changed only where a lesson applies.\n"
+        "- [guarded-lesson] guarded lesson. When working on guarded lesson: use -p no:randomly"
+    )
+    assert retry == ""  # claimed: the retry runs
+    context = after["hookSpecificOutput"]["additionalContext"]
+    assert "[plain-lesson]" in context and "[guarded-lesson]" not in context
 
 
 def test_gemini_prompt_recall_answers_as_before_agent(root: Path) -> None:
@@ -303,7 +329,7 @@ def test_each_agent_records_the_real_exit_status(root: Path, tmp_path: Path) -> 
 
     assert call("codex", codex_post) == ""
     assert call("copilot", copilot_post, "postToolUse") == ""
-    assert call("gemini", gemini_post) == ""
+    assert "pytest-lesson" in call("gemini", gemini_post)  # Gemini's lessons come with the result
 
     assert checks(root, codex_post["session_id"]) == [("pytest", False)]  # 127, not a pass
     assert checks(root, copilot_post["sessionId"]) == [("pytest", False)]  # 5, though "success"
@@ -352,6 +378,6 @@ def test_each_adapter_keeps_the_hook_process_light(root: Path, tmp_path: Path, a
     line = next(x for x in done.stderr.decode().splitlines() if x.startswith("MODULES "))
     modules = set(line.split()[1:])
     assert modules.isdisjoint(HEAVY), modules & set(HEAVY)
-    if event in ("PreToolUse", "preToolUse", "BeforeTool", "beforeShellExecution"):
+    if event in ("PreToolUse", "preToolUse", "AfterTool", "beforeShellExecution"):
         assert "pytest-lesson" in done.stdout.decode(), "the probe must exercise the path that answers"
         assert "re" not in modules

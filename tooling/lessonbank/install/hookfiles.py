@@ -71,7 +71,7 @@ AGENTS: dict[str, Agent] = {
             ("SessionStart", None, 10),
             ("BeforeAgent", None, 10),
             ("BeforeTool", GEMINI_TOOLS, 10),
-            ("AfterTool", "run_shell_command", 10),
+            ("AfterTool", GEMINI_TOOLS, 10),  # a call's lessons go out with its result
             ("AfterAgent", None, 60),
         ),
         millis=True,
