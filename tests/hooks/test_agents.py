@@ -1,10 +1,10 @@
 """The edge: each agent's real payloads (tests/fixtures, captured from the CLIs) become the one
 internal event, with the real exit status, and the answers come back in each agent's shape.
 
-Fixtures: codex-0.171, copilot-cli-1.0.102 and gemini-cli-0.61 hold the hook payloads as the real
-CLIs sent them (a session that ran `pytest -q` in a project with no tests: exit 127 under Codex,
-whose login shell lost PATH; exit 5 under Copilot and Gemini), and the transcript lines the
-adapters read. Cursor has no CLI here: its payloads are written from its documentation.
+Fixtures: codex-0.171, copilot-cli-1.0.102, gemini-cli-0.61 and qwen-code-0.24.4 hold the hook
+payloads as the real CLIs sent them (a session that ran `pytest -q` in a project with no tests:
+exit 127 under Codex, whose login shell lost PATH; exit 5 under Copilot and Gemini; Qwen's ran a
+failing, then a passing one, see its README), and the transcript lines the adapters read. Cursor has no CLI here: its payloads are written from its documentation.
 """
 
 from __future__ import annotations
@@ -39,6 +39,11 @@ def copilot_payloads() -> dict[str, dict[str, Any]]:
 def gemini_payloads() -> dict[str, dict[str, Any]]:
     lines = (FIXTURES / "gemini-cli-0.61" / "hook-payloads.jsonl").read_text().splitlines()
     return {p["hook_event_name"]: p for p in map(json.loads, lines)}
+
+
+def qwen_payloads() -> dict[str, dict[str, Any]]:
+    lines = (FIXTURES / "qwen-code-0.24.4" / "hook-payloads.jsonl").read_text().splitlines()
+    return {p["hook_event_name"]: p for p in reversed([json.loads(line) for line in lines])}  # the first of each
 
 
 CURSOR = {
@@ -356,7 +361,8 @@ HEAVY = ("click", "yaml", "jinja2", "frontmatter", "markdown_it", "git", "json")
 @pytest.mark.parametrize(
     ("agent", "event"),
     [("codex", "PreToolUse"), ("codex", "PostToolUse"), ("copilot", "preToolUse"), ("copilot", "postToolUse"),
-     ("gemini", "BeforeTool"), ("gemini", "AfterTool"), ("cursor", "beforeShellExecution")],
+     ("gemini", "BeforeTool"), ("gemini", "AfterTool"), ("qwen", "PreToolUse"), ("qwen", "PostToolUseFailure"),
+     ("cursor", "beforeShellExecution")],
 )  # fmt: skip
 def test_each_adapter_keeps_the_hook_process_light(root: Path, tmp_path: Path, agent: str, event: str) -> None:
     rollout = tmp_path / "rollout.jsonl"
@@ -365,6 +371,7 @@ def test_each_adapter_keeps_the_hook_process_light(root: Path, tmp_path: Path, a
         "codex": lambda: dict(codex_payloads()[event], transcript_path=str(rollout)),
         "copilot": lambda: copilot_payloads()[event],
         "gemini": lambda: gemini_payloads()[event],
+        "qwen": lambda: qwen_payloads()[event],
         "cursor": lambda: CURSOR[event],
     }[agent]()
     data.pop("workspace_roots", None)
@@ -378,6 +385,7 @@ def test_each_adapter_keeps_the_hook_process_light(root: Path, tmp_path: Path, a
     line = next(x for x in done.stderr.decode().splitlines() if x.startswith("MODULES "))
     modules = set(line.split()[1:])
     assert modules.isdisjoint(HEAVY), modules & set(HEAVY)
-    if event in ("PreToolUse", "preToolUse", "AfterTool", "beforeShellExecution"):
+    if (agent, event) in (("codex", "PreToolUse"), ("copilot", "preToolUse"), ("gemini", "AfterTool"),
+                          ("qwen", "PostToolUseFailure"), ("cursor", "beforeShellExecution")):  # fmt: skip
         assert "pytest-lesson" in done.stdout.decode(), "the probe must exercise the path that answers"
         assert "re" not in modules

@@ -154,7 +154,7 @@ def step_bank(bank: Bank) -> Iterator[str]:
 
 
 def _agent_calls(command: str) -> tuple[tuple[str, str, dict[str, Any]], ...]:
-    """A shell call as Codex and Copilot CLI send it before it runs, Gemini CLI once it ran (exit 1)."""
+    """A shell call as Codex and Copilot CLI send it before it runs, Gemini CLI and Qwen Code once it ran (exit 1)."""
     return (
         ("codex", "PreToolUse", {"session_id": "demo-codex", "hook_event_name": "PreToolUse",
                                  "tool_name": "Bash", "tool_input": {"command": command},
@@ -164,6 +164,9 @@ def _agent_calls(command: str) -> tuple[tuple[str, str, dict[str, Any]], ...]:
         ("gemini", "AfterTool", {"session_id": "demo-gemini", "hook_event_name": "AfterTool",
                                  "tool_name": "run_shell_command", "tool_input": {"command": command},
                                  "tool_response": {"llmContent": "Output: 1 failed\nExit Code: 1"}}),
+        ("qwen", "PostToolUseFailure", {"session_id": "demo-qwen", "hook_event_name": "PostToolUseFailure",
+                                        "tool_name": "run_shell_command", "tool_input": {"command": command},
+                                        "error": "Output: 1 failed\nExit Code: 1"}),
     )  # fmt: skip
 
 

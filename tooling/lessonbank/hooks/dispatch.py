@@ -41,6 +41,10 @@ def load(agent: str):  # noqa: ANN201 - a module
         from lessonbank.hooks.agents import gemini
 
         return gemini
+    if agent == "qwen":
+        from lessonbank.hooks.agents import qwen
+
+        return qwen
     if agent == "cursor":
         from lessonbank.hooks.agents import cursor
 
