@@ -59,7 +59,7 @@ SUMMARIES = {
     "pull": "Fetch the team banks and fast-forward their clones; a diverged or dirty clone is left as it is.",
     "remote": "Follow team banks (git repositories holding a bank): add, list, remove.",
     "review": "Walk the scan's candidates one by one: accept (through the capture gates), edit, reject or skip.",
-    "rules": "Bring CLAUDE.md (@rules imports), AGENTS.md (a copy) and Cursor rules in line with rules/.",
+    "rules": "Bring every agent's files in line with rules/: CLAUDE.md or .claude/rules, AGENTS.md, GEMINI.md, Copilot's, Cursor's.",
     "scan": "Mine agent transcripts (Claude Code, Codex, Copilot CLI, Gemini CLI) for mistakes that were fixed; keep them for review.",
     "schedule": "Print the crontab line that grooms this bank weekly on a new branch.",
     "show": "Show one lesson by slug or id.",
