@@ -71,7 +71,7 @@ def test_copilot_lists_the_scoped_rule_by_its_apply_to(tmp_path: Path) -> None:
     assert "| **/*.py | '.github/instructions/python.instructions.md' |" in text, run.explain()
 
 
-@pytest.mark.parametrize("agent", ["codex", "gemini"])
+@pytest.mark.parametrize("agent", ["codex", "gemini", "qwen"])
 def test_agents_that_cannot_scope_get_every_rules_text(agent: str, tmp_path: Path) -> None:
     project = git_project(tmp_path / "project", GOOD_CALC)
     bank(project, "init")
@@ -84,4 +84,4 @@ def test_agents_that_cannot_scope_get_every_rules_text(agent: str, tmp_path: Pat
 
     assert run.returncode == 0, run.explain()
     first = json.dumps(run.main_requests[0])
-    assert SCOPED in first and ALWAYS in first, run.explain()  # AGENTS.md (Codex), GEMINI.md (Gemini)
+    assert SCOPED in first and ALWAYS in first, run.explain()  # AGENTS.md (Codex, Qwen), GEMINI.md (Gemini)
