@@ -370,8 +370,9 @@ def agent_payload(agent: str, event: str, command: str, cwd: Path, session: str,
         lines = (AGENT_FIXTURES / "copilot-cli-1.0.102" / "hook-payloads.jsonl").read_text().splitlines()
         data = next(json.loads(e["stdin"]) for e in map(json.loads, lines) if e["event"] == event)
         data.update(sessionId=session, toolArgs={"command": command})
-    elif agent == "gemini":
-        lines = (AGENT_FIXTURES / "gemini-cli-0.61" / "hook-payloads.jsonl").read_text().splitlines()
+    elif agent in ("gemini", "qwen"):
+        folder = "gemini-cli-0.61" if agent == "gemini" else "qwen-code-0.24.4"
+        lines = (AGENT_FIXTURES / folder / "hook-payloads.jsonl").read_text().splitlines()
         data = next(p for p in map(json.loads, lines) if p["hook_event_name"] == event)
         data.update(session_id=session, tool_input={"command": command})
     else:  # cursor: its documented shape (no CLI to capture from)
@@ -386,8 +387,10 @@ AGENT_CASES = (
     ("codex", None, "PostToolUse", False),
     ("copilot", "preToolUse", "preToolUse", True),
     ("copilot", "postToolUse", "postToolUse", False),
-    ("gemini", None, "BeforeTool", True),
-    ("gemini", None, "AfterTool", False),
+    ("gemini", None, "BeforeTool", False),  # only a guard answers before the call
+    ("gemini", None, "AfterTool", True),  # the call's lessons, with its result
+    ("qwen", None, "PreToolUse", False),
+    ("qwen", None, "PostToolUseFailure", True),
     ("cursor", "beforeShellExecution", "beforeShellExecution", True),
 )
 

@@ -96,7 +96,7 @@ def test_render_has_stable_key_order_and_a_final_newline() -> None:
     text = render(lesson)
     front = split_frontmatter(text)[0]
     keys = [ln.split(":")[0] for ln in front.splitlines() if ln and not ln.startswith((" ", "-"))]
-    assert keys == [k for k in KEY_ORDER if k not in ("verified", "verify")] + ["owner"]
+    assert keys == [k for k in KEY_ORDER if k not in ("guard", "verified", "verify")] + ["owner"]
     assert text.endswith("\n") and not text.endswith("\n\n")
     assert parse(text) == lesson
     assert render(parse(text)) == text
@@ -110,7 +110,18 @@ def test_the_lesson_holds_exactly_the_fields_of_the_key_list() -> None:
     assert sorted(f.name for f in fields(Lesson)) == sorted([*from_keys, "body", "extra"])
     lesson = parse(HAND_EDITED)
     lesson.verify = {"paths": ["src/x.py"]}
-    assert list(lesson.to_mapping()) == [k for k in KEY_ORDER if k != "verified"] + ["owner"]
+    assert list(lesson.to_mapping()) == [k for k in KEY_ORDER if k not in ("guard", "verified")] + ["owner"]
+
+
+def test_a_guard_is_written_only_when_set_and_must_be_a_boolean() -> None:
+    lesson = parse(HAND_EDITED)
+    assert lesson.guard is False and "guard" not in render(lesson)
+    lesson.guard = True
+    text = render(lesson)
+    assert "\nguard: true\ntags:" in text  # after the triggers, which say which calls it holds back
+    assert parse(text).guard is True
+    with pytest.raises(LessonFormatError, match="guard must be true or false"):
+        parse(text.replace("guard: true", "guard: sometimes"))
 
 
 @pytest.mark.parametrize(

@@ -72,7 +72,8 @@ def test_the_hooks_step_shows_a_lesson_once_per_session_and_not_for_a_commit_mes
         "the same first call from the other agents, through the same hook program (new sessions):",
         "  codex PreToolUse: exit 0; hookSpecificOutput.additionalContext: pytest-lesson",
         "  copilot preToolUse: exit 0; additionalContext: pytest-lesson",
-        '  gemini BeforeTool: exit 0; decision "deny", the lesson as the reason: pytest-lesson',
+        "  gemini AfterTool: exit 0; hookSpecificOutput.additionalContext: pytest-lesson",
+        "  qwen PostToolUseFailure: exit 0; hookSpecificOutput.additionalContext: pytest-lesson",
     ]
     assert demo.step_hooks(Bank.open(root), command="pytest -x")[0].endswith(
         "unchanged .claude/settings.json"

@@ -1,8 +1,8 @@
-"""Run the real Codex, Copilot and Gemini CLIs against the scripted server; read what reached the model.
+"""Run the real Codex, Copilot, Gemini and Qwen Code CLIs against the scripted server; read what reached the model.
 
 Each CLI is installed by its `.ci/install-<agent>` script into `.cache/` (git-ignored); each run
-gets a throwaway HOME (and CODEX_HOME / COPILOT_HOME / ~/.gemini in it), so nothing touches the
-user's own configuration, and talks only to the scripted server on 127.0.0.1.
+gets a throwaway HOME (and CODEX_HOME / COPILOT_HOME / ~/.gemini / ~/.qwen in it), so nothing
+touches the user's own configuration, and talks only to the scripted server on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ BINARIES = {
     "codex": ("CODEX_BIN", CACHE / "codex/node_modules/.bin/codex"),
     "copilot": ("COPILOT_BIN", CACHE / "copilot/node_modules/.bin/copilot"),
     "gemini": ("GEMINI_BIN", CACHE / "gemini-cli/node_modules/.bin/gemini"),
+    "qwen": ("QWEN_BIN", CACHE / "qwen-code/node_modules/.bin/qwen"),
 }
 # XDG_DATA_HOME: the user's data folder, where `bank install` put this machine's hook launcher.
 PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PYENV_VERSION", "PYENV_ROOT", "XDG_DATA_HOME")
@@ -40,7 +41,7 @@ def find(agent: str) -> Path | None:
 
 @dataclass
 class AgentRun(CliRun):
-    """One finished Codex, Copilot or Gemini run; `agent` says which."""
+    """One finished Codex, Copilot, Gemini or Qwen Code run; `agent` says which."""
 
     agent: str = ""
 
@@ -121,7 +122,29 @@ def _gemini(binary: Path, home: Path, url: str, project: Path, prompt: str) -> t
     return [str(binary), "-m", "gemini-2.5-flash", "--approval-mode", "yolo", "-p", prompt, "-o", "json"], env
 
 
-LAUNCH = {"codex": _codex, "copilot": _copilot, "gemini": _gemini}
+def _qwen(binary: Path, home: Path, url: str, project: Path, prompt: str) -> tuple[list[str], dict[str, str]]:
+    settings = home / ".qwen" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    quiet = {
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        "telemetry": {"enabled": False},
+        "privacy": {"usageStatisticsEnabled": False},
+    }
+    settings.write_text(json.dumps(quiet))
+    args = [
+        str(binary),
+        "--auth-type", "openai",
+        "--openai-base-url", f"{url}/v1",
+        "--openai-api-key", "x",
+        "-m", "e2e-model",
+        "--approval-mode", "yolo",
+        "-o", "json",
+        "-p", prompt,
+    ]  # fmt: skip
+    return args, {"QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}
+
+
+LAUNCH = {"codex": _codex, "copilot": _copilot, "gemini": _gemini, "qwen": _qwen}
 
 
 def run_agent(

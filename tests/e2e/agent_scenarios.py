@@ -1,4 +1,4 @@
-"""The scenarios every agent's real CLI goes through (test_codex_e2e, test_copilot_e2e, test_gemini_e2e).
+"""The scenarios every agent's real CLI goes through (test_agents_e2e).
 
 Each builds a git project with `bank init`, the two lessons of test_hooks_e2e, `bank index` and
 `bank install <agent>`, runs one headless session against the scripted server, and reads what
@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .agent_harness import AgentRun, run_agent
-from .model_server import Bash, Step, Text
+from .model_server import Bash, Text
 from .test_hooks_e2e import (
     BAD_CALC,
     FIX_CALC,
@@ -31,14 +30,6 @@ from .test_hooks_e2e import (
 PROTOCOL = "this project keeps a bank of lessons"
 RECOVERY_NUDGE = "failed earlier in this turn and passes now"
 PROMPT = "the database fixture keeps timing out; make the checks pass"
-
-
-def script_for(agent: str, steps: Sequence[Step]) -> list[Step]:
-    """Gemini's first matching shell call is held back once with the lesson: the model retries it."""
-    steps = list(steps)
-    if agent == "gemini" and steps and isinstance(steps[0], Bash):
-        return [steps[0], *steps]
-    return steps
 
 
 def checks(project: Path) -> list[tuple[str, bool]]:
@@ -63,7 +54,7 @@ def recall_and_capture(agent: str, tmp_path: Path, home: Path) -> tuple[Banked, 
     """Session start, prompt recall, a shell call's lesson in the next request, a failing then a
     passing check, and a `#lesson` block captured at the stop."""
     project = Banked(tmp_path / "project", calc=BAD_CALC, agent=agent)
-    script = script_for(agent, [Bash("pytest -q"), Bash(FIX_CALC), Bash("pytest -q"), Text(LESSON_BLOCK)])
+    script = [Bash("pytest -q"), Bash(FIX_CALC), Bash("pytest -q"), Text(LESSON_BLOCK)]
 
     run = run_agent(agent, project.root, PROMPT, script, home=home, env=SESSION_ENV)
 
@@ -78,6 +69,8 @@ def recall_and_capture(agent: str, tmp_path: Path, home: Path) -> tuple[Banked, 
     # Handed over once: no later request carries it more often than that one did.
     once = run.texts(1).count(pytest_lesson)
     assert all(run.texts(i).count(pytest_lesson) <= once for i in range(len(run.main_requests)))
+    # Both pytest runs really ran (the model got their output) and were recorded by their exit status.
+    assert "1 failed" in run.texts(1) and "1 passed" in run.texts(3), run.explain()
     assert checks(project.root) == [("pytest", False), ("pytest", True)], run.explain()
     new = lesson_files(project.root) - project.lessons
     assert len(new) == 1, run.explain()
@@ -91,10 +84,7 @@ def recall_and_capture(agent: str, tmp_path: Path, home: Path) -> tuple[Banked, 
 def recovery_nudge(agent: str, tmp_path: Path, home: Path) -> AgentRun:
     """A check that failed, then passed, with no lesson block: one request for the lesson at the stop."""
     project = Banked(tmp_path / "project", calc=BAD_CALC, agent=agent)
-    script = script_for(
-        agent,
-        [Bash("pytest -q"), Bash(FIX_CALC), Bash("pytest -q"), Text("Fixed add()."), Text("One-off slip: a typo in add().")],
-    )
+    script = [Bash("pytest -q"), Bash(FIX_CALC), Bash("pytest -q"), Text("Fixed add()."), Text("One-off slip: a typo in add().")]
 
     run = run_agent(agent, project.root, "make the checks pass", script, home=home, env=SESSION_ENV)
 
@@ -140,7 +130,7 @@ def silent_without_a_bank_or_when_off(agent: str, tmp_path: Path, home: Path) ->
 
     for project, lessons in ((bare, set()), (off.root, off.lessons)):
         before = sorted(p.name for p in project.iterdir())
-        script = script_for("none", [Bash("pytest -q"), Bash(FIX_CALC), Bash("pytest -q"), Text(LESSON_BLOCK)])
+        script = [Bash("pytest -q"), Bash(FIX_CALC), Bash("pytest -q"), Text(LESSON_BLOCK)]
         run = run_agent(agent, project, PROMPT, script, home=home, env=SESSION_ENV)
         assert run.returncode == 0, run.explain()
         seen = run.everything()

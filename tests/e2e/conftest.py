@@ -19,11 +19,11 @@ SKIP_REASON = "Claude Code CLI not installed: run .ci/install-claude"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "e2e: drives a real agent CLI (Claude Code, Codex, Copilot, Gemini) against a scripted model server")
+    config.addinivalue_line("markers", "e2e: drives a real agent CLI (Claude Code, Codex, Copilot, Gemini, Qwen Code) against a scripted model server")
 
 
 # Tests with an `agent` parameter drive that agent's CLI, not Claude Code's.
-OTHER_AGENTS = ("codex", "copilot", "gemini")
+OTHER_AGENTS = ("codex", "copilot", "gemini", "qwen")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

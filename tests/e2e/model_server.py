@@ -28,7 +28,14 @@ class Bash:
     description: str = "run a command"
 
 
-Step = Text | Bash
+@dataclass(frozen=True)
+class Read:
+    """An assistant turn that calls the Read tool on this file (Claude Code only)."""
+
+    file_path: str
+
+
+Step = Text | Bash | Read
 
 
 @dataclass
@@ -59,12 +66,11 @@ def step_blocks(step: Step, ids: itertools.count[int]) -> tuple[list[dict[str, A
     """The content blocks and stop reason of one scripted step."""
     if isinstance(step, Text):
         return [{"type": "text", "text": step.text}], "end_turn"
-    block = {
-        "type": "tool_use",
-        "id": f"toolu_e2e_{next(ids):04d}",
-        "name": "Bash",
-        "input": {"command": step.command, "description": step.description},
-    }
+    block: dict[str, Any] = {"type": "tool_use", "id": f"toolu_e2e_{next(ids):04d}"}
+    if isinstance(step, Read):
+        block.update(name="Read", input={"file_path": step.file_path})
+    else:
+        block.update(name="Bash", input={"command": step.command, "description": step.description})
     return [block], "tool_use"
 
 

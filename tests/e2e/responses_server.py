@@ -1,5 +1,5 @@
-"""A scripted stand-in for the OpenAI Responses API (Codex, Copilot CLI) and Gemini's
-streamGenerateContent, served over SSE on 127.0.0.1 for the real CLIs.
+"""A scripted stand-in for the OpenAI Responses API (Codex, Copilot CLI), Chat Completions (Qwen Code)
+and Gemini's streamGenerateContent, served over SSE on 127.0.0.1 for the real CLIs.
 
 The same script (model_server's `Bash` and `Text` steps) plays for each: a main request (one that
 offers a shell tool) gets the step for the number of model turns its input already holds; any
@@ -47,6 +47,8 @@ def model_turns(body: dict[str, Any]) -> int:
     """How many model turns the request's conversation already holds."""
     if "contents" in body:  # Gemini
         return sum(1 for c in body["contents"] if isinstance(c, dict) and c.get("role") == "model")
+    if "messages" in body:  # Chat Completions
+        return sum(1 for m in body["messages"] if isinstance(m, dict) and m.get("role") == "assistant")
     count = 0
     for item in body.get("input") or []:
         if not isinstance(item, dict):
@@ -161,6 +163,54 @@ def gemini_stream(step: Step | None, tool: str | None) -> bytes:
     return sse(None, chunk).encode()
 
 
+def chat_stream(step: Step | None, tool: str | None, n: int, call: int) -> bytes:
+    """The Chat Completions streaming answer (`chat.completion.chunk` events) for one scripted step."""
+    base = {"id": f"chatcmpl-e2e-{n}", "object": "chat.completion.chunk", "created": 0, "model": "e2e"}
+    if isinstance(step, Bash) and tool:
+        arguments = json.dumps(shell_arguments(tool, step.command))
+        function = {"name": tool, "arguments": arguments}
+        delta: dict[str, Any] = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"index": 0, "id": f"call_e2e_{call}", "type": "function", "function": function}],
+        }
+        finish = "tool_calls"
+    else:
+        delta = {"role": "assistant", "content": step.text if isinstance(step, Text) else FALLBACK_REPLY}
+        finish = "stop"
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    chunks = [
+        dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": None}]),
+        dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": finish}]),
+        dict(base, choices=[], usage=usage),
+    ]
+    return ("".join(sse(None, chunk) for chunk in chunks) + "data: [DONE]\n\n").encode()
+
+
+def chat_message(step: Step | None, tool: str | None, n: int, call: int) -> bytes:
+    """The same answer, not streamed (a `chat.completion`)."""
+    if isinstance(step, Bash) and tool:
+        function = {"name": tool, "arguments": json.dumps(shell_arguments(tool, step.command))}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": f"call_e2e_{call}", "type": "function", "function": function}],
+        }
+        finish = "tool_calls"
+    else:
+        message = {"role": "assistant", "content": step.text if isinstance(step, Text) else FALLBACK_REPLY}
+        finish = "stop"
+    data = {
+        "id": f"chatcmpl-e2e-{n}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "e2e",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+    return json.dumps(data).encode()
+
+
 @dataclass
 class ScriptedServer:
     """Plays the script for Responses-API and Gemini clients; records every request."""
@@ -240,6 +290,11 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._send(200, json.dumps(data).encode(), "application/json")
             elif ":countTokens" in path:
                 self._send(200, b'{"totalTokens": 10}', "application/json")
+            elif path.endswith("/chat/completions"):
+                if body.get("stream"):
+                    self._send(200, chat_stream(step, tool, n, call), "text/event-stream")
+                else:
+                    self._send(200, chat_message(step, tool, n, call), "application/json")
             elif path.endswith("/responses"):
                 self._send(200, responses_stream(step, tool, n, call), "text/event-stream")
             else:

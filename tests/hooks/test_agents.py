@@ -1,10 +1,10 @@
 """The edge: each agent's real payloads (tests/fixtures, captured from the CLIs) become the one
 internal event, with the real exit status, and the answers come back in each agent's shape.
 
-Fixtures: codex-0.171, copilot-cli-1.0.102 and gemini-cli-0.61 hold the hook payloads as the real
-CLIs sent them (a session that ran `pytest -q` in a project with no tests: exit 127 under Codex,
-whose login shell lost PATH; exit 5 under Copilot and Gemini), and the transcript lines the
-adapters read. Cursor has no CLI here: its payloads are written from its documentation.
+Fixtures: codex-0.171, copilot-cli-1.0.102, gemini-cli-0.61 and qwen-code-0.24.4 hold the hook
+payloads as the real CLIs sent them (a session that ran `pytest -q` in a project with no tests:
+exit 127 under Codex, whose login shell lost PATH; exit 5 under Copilot and Gemini; Qwen's ran a
+failing, then a passing one, see its README), and the transcript lines the adapters read. Cursor has no CLI here: its payloads are written from its documentation.
 """
 
 from __future__ import annotations
@@ -39,6 +39,11 @@ def copilot_payloads() -> dict[str, dict[str, Any]]:
 def gemini_payloads() -> dict[str, dict[str, Any]]:
     lines = (FIXTURES / "gemini-cli-0.61" / "hook-payloads.jsonl").read_text().splitlines()
     return {p["hook_event_name"]: p for p in map(json.loads, lines)}
+
+
+def qwen_payloads() -> dict[str, dict[str, Any]]:
+    lines = (FIXTURES / "qwen-code-0.24.4" / "hook-payloads.jsonl").read_text().splitlines()
+    return {p["hook_event_name"]: p for p in reversed([json.loads(line) for line in lines])}  # the first of each
 
 
 CURSOR = {
@@ -264,15 +269,41 @@ def test_copilot_answers_with_a_top_level_context(root: Path) -> None:
     assert set(pre) == {"additionalContext"} and "pytest-lesson" in pre["additionalContext"]
 
 
-def test_gemini_denies_the_first_matching_call_once_with_the_lesson(root: Path) -> None:
+def test_gemini_hands_a_calls_lessons_over_with_its_result(root: Path) -> None:
     p = gemini_payloads()
-    start = json.loads(call("gemini", dict(p["SessionStart"], cwd=str(root))))
-    first = json.loads(call("gemini", dict(p["BeforeTool"], cwd=str(root))))
-    again = call("gemini", dict(p["BeforeTool"], cwd=str(root)))
-    assert start["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    assert first["decision"] == "deny"
-    assert "pytest-lesson" in first["reason"] and "run it again" in first["reason"]
-    assert again == ""  # claimed: the retry runs
+    before = call("gemini", dict(p["BeforeTool"], cwd=str(root)))
+    after = json.loads(call("gemini", dict(p["AfterTool"], cwd=str(root))))
+    again = call("gemini", dict(p["AfterTool"], cwd=str(root)))
+
+    assert before == ""  # the call runs: BeforeTool cannot add context, and no lesson is a guard
+    assert after["hookSpecificOutput"]["hookEventName"] == "AfterTool"
+    context = after["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("lessonbank: lessons this project learned that may bear on the Bash call that just ran.")
+    assert "- [pytest-lesson] pytest lesson. When working on pytest lesson: use -p no:randomly" in context
+    assert again == ""  # claimed once
+    assert checks(root, p["AfterTool"]["session_id"]) == [("pytest", False)] * 2  # each call's check recorded too
+    ledger = records.read_ledger(str(root / ".lessonbank"))[0]
+    assert [(r["lesson"], r["event"], r["tool_use_id"]) for r in ledger] == [("pytest-lesson", "PostToolUse", "")]
+
+
+def test_gemini_holds_a_call_back_once_for_a_guard(tmp_path: Path) -> None:
+    guarded = lesson("guarded-lesson", commands=[r"\bpytest\b"], do="use -p no:randomly", guard=True)
+    make_bank(tmp_path / "project", [guarded, lesson("plain-lesson", commands=[r"\bpytest\b"], do="use -q")])
+    p = {name: dict(payload, cwd=str(tmp_path / "project")) for name, payload in gemini_payloads().items()}
+
+    first = json.loads(call("gemini", p["BeforeTool"]))
+    retry = call("gemini", p["BeforeTool"])
+    after = json.loads(call("gemini", p["AfterTool"]))
+
+    assert set(first) == {"decision", "reason"} and first["decision"] == "deny"
+    assert first["reason"] == (
+        "lessonbank held this Bash call back once: lessons this project learned, marked as guards, bear on it. "
+        "Nothing else is wrong with the call: read them, then run it again, changed only where a lesson applies.\n"
+        "- [guarded-lesson] guarded lesson. When working on guarded lesson: use -p no:randomly"
+    )
+    assert retry == ""  # claimed: the retry runs
+    context = after["hookSpecificOutput"]["additionalContext"]
+    assert "[plain-lesson]" in context and "[guarded-lesson]" not in context
 
 
 def test_gemini_prompt_recall_answers_as_before_agent(root: Path) -> None:
@@ -303,7 +334,7 @@ def test_each_agent_records_the_real_exit_status(root: Path, tmp_path: Path) -> 
 
     assert call("codex", codex_post) == ""
     assert call("copilot", copilot_post, "postToolUse") == ""
-    assert call("gemini", gemini_post) == ""
+    assert "pytest-lesson" in call("gemini", gemini_post)  # Gemini's lessons come with the result
 
     assert checks(root, codex_post["session_id"]) == [("pytest", False)]  # 127, not a pass
     assert checks(root, copilot_post["sessionId"]) == [("pytest", False)]  # 5, though "success"
@@ -330,7 +361,8 @@ HEAVY = ("click", "yaml", "jinja2", "frontmatter", "markdown_it", "git", "json")
 @pytest.mark.parametrize(
     ("agent", "event"),
     [("codex", "PreToolUse"), ("codex", "PostToolUse"), ("copilot", "preToolUse"), ("copilot", "postToolUse"),
-     ("gemini", "BeforeTool"), ("gemini", "AfterTool"), ("cursor", "beforeShellExecution")],
+     ("gemini", "BeforeTool"), ("gemini", "AfterTool"), ("qwen", "PreToolUse"), ("qwen", "PostToolUseFailure"),
+     ("cursor", "beforeShellExecution")],
 )  # fmt: skip
 def test_each_adapter_keeps_the_hook_process_light(root: Path, tmp_path: Path, agent: str, event: str) -> None:
     rollout = tmp_path / "rollout.jsonl"
@@ -339,6 +371,7 @@ def test_each_adapter_keeps_the_hook_process_light(root: Path, tmp_path: Path, a
         "codex": lambda: dict(codex_payloads()[event], transcript_path=str(rollout)),
         "copilot": lambda: copilot_payloads()[event],
         "gemini": lambda: gemini_payloads()[event],
+        "qwen": lambda: qwen_payloads()[event],
         "cursor": lambda: CURSOR[event],
     }[agent]()
     data.pop("workspace_roots", None)
@@ -352,6 +385,7 @@ def test_each_adapter_keeps_the_hook_process_light(root: Path, tmp_path: Path, a
     line = next(x for x in done.stderr.decode().splitlines() if x.startswith("MODULES "))
     modules = set(line.split()[1:])
     assert modules.isdisjoint(HEAVY), modules & set(HEAVY)
-    if event in ("PreToolUse", "preToolUse", "BeforeTool", "beforeShellExecution"):
+    if (agent, event) in (("codex", "PreToolUse"), ("copilot", "preToolUse"), ("gemini", "AfterTool"),
+                          ("qwen", "PostToolUseFailure"), ("cursor", "beforeShellExecution")):  # fmt: skip
         assert "pytest-lesson" in done.stdout.decode(), "the probe must exercise the path that answers"
         assert "re" not in modules

@@ -1,4 +1,4 @@
-"""`bank install codex | copilot | gemini | cursor`: merged, idempotent, the user's hooks kept."""
+"""`bank install codex | copilot | gemini | qwen | cursor`: merged, idempotent, the user's hooks kept."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ MINE_CURSOR = {"command": "echo mine"}
 USER_FILES = {
     "codex": {"hooks": {"PreToolUse": [MINE_GROUPED], "Notification": [MINE_GROUPED]}},
     "gemini": {"general": {"vimMode": True}, "hooks": {"BeforeTool": [MINE_GROUPED]}},
+    "qwen": {"hooks": {"PreToolUse": [MINE_GROUPED]}, "$version": 4},
     "copilot": {"version": 1, "hooks": {"preToolUse": [MINE_COPILOT]}},
     "cursor": {"version": 1, "hooks": {"beforeShellExecution": [MINE_CURSOR]}},
 }
@@ -85,6 +86,23 @@ def test_gemini_timeouts_are_milliseconds(root: Path) -> None:
     assert hooks["AfterAgent"][0]["hooks"][0]["timeout"] == 60_000
 
 
+def test_qwen_hooks_both_outcomes_and_leaves_its_own_version_alone(root: Path) -> None:
+    hookfiles.install(root, "qwen")
+    path = root / ".qwen" / "settings.json"
+    data = read(root, "qwen")
+    assert list(data["hooks"]) == [
+        "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop",
+    ]  # fmt: skip
+    tools = "run_shell_command|read_file|write_file|edit|notebook_edit|glob|grep_search"
+    assert [g["matcher"] for g in data["hooks"]["PostToolUseFailure"]] == [tools]
+    assert data["hooks"]["Stop"][0]["hooks"] == [{"type": "command", "command": claude.hook_command() + " qwen", "timeout": 60}]
+    # Qwen's first run rewrites the file with its settings version; a later install changes nothing.
+    path.write_text(json.dumps({**data, "$version": 4}, indent=2) + "\n", encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
+    assert hookfiles.install(root, "qwen").action == "unchanged"
+    assert path.read_text(encoding="utf-8") == text
+
+
 def test_copilot_and_cursor_commands_name_the_event(root: Path) -> None:
     hookfiles.install(root, "copilot")
     hookfiles.install(root, "cursor")
@@ -136,7 +154,7 @@ def test_cli_install_explains_codex_trust_and_lists_agents(root: Path, monkeypat
     listed = runner.invoke(main, ["--root", str(root), "install"])
     assert listed.exit_code == 0, listed.output
     rows = {line.split()[0]: line for line in listed.output.splitlines()}
-    assert set(rows) == {"claude", "codex", "copilot", "gemini", "cursor"}
+    assert set(rows) == {"claude", "codex", "copilot", "gemini", "qwen", "cursor"}
     assert rows["codex"].endswith("installed")
     assert rows["gemini"].endswith("bank install gemini")
 

@@ -56,14 +56,15 @@ TOOLS = (
 )  # fmt: skip
 
 # The lesson's fields, as frontmatter keys in the order the tool writes them; unknown keys a person
-# added follow. `triggers` is a mapping of TRIGGER_KEYS; `verified` and `verify` are written when set.
+# added follow. `triggers` is a mapping of TRIGGER_KEYS; `guard`, `verified` and `verify` are written
+# when set (`guard: true`: a person asks that a call it matches be held back until the agent has read it).
 KEY_ORDER = (
-    "id", "slug", "title", "type", "when", "do", "promote-to", "triggers", "tags",
+    "id", "slug", "title", "type", "when", "do", "promote-to", "triggers", "guard", "tags",
     "seen", "sessions", "priority", "confidence", "source", "status",
     "created", "updated", "verified", "verify",
 )  # fmt: skip
 TRIGGER_KEYS = ("tools", "commands", "paths", "keywords")
-_WRITTEN_WHEN_SET = ("verified", "verify")
+_WRITTEN_WHEN_SET = ("guard", "verified", "verify")
 VERIFY_KEYS = ("paths", "match", "absent", "glob", "defines", "command")
 
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -106,6 +107,7 @@ class Lesson(LessonContent):
     created: str = ""
     updated: str = ""
     verified: dict[str, Any] = field(default_factory=dict)
+    guard: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
@@ -196,6 +198,8 @@ def from_mapping(data: dict[str, Any], body: str = "") -> Lesson:
     for key in ("verified", "verify"):
         if data.get(key) is not None and not isinstance(data.get(key), dict):
             raise LessonFormatError(f"{key} must be a mapping")
+    if data.get("guard") is not None and not isinstance(data.get("guard"), bool):
+        raise LessonFormatError("guard must be true or false")
     try:
         seen = int(data.get("seen", 1) or 0)
         priority = int(data.get("priority", 5))
@@ -226,6 +230,7 @@ def from_mapping(data: dict[str, Any], body: str = "") -> Lesson:
         updated=_date_str(data.get("updated")),
         verified=dict(data.get("verified") or {}),
         verify=dict(data.get("verify") or {}),
+        guard=data.get("guard") is True,
         body=body,
         extra={k: v for k, v in data.items() if k not in known},
     )

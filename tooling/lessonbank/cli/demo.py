@@ -155,15 +155,19 @@ def step_bank(bank: Bank) -> Iterator[str]:
 
 
 def _agent_calls(command: str) -> tuple[tuple[str, str, dict[str, Any]], ...]:
-    """A shell call as Codex, Copilot CLI and Gemini CLI send it to their PreToolUse-like hook."""
+    """A shell call as Codex and Copilot CLI send it before it runs, Gemini CLI and Qwen Code once it ran (exit 1)."""
     return (
         ("codex", "PreToolUse", {"session_id": "demo-codex", "hook_event_name": "PreToolUse",
                                  "tool_name": "Bash", "tool_input": {"command": command},
                                  "tool_use_id": "call_demo", "turn_id": "turn_demo"}),
         ("copilot", "preToolUse", {"sessionId": "demo-copilot", "toolName": "bash",
                                    "toolArgs": {"command": command}}),
-        ("gemini", "BeforeTool", {"session_id": "demo-gemini", "hook_event_name": "BeforeTool",
-                                  "tool_name": "run_shell_command", "tool_input": {"command": command}}),
+        ("gemini", "AfterTool", {"session_id": "demo-gemini", "hook_event_name": "AfterTool",
+                                 "tool_name": "run_shell_command", "tool_input": {"command": command},
+                                 "tool_response": {"llmContent": "Output: 1 failed\nExit Code: 1"}}),
+        ("qwen", "PostToolUseFailure", {"session_id": "demo-qwen", "hook_event_name": "PostToolUseFailure",
+                                        "tool_name": "run_shell_command", "tool_input": {"command": command},
+                                        "error": "Output: 1 failed\nExit Code: 1"}),
     )  # fmt: skip
 
 
@@ -200,9 +204,7 @@ def step_hooks(bank: Bank, command: str = "python -m pytest -x tests/") -> list[
         hook = hookfiles.command(hookfiles.AGENTS[name], event)
         code, out = claude.run_hook(hook, dict(payload, cwd=str(bank.root)), bank.root)
         answer = json.loads(out) if out.strip() else {}
-        if name == "gemini":  # BeforeTool cannot add context: the call is held back once, the lesson as reason
-            where, text = 'decision "deny", the lesson as the reason', str(answer.get("reason", ""))
-        elif name == "copilot":
+        if name == "copilot":
             where, text = "additionalContext", str(answer.get("additionalContext", ""))
         else:
             where, text = "hookSpecificOutput.additionalContext", str(

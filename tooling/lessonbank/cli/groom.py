@@ -150,7 +150,7 @@ def _echo_dry(plan: Plan, say: Callable[[str], None]) -> None:
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
 @click.pass_context
 def rules(ctx: click.Context, cursor: bool | None, dry_run: bool) -> None:
-    """Bring CLAUDE.md (@rules imports), AGENTS.md (a copy) and Cursor rules in line with rules/."""
+    """Bring every agent's files in line with rules/: CLAUDE.md or .claude/rules, AGENTS.md, GEMINI.md, Copilot's, Cursor's."""
     from lessonbank.groom import rulesync
 
     bank = get_bank(ctx)

@@ -69,7 +69,7 @@ def _report(result: claude.Result, target: Path, uninstall: bool, dry_run: bool,
         click.echo(note)
 
 
-for _name in ("codex", "copilot", "gemini", "cursor"):
+for _name in ("codex", "copilot", "gemini", "qwen", "cursor"):
     _install_agent(_name)
 
 

@@ -41,6 +41,10 @@ def load(agent: str):  # noqa: ANN201 - a module
         from lessonbank.hooks.agents import gemini
 
         return gemini
+    if agent == "qwen":
+        from lessonbank.hooks.agents import qwen
+
+        return qwen
     if agent == "cursor":
         from lessonbank.hooks.agents import cursor
 
@@ -65,7 +69,12 @@ def run(event: str, internal: dict, root: str, state_dir: str, mode: str) -> str
     if event == "PostToolUse":
         from lessonbank.hooks import post_tool
 
-        return post_tool.post_tool_use(internal, root, state_dir, mode)
+        out = post_tool.post_tool_use(internal, root, state_dir, mode)
+        if internal.get("deliver") == "after":  # the agent hands a call's lessons over with its result
+            from lessonbank.hooks import pre_tool
+
+            return pre_tool.pre_tool_use(internal, root, state_dir, mode)
+        return out
     if event == "Stop":
         from lessonbank.hooks import stop
 

@@ -224,7 +224,13 @@ def matching(
 
 
 def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
-    """The PreToolUse answer: the matching lessons' texts, or "" for none."""
+    """The answer for a tool call's lessons: their texts as context, or "" for none.
+
+    The internal event's `deliver` says when the agent reads them (hooks/agents): unset, before
+    the call; "guards" (a before-call hook that cannot add context), only the lessons marked as
+    guards, answered as a block that holds the call back once; "after" (PostToolUse), the call's
+    lessons with its result.
+    """
     tool = payload.get("tool_name")
     tool_input = payload.get("tool_input")
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
@@ -239,6 +245,11 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     # Paths are relative to the project's root in every layer: a team's `**/*.py` means this project's files.
     commands, paths = subjects(tool, tool_input, root, cwd)
     ranked = index.dedupe(layered_hits([i for _, i in index.layers], tool, commands, paths, session))
+    deliver = payload.get("deliver")
+    if deliver == "guards":
+        from lessonbank.hooks import guards
+
+        ranked = (hit for hit in ranked if guards.is_guard(root, index.layer(hit[0]), hit[1]))
     first = next(ranked, None)
     if first is None:
         return ""
@@ -246,10 +257,31 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
 
     settings = index.settings
     chosen = handover.select(_then(first, ranked), index, settings["max_lessons"], settings["max_bytes"])
+    turn = session.turn(payload.get("prompt_id"))
+    if deliver == "after":
+        # Read after the call ran: not tied to the call (the trial must not count its failure as one after the lesson).
+        heading = (
+            f"lessonbank: {handover.source(chosen)} that may bear on the {tool} call that just ran. "
+            "Use one only where it fits what you are doing; ignore the rest."
+        )
+        return handover.hand_over(chosen, session, turn, "PostToolUse", mode, heading)
     heading = (
         f"lessonbank: {handover.source(chosen)} that may bear on this {tool} call. "
         "Use one only where it fits what you are doing; ignore the rest."
     )
-    turn = session.turn(payload.get("prompt_id"))
+    if deliver == "guards":
+        heading = (
+            f"lessonbank held this {tool} call back once: {handover.source(chosen)}, marked as guards, bear on it. "
+            "Nothing else is wrong with the call: read them, then run it again, changed only where a lesson applies."
+        )
     tool_use_id = str(payload.get("tool_use_id") or "")
-    return handover.hand_over(chosen, session, turn, "PreToolUse", mode, heading, tool_use_id)
+    out = handover.hand_over(chosen, session, turn, "PreToolUse", mode, heading, tool_use_id)
+    if out and deliver == "guards":
+        # The same text as a block: the agent's deny (hooks/agents), the lessons as its reason.
+        from lessonbank.state import jsonio
+
+        data = jsonio.loads(out)
+        inner = data.get("hookSpecificOutput") if isinstance(data, dict) else None
+        if isinstance(inner, dict):
+            return jsonio.dumps({"decision": "block", "reason": inner.get("additionalContext")})
+    return out

@@ -1,4 +1,4 @@
-"""`bank install codex | copilot | gemini | cursor`: each agent's hook file gains or loses our entries.
+"""`bank install codex | copilot | gemini | qwen | cursor`: each agent's hook file gains or loses our entries.
 
 One hook program serves every agent: the command runs `entry.py <agent>` (and the event's name for
 agents whose payloads carry none), and the adapter in hooks/agents does the rest. The merge is
@@ -8,6 +8,8 @@ this reuses); each agent's file keeps its own shape:
 - codex:   .codex/hooks.json, Claude Code's shape (event -> [{matcher, hooks: [{command, timeout}]}]);
 - gemini:  .gemini/settings.json `hooks`, the same shape with Gemini's event and tool names and
            timeouts in milliseconds;
+- qwen:    .qwen/settings.json `hooks`, Claude Code's event names with Qwen's tool names, timeouts in
+           seconds (Qwen adds `"$version"` to the file on its first run; the merge keeps it);
 - copilot: .github/hooks/lessonbank.json, {"version": 1, "hooks": {event: [{type, bash, timeoutSec}]}};
 - cursor:  .cursor/hooks.json, {"version": 1, "hooks": {event: [{command}]}} (documented shape only).
 """
@@ -27,6 +29,7 @@ from lessonbank.install.claude import Result, is_ours, read_settings
 from lessonbank.matching import agent_tools
 
 GEMINI_TOOLS = "|".join(agent_tools.GEMINI)
+QWEN_TOOLS = "|".join(agent_tools.QWEN)
 
 
 @dataclass(frozen=True)
@@ -71,13 +74,28 @@ AGENTS: dict[str, Agent] = {
             ("SessionStart", None, 10),
             ("BeforeAgent", None, 10),
             ("BeforeTool", GEMINI_TOOLS, 10),
-            ("AfterTool", "run_shell_command", 10),
+            ("AfterTool", GEMINI_TOOLS, 10),  # a call's lessons go out with its result
             ("AfterAgent", None, 60),
         ),
         millis=True,
         binaries=("gemini",),
         home=".gemini",
         note="Gemini runs project hooks in a trusted folder (trust it when asked, or GEMINI_CLI_TRUST_WORKSPACE=true).",
+    ),
+    "qwen": Agent(
+        "qwen",
+        Path(agent_tools.QWEN_SETTINGS),
+        "grouped",
+        (
+            ("SessionStart", None, 10),
+            ("UserPromptSubmit", None, 10),
+            ("PreToolUse", QWEN_TOOLS, 10),
+            ("PostToolUse", QWEN_TOOLS, 10),
+            ("PostToolUseFailure", QWEN_TOOLS, 10),
+            ("Stop", None, 60),
+        ),
+        binaries=("qwen",),
+        home=".qwen",
     ),
     "copilot": Agent(
         "copilot",

@@ -1,15 +1,16 @@
-"""The Copilot CLI's and the Gemini CLI's names: their tools (and what each is in Claude Code's
-terms), and the project files that hold our hooks for them.
+"""The Copilot CLI's, the Gemini CLI's and Qwen Code's names: their tools (and what each is in Claude
+Code's terms), and the project files that hold our hooks for them.
 
-The tool tables are read by the hook adapters (hooks/agents/copilot.py, gemini.py) to turn a tool
-call into the internal one, by the transcript scan (scan/streams.py) to tell shell and edit calls
-apart, and by install/hookfiles.py for Gemini's BeforeTool matcher. The file paths are written by
+The tool tables are read by the hook adapters (hooks/agents/copilot.py, gemini.py, qwen.py) to turn
+a tool call into the internal one, by the transcript scan (scan/streams.py) to tell shell and edit
+calls apart, and by install/hookfiles.py for Gemini's and Qwen's tool matchers. The file paths are written by
 install/hookfiles.py and looked for by groom/rulesync.py (which agents a project uses).
 """
 
 # Project-relative, with "/" as the separator on every system.
 COPILOT_HOOKS = ".github/hooks/lessonbank.json"
 GEMINI_SETTINGS = ".gemini/settings.json"
+QWEN_SETTINGS = ".qwen/settings.json"
 
 # Their tool -> (internal tool, ((their argument, internal argument), ...)).
 COPILOT = {
@@ -32,6 +33,16 @@ GEMINI = {
         (("pattern", "pattern"), ("dir_path", "path"), ("path", "path"), ("include", "glob")),
     ),
     "grep_search": ("Grep", (("pattern", "pattern"), ("dir_path", "path"), ("include", "glob"))),
+}
+# Qwen Code 0.24.4's tools, as its requests to the model declare them.
+QWEN = {
+    "run_shell_command": ("Bash", (("command", "command"),)),
+    "read_file": ("Read", (("file_path", "file_path"),)),
+    "write_file": ("Write", (("file_path", "file_path"),)),
+    "edit": ("Edit", (("file_path", "file_path"),)),
+    "notebook_edit": ("NotebookEdit", (("notebook_path", "notebook_path"),)),
+    "glob": ("Glob", (("pattern", "pattern"), ("path", "path"))),
+    "grep_search": ("Grep", (("pattern", "pattern"), ("path", "path"), ("glob", "glob"))),
 }
 
 

@@ -4,12 +4,13 @@
 without arm, one that would have been), in this key order:
 
     {"session": "<session_id>", "turn": "<turn>", "lesson": "<slug>",
-     "event": "PreToolUse" | "UserPromptSubmit", "bytes": <UTF-8 bytes of its text>,
+     "event": "PreToolUse" | "PostToolUse" | "UserPromptSubmit", "bytes": <UTF-8 bytes of its text>,
      "arm": "on" | "with" | "without", "injected": true | false}
 
 `arm` is "on" in the normal mode and the trial's arm in `test` mode; `injected` is false only
 for the without arm. A lesson is written once per session (its claim is taken either way).
-Then come the call's "tool_use_id" (PreToolUse; "" for a prompt), so a check that fails in
+Then come the call's "tool_use_id" (PreToolUse; "" for a prompt, and for PostToolUse: lessons
+an agent hands over with a call's result, read only after it ran), so a check that fails in
 that very call can be tied to the lessons handed over before it, and the lesson's "layer":
 "project", "personal" or "team:<name>" (index.layers). Lines written before layers existed
 end earlier and read as "" and "project".

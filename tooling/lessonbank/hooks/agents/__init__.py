@@ -8,6 +8,10 @@ The internal event is a dict with these keys (each optional unless said):
   tool_input        {"command"} for Bash; {"file_path"} for file tools; {"path", "pattern", "glob"}
   tool_use_id, prompt, stop_hook_active, last_assistant_message, is_interrupt
   exit_status       PostToolUse: the shell's real exit status (int), or None when the agent gave none
+  deliver           when the agent's model reads a tool call's lessons: unset, before the call
+                    (PreToolUse answers them); "guards" on PreToolUse for an agent whose before-call
+                    hook cannot add context (only guard lessons, answered as a block: a deny);
+                    "after" on PostToolUse, the call's lessons with its result
 The answer is the handlers' JSON text: {"hookSpecificOutput": {"hookEventName", "additionalContext"}}
 to add context, or {"decision": "block", "reason"} to keep the agent going; `answer` reshapes it.
 

@@ -4,10 +4,13 @@ Events: SessionStart, BeforeAgent (the prompt), BeforeTool, AfterTool, AfterAgen
 with `prompt_response` as the last message). The prompt arrives with earlier hooks' context
 prepended as `<hook_context>…</hook_context>`; that is cut off before recall reads it.
 
-BeforeTool cannot add context in this version, so a tool call's lessons go out the one way that
-reaches the model before the call runs: the call is denied once, with the lessons and "run it
-again" as the reason (the model gets `Tool execution blocked: <reason>` as the tool's result).
-The lessons are claimed, so the retry passes. AfterAgent's block is `decision: "deny"`.
+BeforeTool cannot add context (its output may only deny, or rewrite the arguments), so a tool
+call's lessons go out at AfterTool, whose `additionalContext` is appended to the tool's result
+(`deliver: "after"`): the model reads them after the first matching call, before its next one.
+BeforeTool answers only for a lesson a person marked `guard: true` (`deliver: "guards"`): the
+call is denied once with the lesson as the reason (the model gets `Tool execution blocked:
+<reason>`), and the claim lets the retry pass. BeforeAgent's context is appended to the prompt.
+AfterAgent's block is `decision: "deny"`.
 """
 
 from lessonbank.hooks.agents.shapes import context_of
@@ -24,10 +27,6 @@ EVENTS = {
 }
 OURS = {ours: theirs for theirs, ours in EVENTS.items()}
 TOOLS = agent_tools.GEMINI
-RETRY = (
-    "\n\nlessonbank held this call back once so that you read the lessons above before it runs. "
-    "Nothing is wrong with the call itself: run it again now, changed only where a lesson applies."
-)
 
 
 def event(payload: dict, named: "str | None") -> "dict | None":
@@ -54,6 +53,7 @@ def event(payload: dict, named: "str | None") -> "dict | None":
         out["tool_input"] = {ours: args[theirs] for theirs, ours in arguments if theirs in args}
         if name == "PostToolUse":
             out["exit_status"] = exit_status(payload.get("tool_response"))
+        out["deliver"] = "after" if name == "PostToolUse" else "guards"
     else:
         out["stop_hook_active"] = payload.get("stop_hook_active") is True
         out["last_assistant_message"] = payload.get("prompt_response")
@@ -72,6 +72,4 @@ def answer(event: str, out: str) -> str:
         return jsonio.dumps({"decision": "deny", "reason": text})
     if kind != "context":
         return ""
-    if event == "PreToolUse":
-        return jsonio.dumps({"decision": "deny", "reason": text + RETRY})
     return jsonio.dumps({"hookSpecificOutput": {"hookEventName": OURS[event], "additionalContext": text}})

@@ -1,0 +1,46 @@
+"""Guards: a lesson file's `guard: true` read by the hook, in the bank of the layer that holds it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lessonbank.bank.lesson import parse, render
+from lessonbank.hooks import guards
+from tests.hook_support import lesson
+
+
+@pytest.mark.parametrize(
+    ("front", "flagged"),
+    [
+        ("guard: true", True),
+        ("guard: True  # held back once", True),
+        ("guard: yes", True),
+        ("guard: false", False),
+        ("guard: 'no'", False),
+        ("title: guard: true", False),
+        ("", False),
+    ],
+)
+def test_the_frontmatter_says_whether_a_lesson_is_a_guard(front: str, flagged: bool) -> None:
+    assert guards.flagged(f"---\nid: x\n{front}\nslug: y\n---\nguard: true in the body does not count\n") is flagged
+
+
+def test_the_hook_reads_what_the_bank_writes(tmp_path: Path) -> None:
+    text = render(lesson("held", guard=True))
+    assert parse(text).guard and guards.flagged(text)
+    assert not guards.flagged(render(lesson("plain")))
+    assert not guards.flagged("guard: true\n")  # no frontmatter
+
+
+def test_each_layer_is_read_in_its_own_bank(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    team = tmp_path / "data" / "lessonbank" / "teams" / "acme" / "lessons"
+    team.mkdir(parents=True)
+    (team / "held.md").write_text(render(lesson("held", guard=True)))
+    assert guards.bank_root("/p", "project") == "/p"
+    assert guards.bank_root("/p", "personal") == str(tmp_path / "data" / "lessonbank" / "personal")
+    assert guards.is_guard("/p", "team:acme", "held")
+    assert not guards.is_guard("/p", "personal", "held")  # no such file: not a guard
+    assert not guards.is_guard("/p", "elsewhere", "held")

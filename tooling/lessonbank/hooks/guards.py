@@ -1,0 +1,49 @@
+"""Guards: the lessons a person marked `guard: true`, read from their files only when a call matches one.
+
+Agents whose before-call hook cannot add context (Gemini CLI, Qwen Code) hand a call's lessons
+over with its result; a guard is the exception, and holds the call back once instead. The flag is
+not in INDEX.md: it is read here from the frontmatter of the lesson's own file, in the bank of
+the layer that holds it, for the few lessons a call matched.
+"""
+
+from lessonbank.index import layers
+from lessonbank.state import statedir
+
+# What YAML reads as true (PyYAML's booleans); `bank check` refuses any other value than a boolean.
+TRUE = frozenset({"true", "yes", "on"})
+
+
+def bank_root(root: str, layer: str) -> "str | None":
+    """The folder of the bank that holds a layer's lessons (`root` is the project's)."""
+    if layer == layers.PROJECT:
+        return root
+    data = layers.data_dir()
+    if data is None:
+        return None
+    if layer == layers.PERSONAL:
+        return layers.personal_root(data)
+    if layer.startswith(layers.TEAM_PREFIX):
+        return layers.team_root(data, layer[len(layers.TEAM_PREFIX) :])
+    return None
+
+
+def flagged(text: str) -> bool:
+    """Does a lesson file's frontmatter say `guard: true`?"""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return False
+    for line in lines[1:]:
+        if line.rstrip() in ("---", "..."):
+            return False
+        if line.startswith("guard:"):
+            value = line[len("guard:") :].partition(" #")[0].strip().strip("'\"")
+            return value.lower() in TRUE
+    return False
+
+
+def is_guard(root: str, layer: str, slug: str) -> bool:
+    """Is the lesson `slug` of `layer` marked as a guard? (False when its file cannot be read.)"""
+    bank = bank_root(root, layer)
+    if bank is None:
+        return False
+    return flagged(statedir.read_text(bank + "/lessons/" + slug + ".md") or "")
