@@ -32,7 +32,7 @@ def test_replay_counts_the_repeat_the_learned_lesson_intercepts(bank: Path, tmp_
         "learned from 2 session(s) before 2026-01-05T00:00:03Z: 1 candidate(s), 1 accepted at confidence 0.00 or more",
         "replayed 1 session(s), 4 tool calls: 2 shell failures, 1 repeat an error of an earlier session, "
         "1 intercepted (1 by the lesson learned from that error)",
-        "lessons handed over 1 time(s): 0 on calls that succeeded, 1 on calls that failed; ~106 tokens (bytes/4)",
+        "lessons handed over 1 time(s): 0 on calls that succeeded, 1 on calls that failed; ~132 tokens (bytes/4)",
     ]
     assert "not-found  1         1        1" in result.output
     assert lines[-1] == f"wrote {tmp_path / 'c.svg'}"
