@@ -66,7 +66,6 @@ def test_a_template_cache_committed_in_the_repository_is_never_loaded(tmp_path: 
 
     from lessonbank.bank import render
     from lessonbank.bank.store import Bank
-    from lessonbank.cli import main  # noqa: F401 - the CLI's templates are the packaged ones
 
     root = tmp_path / "repo"
     make_bank(root, [lesson("something-else", commands=["make"])])

@@ -6,7 +6,7 @@ five thousand files (does this path exist, which paths match this glob, does thi
 file, does the repository use this tool), cached, with globs matched by the hooks' own matcher and
 every file's text joined into one string so a regex is one C-speed scan guided by the literal it
 cannot match without. Pure: it reads nothing itself; `plan` builds the snapshot from git HEAD.
-It imports the kernel only.
+It imports the standard-library packages only.
 """
 
 from __future__ import annotations

@@ -6,5 +6,5 @@ checks, plain shell mistakes via shellfail, corrections and the agent's words vi
 events) -> distill (an episode into a lesson: when, do, title, cause-based triggers, verify) ->
 candidates (scoring, merging, the store, review and accepting through capture); compliance keeps the
 #lesson protocol's record per agent and week. It may import
-`capture`, `bank`, the kernel, `errors` and `config`.
+`capture`, `bank`, the standard-library packages (`matching`, `state`, `index`), `errors` and `config`.
 """

@@ -6,6 +6,6 @@ report (the verdict as text and JSON), turns (the hooks' records as typed rows, 
 trial's per-turn records; reading exported records), ledger (the mode, the trial's start, reset and
 log, the verdict over the recorded sessions, the ledger summary and the lessons it flags), chart,
 and simulate (synthetic sessions through the real hook processes). It reads what the hooks write
-through the kernel's records and arms and never imports the hooks. It may import `bank`,
-`install`, the kernel, `errors` and `config`.
+through `state`'s records and arms and never imports the hooks. It may import `bank`,
+`install`, the standard-library packages, `errors` and `config`.
 """
