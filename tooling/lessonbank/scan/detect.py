@@ -398,9 +398,7 @@ class Detector:
         cand.notes = _clean(ep.get("note", ""))
         cand.signals = {"attempts": ep["attempts"]}
         if kind == "fix":
-            cand.signals["fix_confirmed"] = 1
-            if ep.get("narrower"):
-                cand.signals["narrower"] = 1
+            cand.signals.update({"fix_confirmed": 1, "narrower": 1} if ep.get("narrower") else {"fix_confirmed": 1})
         if ep["timed_out"]:
             cand.signals["hang_or_timeout"] = 1
         item = self._evidence(
