@@ -65,28 +65,33 @@ def test_one_session_is_watched_not_proposed(tmp_path: Path) -> None:
     assert [c.status for c in store.candidates.values()] == ["watching"]
 
 
-def test_an_unknown_subcommand_of_the_projects_own_cli(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("failing", "error", "fixed", "title", "do", "fires", "quiet"),
+    [
+        pytest.param(
+            "./bin/shop deploy-all", 'Error: unknown command "deploy-all" for "shop"\nRun \'shop --help\' for usage.',
+            "./bin/shop deploy --all", "`shop` has no subcommand or argument `deploy-all`",
+            "Do not pass `deploy-all` to `shop`: use `deploy`, as in `./bin/shop deploy --all`.",
+            ["./bin/shop deploy-all --dry-run"], ["./bin/shop deploy --all"], id="unknown-subcommand-of-own-cli",
+        ),
+        pytest.param(
+            "npm run lint", 'npm error Missing script: "lint"\nnpm error\nnpm error To see a list of scripts, run:',
+            "npm run eslint", "There is no `lint` script for `npm` here",
+            "Do not run `npm lint`: use `eslint` instead (as in `npm run eslint`).",
+            ["npm run lint -- --fix", "npm lint"], ["npm run eslint", "npm run lint:css"], id="missing-package-script",
+        ),
+    ],
+)  # fmt: skip
+def test_a_name_the_tool_does_not_have(
+    tmp_path: Path, failing: str, error: str, fixed: str, title: str, do: str, fires: list[str], quiet: list[str]
+) -> None:
     def session(t: Claude) -> Claude:
-        t.bash("./bin/shop deploy-all", 'Error: unknown command "deploy-all" for "shop"\nRun \'shop --help\' for usage.', 1)
-        return t.bash("./bin/shop deploy --all", "deployed 3 services")
+        return t.bash(failing, error, 1).bash(fixed, "ok")
 
     cand = only(scanned(tmp_path, session))
-    assert cand.title == "`shop` has no subcommand or argument `deploy-all`"
-    assert cand.do == "Do not pass `deploy-all` to `shop`: use `deploy`, as in `./bin/shop deploy --all`."
-    assert calibrate.fires(cand.commands, "./bin/shop deploy-all --dry-run")
-    assert not calibrate.fires(cand.commands, "./bin/shop deploy --all")
-
-
-def test_a_package_script_that_does_not_exist(tmp_path: Path) -> None:
-    def session(t: Claude) -> Claude:
-        t.bash("npm run lint", 'npm error Missing script: "lint"\nnpm error\nnpm error To see a list of scripts, run:', 1)
-        return t.bash("npm run eslint", "0 problems")
-
-    cand = only(scanned(tmp_path, session))
-    assert cand.title == "There is no `lint` script for `npm` here"
-    assert cand.do == "Do not run `npm lint`: use `eslint` instead (as in `npm run eslint`)."
-    assert calibrate.fires(cand.commands, "npm run lint -- --fix") and calibrate.fires(cand.commands, "npm lint")
-    assert not calibrate.fires(cand.commands, "npm run eslint") and not calibrate.fires(cand.commands, "npm run lint:css")
+    assert (cand.title, cand.do) == (title, do)
+    assert all(calibrate.fires(cand.commands, c) for c in fires)
+    assert not any(calibrate.fires(cand.commands, c) for c in quiet)
 
 
 def test_local_state_in_the_way_and_the_command_that_cleared_it(tmp_path: Path) -> None:

@@ -363,7 +363,7 @@ def _kept(text: str, start: int, end: int, m: re.Match[str] | None, kind: str = 
         return True
     if _REFERENCE.match(value) and not (kind in _TOKEN_KINDS and "." in value and any(c.isdigit() for c in value)):
         return True
-    if kind == "password in prose" and (value.isalpha() and value.islower() or not any(c.isdigit() or not c.isalnum() for c in value)):
+    if kind == "password in prose" and all(c.isalnum() and not c.isdigit() for c in value):
         return True  # "the password is required", "the passphrase was rotated": words, not a password
     if re.fullmatch(_SECRET_NAME, value, re.I):  # password=password, token=token: a variable passed on
         return True

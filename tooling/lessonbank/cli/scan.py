@@ -22,6 +22,12 @@ if TYPE_CHECKING:  # the scanner is imported when a scan command runs, not with 
 
 PROGRESS_BYTES = 32 << 20  # show a progress bar when a scan has more than this to read
 DEMO_TRANSCRIPTS = Path(__file__).resolve().parents[1] / "demo" / "transcripts"
+DISTILL_WITH = click.option(
+    "--distill-with", "distill_with", metavar="COMMAND", default=None,
+    help="--distill with this headless agent command (the prompt is appended), e.g. 'claude -p'.",
+)  # fmt: skip
+
+
 @main.command()
 @click.option("--path", "paths", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="Scan this transcript file or folder instead (repeatable).")  # fmt: skip
@@ -31,8 +37,7 @@ DEMO_TRANSCRIPTS = Path(__file__).resolve().parents[1] / "demo" / "transcripts"
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--dry-run", is_flag=True, help="Show what would be found and accepted; write nothing.")
 @click.option("--distill", is_flag=True, help="Ask the agent in scan.distill_command for each new candidate's lesson.")
-@click.option("--distill-with", "distill_with", metavar="COMMAND", default=None,
-              help="--distill with this headless agent command (the prompt is appended), e.g. 'claude -p'.")  # fmt: skip
+@DISTILL_WITH
 @click.option("--compliance", is_flag=True,
               help="Print how many fixed checks came with a #lesson block, per agent and week; scan nothing.")  # fmt: skip
 @click.option("--scheduled", is_flag=True, hidden=True,
@@ -232,8 +237,7 @@ def _edit(cand: Candidate) -> None:
 @click.option("--json", "as_json", is_flag=True, help="With --list: print them as JSON.")
 @click.option("--dry-run", is_flag=True, help="Show what accepting would do; write nothing.")
 @click.option("--distill", is_flag=True, help="First ask the agent in scan.distill_command for each candidate's lesson.")
-@click.option("--distill-with", "distill_with", metavar="COMMAND", default=None,
-              help="--distill with this headless agent command (the prompt is appended), e.g. 'claude -p'.")  # fmt: skip
+@DISTILL_WITH
 @click.pass_context
 def review(ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool, distill: bool, distill_with: str | None) -> None:
     """Walk the scan's candidates one by one: accept (through the capture gates), edit, reject or skip."""

@@ -14,10 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonbank.errors import BankError
-from lessonbank.scan.parse import sniff
-from lessonbank.scan.streams import AnyStream
+from lessonbank.scan.streams import AnyStream, format_of
 from lessonbank.scan.streams import make as make_stream
-from lessonbank.scan.streams import sniff as more_sniff
 
 
 @dataclass(slots=True)
@@ -60,9 +58,9 @@ def _read(path: Path) -> tuple[str, str, list[Call]]:
             if not isinstance(record, dict):
                 continue
             if stream is None:
-                stream = make_stream(more_sniff(record) or sniff(record))
-                if stream is None:
-                    return "", "", []
+                stream = make_stream(format_of(record))
+                if stream is None:  # the sniffers name only formats make reads
+                    raise AssertionError(format_of(record))
             for ev in stream.events(record):
                 if ev.kind != "tool" or not (ev.command or ev.paths):
                     continue

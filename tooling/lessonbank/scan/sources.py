@@ -16,10 +16,9 @@ from typing import Any, BinaryIO
 from lessonbank.errors import BankError
 from lessonbank.scan.detect import Detector
 from lessonbank.scan.events import Candidate
-from lessonbank.scan.parse import LONG_USER_LINE, sniff
-from lessonbank.scan.streams import AnyStream, copilot_cwd, copilot_files, gemini_files
+from lessonbank.scan.parse import LONG_USER_LINE
+from lessonbank.scan.streams import AnyStream, copilot_cwd, copilot_files, format_of, gemini_files
 from lessonbank.scan.streams import make as make_stream
-from lessonbank.scan.streams import sniff as more_sniff
 
 CHUNK = 1 << 18  # small enough to stay in cache while its lines are searched (1 MB reads ran 3x slower)
 MAX_LINE = 64 << 20  # a longer line is skipped (counted malformed) without being held in memory
@@ -314,7 +313,7 @@ def scan_file(
                 continue
             stats.parsed += 1
             if stream is None:
-                entry["format"] = more_sniff(record) or sniff(record)
+                entry["format"] = format_of(record)
                 stream = make_stream(entry["format"])
                 if stream is None:  # the sniffers name only formats make reads
                     raise AssertionError(entry["format"])

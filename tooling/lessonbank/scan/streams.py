@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lessonbank.matching import agent_tools, exit_status
-from lessonbank.scan import outcomes
+from lessonbank.scan import outcomes, parse
 from lessonbank.scan.events import Event
 from lessonbank.scan.parse import EDIT_MARK, ClaudeStream, CodexStream, Stream, bound, clip
 
@@ -227,6 +227,11 @@ def sniff(record: dict[str, Any]) -> str:
     if "projectHash" in record or record.get("type") == "gemini" or "$set" in record:
         return "gemini"
     return ""
+
+
+def format_of(record: dict[str, Any]) -> str:
+    """The format a transcript's first record is in: copilot or gemini, else parse's codex or claude."""
+    return sniff(record) or parse.sniff(record)
 
 
 AnyStream = ClaudeStream | CodexStream | CopilotStream | GeminiStream
