@@ -36,7 +36,7 @@ DISTILL_WITH = click.option(
               help="Accept candidates at or above this confidence without asking (e.g. 0.8).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--dry-run", is_flag=True, help="Show what would be found and accepted; write nothing.")
-@click.option("--distill", is_flag=True, help="Ask the agent in scan.distill_command for each new candidate's lesson.")
+@click.option("--distill", is_flag=True, help="Ask your headless agent (--distill-with, your config.toml, else claude -p) for each new candidate's lesson.")
 @DISTILL_WITH
 @click.option("--compliance", is_flag=True,
               help="Print how many fixed checks came with a #lesson block, per agent and week; scan nothing.")  # fmt: skip
@@ -236,7 +236,7 @@ def _edit(cand: Candidate) -> None:
 @click.option("--list", "list_only", is_flag=True, help="Print the candidates without prompting.")
 @click.option("--json", "as_json", is_flag=True, help="With --list: print them as JSON.")
 @click.option("--dry-run", is_flag=True, help="Show what accepting would do; write nothing.")
-@click.option("--distill", is_flag=True, help="First ask the agent in scan.distill_command for each candidate's lesson.")
+@click.option("--distill", is_flag=True, help="First ask your headless agent (--distill-with, your config.toml, else claude -p) for each candidate's lesson.")
 @DISTILL_WITH
 @click.pass_context
 def review(ctx: click.Context, list_only: bool, as_json: bool, dry_run: bool, distill: bool, distill_with: str | None) -> None:
