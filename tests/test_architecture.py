@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -69,11 +70,16 @@ def imports_of(name: str) -> tuple[tuple[str, int], ...]:
 
 def imports_in(source: str, name: str, is_package: bool, known: set[str]) -> tuple[tuple[str, int], ...]:
     """The imports of one module's source, relative ones resolved against its name."""
-    tree = ast.parse(source)
-    out = []
-    for node in ast.walk(tree):
+    return tuple((module, line) for module, line, _ in resolved_imports(source, name, is_package, known))
+
+
+def resolved_imports(source: str, name: str, is_package: bool, known: set[str]) -> Iterator[tuple[str, int, ast.alias | None]]:
+    """(imported module, line, alias) for every import in the source, relative ones resolved against
+    its name; the alias when it names a module (`import x.y`, or `from x import y` of the module x.y)."""
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            out.extend((alias.name, node.lineno) for alias in node.names)
+            for alias in node.names:
+                yield alias.name, node.lineno, alias
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = name.split(".") if is_package else name.split(".")[:-1]
@@ -84,8 +90,7 @@ def imports_in(source: str, name: str, is_package: bool, known: set[str]) -> tup
             # `from lessonbank.matching import words` imports the module lessonbank.matching.words
             for alias in node.names:
                 sub = f"{target}.{alias.name}"
-                out.append((sub if sub in known else target, node.lineno))
-    return tuple(out)
+                yield (sub, node.lineno, alias) if sub in known else (target, node.lineno, None)
 
 
 def internal_imports(name: str) -> set[str]:
@@ -253,25 +258,11 @@ ROOT = PACKAGE.parents[1]
 
 def aliased_modules(source: str, name: str, is_package: bool, known: set[str]) -> list[str]:
     """`module as alias` for every module of the package the source imports under another name."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                own = alias.name.split(".")[-1]
-                if alias.name in known and alias.asname not in (None, own):
-                    found.append(f"{node.lineno}: {alias.name} as {alias.asname}")
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = name.split(".") if is_package else name.split(".")[:-1]
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            for alias in node.names:
-                sub = f"{target}.{alias.name}"
-                if sub in known and alias.asname not in (None, alias.name):
-                    found.append(f"{node.lineno}: {sub} as {alias.asname}")
-    return found
+    return [
+        f"{line}: {module} as {alias.asname}"
+        for module, line, alias in resolved_imports(source, name, is_package, known)
+        if alias is not None and module in known and alias.asname not in (None, module.split(".")[-1])
+    ]
 
 
 def aliases_by_file() -> dict[str, list[str]]:

@@ -172,8 +172,6 @@ class Config:
     values: dict[str, dict[str, Any]] = field(
         default_factory=lambda: {s: {k: v[0] for k, v in keys.items()} for s, keys in DEFAULTS.items()}
     )
-    # Always empty now that a retired key is an unknown one; `cli.get_bank` still prints it.
-    warnings: tuple[str, ...] = ()
 
     def get(self, dotted: str) -> Any:
         """The value of `section.key`; KeyError for an unknown key."""

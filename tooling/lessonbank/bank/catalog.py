@@ -92,8 +92,7 @@ def records(bank: Bank) -> list[tuple[str, tuple]]:
 
 def summaries(bank: Bank) -> list[tuple]:
     """`summary` of every well-formed lesson, sorted by file name (only changed files parsed)."""
-    small = open_bank(bank).small
-    return [rec[SUMMARY] for name in sorted(small) if (rec := small[name])[SLUG] is not None]
+    return [rec[SUMMARY] for _, rec in records(bank)]
 
 
 def check(bank: Bank) -> tuple[list[Problem], int]:

@@ -187,9 +187,10 @@ def valid_lessons(bank: Bank) -> list[Lesson]:
     return [item.lesson for item in bank.load() if not value_problems(item)]
 
 
-def _open(bank: Bank) -> Derived:
-    """The derived cache, up to date; each lesson parsed in the process gets its row and section
-    at once (Jinja is imported only then)."""
+def open_cache(bank: Bank) -> Derived:
+    """The derived cache as `regenerate` uses it, up to date with lessons/; each lesson parsed in
+    the process gets its row and section at once (Jinja is imported only then). A caller (capture)
+    may read it, write a lesson file, then hand it to `regenerate` (lessons/ is scanned once)."""
     envs: list[SandboxedEnvironment] = []
 
     def work_out(derived: Derived, name: str, lesson: Lesson) -> None:
@@ -290,12 +291,6 @@ def _no_collection() -> Iterator[None]:
             gc.enable()
 
 
-def open_cache(bank: Bank) -> Derived:
-    """The derived cache as `regenerate` uses it, up to date with lessons/: for a caller (capture)
-    that reads it, writes a lesson file, then hands it to `regenerate` (lessons/ is scanned once)."""
-    return _open(bank)
-
-
 def regenerate(
     bank: Bank, dry_run: bool = False, cache: Derived | None = None, written: list[str] | None = None
 ) -> list[tuple[str, str]]:
@@ -305,7 +300,7 @@ def regenerate(
     in `written` (only those are looked at again); it is saved and closed here."""
     with _no_collection():
         if cache is None:
-            derived = _open(bank)
+            derived = open_cache(bank)
         else:
             derived = cache
             derived.refresh(written)
@@ -333,7 +328,7 @@ def regenerate(
 def stale(bank: Bank) -> list[str]:
     """The generated files (by name) whose bytes differ from a fresh rendering."""
     with _no_collection():
-        derived = _open(bank)
+        derived = open_cache(bank)
         try:
             if _untouched(bank, derived):
                 derived.save()

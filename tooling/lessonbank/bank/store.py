@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from lessonbank import config
 from lessonbank.config import Config
 from lessonbank.errors import BankError, LessonFormatError, NoBankError, NotFoundError
-from lessonbank.index import derived, lesson_cache
+from lessonbank.index import derived, derived_file, lesson_cache
 from lessonbank.state import statedir
 
 if TYPE_CHECKING:  # the YAML parser is imported only when a lesson is parsed
@@ -87,8 +87,7 @@ def _write_parts(path: Path, parts: Iterable[bytes], old: BinaryIO | None, dry_r
             if out is None:
                 out, tmp = _start(path)
                 if old is not None:
-                    old.seek(0)
-                    copy_bytes(old, out, same)
+                    derived_file.copy(old, out, 0, same)
             out.write(part)
         if out is None:
             if old is not None and not old.read(1):
@@ -97,8 +96,7 @@ def _write_parts(path: Path, parts: Iterable[bytes], old: BinaryIO | None, dry_r
                 return action
             out, tmp = _start(path)
             if old is not None:
-                old.seek(0)
-                copy_bytes(old, out, same)
+                derived_file.copy(old, out, 0, same)
         out.flush()
         if sync:
             os.fsync(out.fileno())
@@ -127,16 +125,6 @@ def _start(path: Path) -> tuple[BinaryIO, str]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     return os.fdopen(fd, "wb"), tmp
-
-
-def copy_bytes(source: BinaryIO, out: BinaryIO, size: int) -> None:
-    """Copy `size` bytes from where `source` stands to `out`, a megabyte at a time."""
-    while size:
-        chunk = source.read(min(size, 1 << 20))
-        if not chunk:
-            raise OSError(0, "the file changed meanwhile")
-        out.write(chunk)
-        size -= len(chunk)
 
 
 def remove(path: Path, dry_run: bool = False) -> str:

@@ -108,11 +108,6 @@ def get_bank(ctx: click.Context) -> Bank:
 
     obj = ctx.find_root().obj or {}
     try:
-        bank = Bank.find(root=obj.get("root"))
+        return Bank.find(root=obj.get("root"))
     except BankError as exc:  # NoBankError among them: its message says to run `bank init`
         raise click.ClickException(str(exc)) from None
-    if not obj.get("warned"):  # retired bank.toml keys: once per invocation, on stderr
-        for line in bank.config.warnings:
-            click.echo(f"warning: {line}", err=True)
-        obj["warned"] = True
-    return bank

@@ -375,7 +375,7 @@ def index_cmd(ctx: click.Context, check_only: bool, dry_run: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 @click.pass_context
 def config_cmd(ctx: click.Context, as_json: bool) -> None:
-    """Print the effective settings (defaults overlaid by bank.toml); a retired key still set is warned about."""
+    """Print the effective settings (defaults overlaid by bank.toml)."""
     bank = get_bank(ctx)
     items = bank.config.items()
     if as_json:

@@ -28,6 +28,17 @@ from lessonbank.index.compiled_pieces import (
     TRIGGERS,
     rank_key,
 )
+from lessonbank.index.compiled_read import (
+    E_BOUNDED,
+    E_CHOICES,
+    E_CONFIDENCE,
+    E_LITERALS,
+    E_NUMBER,
+    E_PRIORITY,
+    E_PROGRAM,
+    E_RANK,
+    E_SLUG,
+)
 
 # More rows than this filed again and the join from all pieces is used.
 MOST_REFILED = 1000
@@ -99,14 +110,14 @@ def _ranks_from_entries(groups: list, count: int, gone: "list[tuple]", new: "lis
     for group in groups:
         for e in group:
             for i, (priority, confidence, slug) in enumerate(keys):  # a key is (-priority, -confidence, slug)
-                p, c = -e[2], -e[3]
-                if p < priority or (p == priority and (c < confidence or (c == confidence and e[1] < slug))):
-                    if e[9] > low[i]:
-                        low[i] = e[9]
-                elif p == priority and c == confidence and e[1] == slug:
-                    equal[i].add(e[9])
-                elif e[9] < high[i]:
-                    high[i] = e[9]
+                p, c = -e[E_PRIORITY], -e[E_CONFIDENCE]
+                if p < priority or (p == priority and (c < confidence or (c == confidence and e[E_SLUG] < slug))):
+                    if e[E_RANK] > low[i]:
+                        low[i] = e[E_RANK]
+                elif p == priority and c == confidence and e[E_SLUG] == slug:
+                    equal[i].add(e[E_RANK])
+                elif e[E_RANK] < high[i]:
+                    high[i] = e[E_RANK]
     out = []
     for i, k in enumerate(keys):
         if equal[i]:
@@ -201,7 +212,7 @@ def _rows_patched(
     for gram_key, seconds in pre.items():
         for second, gid in seconds.items():
             if gram_key in grew or second in grew:
-                refile.update(e[0] for e in groups[gid] if not at <= e[0] < at + removed)
+                refile.update(e[E_NUMBER] for e in groups[gid] if not at <= e[E_NUMBER] < at + removed)
     by_rarity = sorted(shrank, key=rarity)
     rarities = [rarity(gram) for gram in by_rarity]
     for gram_key, seconds in pre.items() if shrank else ():
@@ -215,13 +226,13 @@ def _rows_patched(
             bar = max(rarity(gram_key), rarity(second)) if second else rarity(gram_key)
             rarer = by_rarity[: bisect_left(rarities, bar)]
             if rarer:  # the group's literals at once first: most hold none of those grams
-                held_here = "\x00".join(lit for e in groups[gid] for lit in e[8])
+                held_here = "\x00".join(lit for e in groups[gid] for lit in e[E_LITERALS])
                 rarer = [gram for gram in rarer if gram in held_here]
             for e in groups[gid] if rarer else ():
-                if not at <= e[0] < at + removed and e[0] not in refile:
-                    literals = "\x00".join(e[8])
+                if not at <= e[E_NUMBER] < at + removed and e[E_NUMBER] not in refile:
+                    literals = "\x00".join(e[E_LITERALS])
                     if any(gram in literals for gram in rarer):
-                        refile.add(e[0])
+                        refile.add(e[E_NUMBER])
     if len(refile) > MOST_REFILED:
         return None
 
@@ -240,22 +251,22 @@ def _rows_patched(
         for second, gid in seconds.items():
             out = []
             for e in groups[gid]:
-                number, program = e[0], e[7]
+                number, program = e[E_NUMBER], e[E_PROGRAM]
                 if number < at and program >= 0:
                     programs_before += 1
                 if at <= number < at + removed:
                     seen_gone += program >= 0
                     continue
                 if number in refile:  # its lowest program (-1 for a tool-only row: all its entries)
-                    refiled[number] = (e[9], min(program, refiled.get(number, (0, program))[1]))
+                    refiled[number] = (e[E_RANK], min(program, refiled.get(number, (0, program))[1]))
                     continue
-                rank = ranks.get(e[9])
+                rank = ranks.get(e[E_RANK])
                 if rank is None:
-                    rank = ranks[e[9]] = rank_of(e[9])
+                    rank = ranks[e[E_RANK]] = rank_of(e[E_RANK])
                 if number >= at:
-                    e = (number + shift, *e[1:7], program + moved if program >= 0 else program, e[8], rank, e[10], e[11])
-                elif rank != e[9]:
-                    e = (*e[:9], rank, *e[10:])
+                    e = (number + shift, *e[E_SLUG:E_PROGRAM], program + moved if program >= 0 else program, e[E_LITERALS], rank, e[E_BOUNDED], e[E_CHOICES])
+                elif rank != e[E_RANK]:
+                    e = (*e[:E_RANK], rank, *e[E_RANK + 1 :])
                 out.append(e)
             if out:
                 table.setdefault(gram_key, {})[second] = out
@@ -281,7 +292,7 @@ def _rows_patched(
         codes.extend(item[3] for item in items if item[3] is not None)
         file(items)
     for gram_key, second in touched:  # in a build's order: by row, then trigger
-        table[gram_key][second].sort(key=lambda e: (e[0], e[7]))
+        table[gram_key][second].sort(key=lambda e: (e[E_NUMBER], e[E_PROGRAM]))
     group_list, pre_table = compiled_build.number_groups(table)
 
     recall = _recall_rows(old, at, removed, new_pieces)

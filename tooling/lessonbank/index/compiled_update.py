@@ -92,7 +92,7 @@ def _build(
         if dry_run:
             disk_text, toml_text, key = compiled_read.read_sources(str(bank.root))
             data = compiled_build.from_texts(index_text, toml_text, compiled, known)
-            used = {entry[6] for group in data["groups"] for entry in group if entry[5] == "c"}
+            used = {entry[compiled_read.E_SOURCE] for group in data["groups"] for entry in group if entry[compiled_read.E_KIND] == "c"}
             # the key a build from the same INDEX.md on disk would get: then "unchanged" is right
             key = key if key is not None and index_text == disk_text else ("pending",)
             parts: Iterable[bytes] = compiled_bytes.serialize_parts(data, key)
