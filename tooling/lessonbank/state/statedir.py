@@ -134,14 +134,7 @@ def postpone_scan(state_dir: str, until: float) -> None:
     if READ_ONLY:
         return
     path = state_dir + "/" + SCAN + "/" + NEXT_SCAN
-    refuse_links(path)
-    flags = posix.O_WRONLY | posix.O_CREAT | posix.O_NOFOLLOW
-    try:
-        fd = posix.open(path, flags, 0o644)
-    except FileNotFoundError:
-        makedirs(path.rpartition("/")[0])
-        fd = posix.open(path, flags, 0o644)
-    posix.close(fd)
+    posix.close(open_for_write(path, posix.O_WRONLY))
     posix.utime(path, (until, until))
 
 
@@ -205,6 +198,18 @@ def refuse_links(path: str) -> None:
             return  # made afresh below it, as a real folder
         if mode & 0o170000 == 0o120000:
             raise OSError(f"{folder} is a symbolic link: lessonbank writes nothing through it (remove it)")
+
+
+def open_for_write(path: str, flags: int) -> int:
+    """A descriptor of `path` opened with `flags` (plus O_CREAT and O_NOFOLLOW), its folders made
+    as needed: never through a symlink under `.lessonbank` (refuse_links), nor at the name itself."""
+    refuse_links(path)
+    flags |= posix.O_CREAT | posix.O_NOFOLLOW
+    try:
+        return posix.open(path, flags, 0o644)
+    except FileNotFoundError:
+        makedirs(path.rpartition("/")[0])
+        return posix.open(path, flags, 0o644)
 
 
 def session_dir(state_dir: str, session_id: str) -> str:
@@ -349,13 +354,7 @@ def append_line(path: str, line: str) -> None:
     if READ_ONLY:
         return
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    refuse_links(path)
-    flags = posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND | posix.O_NOFOLLOW
-    try:
-        fd = posix.open(path, flags, 0o644)
-    except FileNotFoundError:
-        makedirs(path.rpartition("/")[0])
-        fd = posix.open(path, flags, 0o644)
+    fd = open_for_write(path, posix.O_WRONLY | posix.O_APPEND)
     try:
         posix.write(fd, data)
     except OSError as exc:  # e.g. a full disk: say which file
