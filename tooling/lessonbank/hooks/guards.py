@@ -29,10 +29,10 @@ def bank_root(root: str, layer: str) -> "str | None":
 
 def flagged(text: str) -> bool:
     """Does a lesson file's frontmatter say `guard: true`?"""
-    lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
+    first, _, rest = text.partition("\n")
+    if first.strip() != "---":
         return False
-    for line in lines[1:]:
+    for line in rest.split("\n"):
         if line.rstrip() in ("---", "..."):
             return False
         if line.startswith("guard:"):
