@@ -188,10 +188,11 @@ def refuse_links(path: str) -> None:
     at = path.rfind("/" + STATE + "/")
     if at < 0:
         return
-    folder = path[: at + len(STATE) + 1]
-    rest = path[at + len(STATE) + 2 :].split("/")[:-1]
-    for part in [""] + rest:
-        folder = folder + "/" + part if part else folder
+    folder = path[:at]
+    for part in path[at + 1 :].split("/")[:-1]:  # `.lessonbank`, then each folder under it
+        if not part:
+            continue
+        folder += "/" + part
         try:
             mode = posix.lstat(folder).st_mode
         except FileNotFoundError:
