@@ -85,19 +85,21 @@ def find_root(cwd: str) -> str | None:
         path = path.rpartition("/")[0] or "/"
 
 
-def read_text(path: str) -> str | None:
-    """A small file's text, or None when it cannot be read."""
+def read_text(path: str, limit: int | None = None) -> str | None:
+    """A small file's text (at most its first `limit` bytes when given), or None when it cannot be read."""
     try:
         fd = posix.open(path, posix.O_RDONLY)
     except OSError:
         return None
     try:
         chunks = []
-        while True:
-            chunk = posix.read(fd, 65536)
+        size = 0
+        while limit is None or size < limit:
+            chunk = posix.read(fd, 65536 if limit is None else min(65536, limit - size))
             if not chunk:
                 break
             chunks.append(chunk)
+            size += len(chunk)
         return b"".join(chunks).decode("utf-8", "replace")
     except OSError:  # e.g. a folder where a file should be
         return None
