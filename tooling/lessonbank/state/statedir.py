@@ -86,12 +86,15 @@ def find_root(cwd: str) -> str | None:
 
 
 def read_text(path: str, limit: int | None = None) -> str | None:
-    """A small file's text (at most its first `limit` bytes when given), or None when it cannot be read."""
+    """A small file's text (at most its first `limit` bytes when given), or None when it cannot be
+    read or is no regular file (a committed link to /dev/zero must not be read for ever)."""
     try:
         fd = posix.open(path, posix.O_RDONLY)
     except OSError:
         return None
     try:
+        if posix.fstat(fd).st_mode & 0o170000 != 0o100000:
+            return None
         chunks = []
         size = 0
         while limit is None or size < limit:
