@@ -220,7 +220,10 @@ def test_the_hook_process_loads_no_heavy_module() -> None:
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
         "import lessonbank.hooks.dispatch, lessonbank.hooks.pre_tool, lessonbank.hooks.prompt,"
-        " lessonbank.hooks.post_tool, lessonbank.hooks.stop, lessonbank.hooks.session_start;"
+        " lessonbank.hooks.post_tool, lessonbank.hooks.stop, lessonbank.hooks.session_start,"
+        " lessonbank.hooks.guards, lessonbank.hooks.discover, lessonbank.hooks.agents.claude,"
+        " lessonbank.hooks.agents.codex, lessonbank.hooks.agents.copilot, lessonbank.hooks.agents.cursor,"
+        " lessonbank.hooks.agents.gemini, lessonbank.hooks.agents.qwen;"
         "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in sys.argv[2:])))"
     )
     done = subprocess.run(

@@ -103,3 +103,32 @@ def test_check_reports_lessonbank_content_a_repository_tracks(tmp_path: Path) ->
         ".lessonbank/mode:1: tracked by git, but .lessonbank/ is each machine's own state and is ignored: "
         "`git rm -r --cached .lessonbank` and commit"
     ) in result.output
+
+
+def test_a_symlinked_scheduled_scan_log_gets_no_output(
+    bank: Path, target: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from lessonbank.hooks import discover
+
+    state = bank / statedir.STATE
+    (state / statedir.SCAN).mkdir(exist_ok=True)
+    os.symlink(target, state / statedir.SCAN / statedir.SCHEDULED_LOG)
+    monkeypatch.setattr(discover, "command", lambda _root: [sys.executable, "-c", "print('scan output')"])
+    with pytest.raises(OSError):
+        discover.start(str(bank), str(state))
+    assert target.read_text(encoding="utf-8") == "# mine\n"
+
+
+@pytest.mark.parametrize("name", ["assignments.tsv", "lock"])
+def test_a_symlinked_trial_file_is_never_written_through(bank: Path, target: Path, name: str) -> None:
+    from lessonbank.state import arms
+
+    state = str(bank / statedir.STATE)
+    folder = Path(arms.trial_dir(state))
+    folder.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, folder / name)
+    with pytest.raises(OSError):
+        arms.assign(state, "session-1")
+    assert target.read_text(encoding="utf-8") == "# mine\n"

@@ -44,3 +44,15 @@ def test_each_layer_is_read_in_its_own_bank(tmp_path: Path, monkeypatch: pytest.
     assert guards.is_guard("/p", "team:acme", "held")
     assert not guards.is_guard("/p", "personal", "held")  # no such file: not a guard
     assert not guards.is_guard("/p", "elsewhere", "held")
+
+
+def test_a_lesson_file_linked_to_an_endless_one_is_read_only_so_far(tmp_path: Path) -> None:
+    """A repository may commit lessons/x.md as a link to /dev/zero: the frontmatter is read, not the rest."""
+    import subprocess
+    import sys
+
+    (tmp_path / "lessons").mkdir()
+    (tmp_path / "lessons" / "x.md").symlink_to("/dev/zero")
+    code = "import sys; from lessonbank.hooks import guards; print(guards.is_guard(sys.argv[1], 'project', 'x'))"
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=20)
+    assert done.stdout.strip() == "False"

@@ -156,3 +156,18 @@ def test_a_block_the_hook_cannot_save_is_kept_and_saved_later(root: Path, tmp_pa
     assert not pending.exists()
     again = CliRunner().invoke(main, ["--root", str(root), "capture", "--pending"])
     assert again.output == "no pending lesson blocks\n"
+
+
+def test_a_block_it_cannot_keep_anywhere_names_the_bank_file_it_tried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no user state folder (no HOME, no XDG_STATE_HOME) the reason names the bank's pending
+    file, not an empty path."""
+    for name in ("HOME", "XDG_STATE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    state_dir = tmp_path / statedir.STATE
+    (state_dir / stop.PENDING).mkdir(parents=True)  # a folder where the file goes: the append fails
+    session = statedir.Session(str(state_dir), "s1")
+    out = stop.keep_pending(str(state_dir), session, "1", "#lesson x #/lesson", OSError("Error: boom"), False)
+    reason = json.loads(out)["reason"]
+    assert f"{state_dir}/{stop.PENDING}: " in reason

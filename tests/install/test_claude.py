@@ -177,3 +177,12 @@ def test_plugin_hook_runs_from_the_plugin_folder_without_install(root: Path, tmp
         text=True, cwd=tmp_path, env=env, timeout=60,
     )  # fmt: skip
     assert done.returncode == 0 and "pytest-lesson" in done.stdout
+
+
+def test_a_reinstall_makes_a_launcher_that_lost_its_execute_bit_runnable_again() -> None:
+    """The committed command skips a launcher that is not executable (`[ -x ] || exit 0`): an
+    unchanged text must not leave it that way."""
+    launcher.write()
+    launcher.path().chmod(0o644)
+    assert launcher.write() == "unchanged"
+    assert launcher.path().stat().st_mode & 0o111 == 0o111

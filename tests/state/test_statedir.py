@@ -103,3 +103,18 @@ def test_user_folders_are_none_without_xdg_or_home(monkeypatch: pytest.MonkeyPat
     assert userdirs.user_pending("/b") is None
     assert userdirs.user_cache("f") is None
     assert userdirs.user_dir("XDG_DATA_HOME", ".local/share") is None
+
+
+def test_a_state_file_linked_to_a_device_reads_as_none(tmp_path: Path) -> None:
+    """A repository may commit `.lessonbank/mode` as a link to /dev/zero: read on every hook call,
+    it must not read for ever."""
+    import subprocess
+    import sys
+
+    state = tmp_path / statedir.STATE
+    state.mkdir()
+    (state / statedir.MODE).symlink_to("/dev/zero")
+    code = "import sys; from lessonbank.state import statedir; print(statedir.read_text(sys.argv[1]), statedir.mode(sys.argv[2]))"
+    args = [str(state / statedir.MODE), str(state)]
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=20)
+    assert done.stdout.split()[0] == "None"

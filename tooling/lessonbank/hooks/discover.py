@@ -14,7 +14,7 @@ or a CI job (the test suite sets it). It imports `state` and `hooks.child` only.
 import posix
 
 from lessonbank.hooks import child
-from lessonbank.state.statedir import SCAN, SCHEDULED_LOG, postpone_scan
+from lessonbank.state.statedir import SCAN, SCHEDULED_LOG, open_for_write, postpone_scan
 
 # Until the scan it starts sets the real next time, no other session starts one.
 LEASE = 3600.0
@@ -37,7 +37,7 @@ def start(root: str, state_dir: str) -> None:
 
     env = child.environment()
     log = state_dir + "/" + SCAN + "/" + SCHEDULED_LOG
-    fd = posix.open(log, posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND, 0o644)
+    fd = open_for_write(log, posix.O_WRONLY | posix.O_APPEND)  # never through a committed symlink
     try:
         subprocess.Popen(
             command(root), cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,

@@ -11,6 +11,8 @@ from lessonbank.state import statedir
 
 # What YAML reads as true (PyYAML's booleans); `bank check` refuses any other value than a boolean.
 TRUE = frozenset({"true", "yes", "on"})
+# How much of a lesson file is read for its frontmatter.
+FRONT_MOST = 1 << 16
 
 
 def bank_root(root: str, layer: str) -> "str | None":
@@ -29,10 +31,10 @@ def bank_root(root: str, layer: str) -> "str | None":
 
 def flagged(text: str) -> bool:
     """Does a lesson file's frontmatter say `guard: true`?"""
-    lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
+    first, _, rest = text.partition("\n")
+    if first.strip() != "---":
         return False
-    for line in lines[1:]:
+    for line in rest.split("\n"):
         if line.rstrip() in ("---", "..."):
             return False
         if line.startswith("guard:"):
@@ -46,4 +48,5 @@ def is_guard(root: str, layer: str, slug: str) -> bool:
     bank = bank_root(root, layer)
     if bank is None:
         return False
-    return flagged(statedir.read_text(bank + "/lessons/" + slug + ".md") or "")
+    # The frontmatter is at the top: the rest is never read (the file may be a link to an endless one).
+    return flagged(statedir.read_text(bank + "/lessons/" + slug + ".md", limit=FRONT_MOST) or "")

@@ -9,7 +9,7 @@ from lessonbank.state import records, statedir
 
 
 def post_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
-    """Append the check (if the command ran one) to the session's check_commands.jsonl; never any output."""
+    """Append the check (if the command ran one) to the session's checks.jsonl (statedir.CHECKS); never any output."""
     if payload.get("tool_name") != "Bash" or payload.get("is_interrupt"):
         return ""
     tool_input = payload.get("tool_input")

@@ -115,11 +115,9 @@ def keep_pending(
     disk = DISK_ERROR in error
     if disk:
         error = error[error.index(DISK_ERROR) + len("Error: ") :]
-    path = state_dir + "/" + PENDING
     kept: OSError | None = None
-    for path in (state_dir + "/" + PENDING, userdirs.user_pending(state_dir.rpartition("/")[0]) or ""):
-        if not path:
-            continue
+    places = (state_dir + "/" + PENDING, userdirs.user_pending(state_dir.rpartition("/")[0]))
+    for path in [place for place in places if place]:  # `path` ends as the last one tried
         try:
             statedir.append_line(path, entry)
             kept = None

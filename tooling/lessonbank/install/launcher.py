@@ -66,6 +66,6 @@ def write(python: str | None = None, dry_run: bool = False) -> str:
     """Write (or refresh) this machine's launcher; return what was done (create, update, unchanged)."""
     target = path()
     action = write_atomic(target, text(python), dry_run=dry_run)
-    if not dry_run and action != "unchanged":
+    if not dry_run:  # even when unchanged: the committed command skips a launcher it cannot execute
         os.chmod(target, 0o755)
     return action

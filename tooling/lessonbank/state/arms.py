@@ -142,7 +142,7 @@ def assign(state_dir: str, session_id: str) -> str:
     import fcntl
 
     statedir.makedirs(folder)
-    lock = posix.open(folder + "/" + LOCK, posix.O_RDWR | posix.O_CREAT, 0o644)
+    lock = statedir.open_for_write(folder + "/" + LOCK, posix.O_RDWR)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
         known = (statedir.read_text(session_file) or "").strip()
@@ -160,7 +160,7 @@ def assign(state_dir: str, session_id: str) -> str:
         # No fsync: it cost 2-6 ms of the agent's wait on a busy disk, and the file survives any
         # crash of a hook process; only a power cut could lose the last line.
         line = f"{n}\t{log_field(session_id)}\t{arm}\n".encode("utf-8", "replace")
-        fd = posix.open(folder + "/" + LOG, posix.O_WRONLY | posix.O_APPEND | posix.O_CREAT, 0o644)
+        fd = statedir.open_for_write(folder + "/" + LOG, posix.O_WRONLY | posix.O_APPEND)
         try:
             posix.write(fd, line)
             size_after = posix.fstat(fd).st_size

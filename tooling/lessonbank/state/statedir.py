@@ -85,19 +85,24 @@ def find_root(cwd: str) -> str | None:
         path = path.rpartition("/")[0] or "/"
 
 
-def read_text(path: str) -> str | None:
-    """A small file's text, or None when it cannot be read."""
+def read_text(path: str, limit: int | None = None) -> str | None:
+    """A small file's text (at most its first `limit` bytes when given), or None when it cannot be
+    read or is no regular file (a committed link to /dev/zero must not be read for ever)."""
     try:
         fd = posix.open(path, posix.O_RDONLY)
     except OSError:
         return None
     try:
+        if posix.fstat(fd).st_mode & 0o170000 != 0o100000:
+            return None
         chunks = []
-        while True:
-            chunk = posix.read(fd, 65536)
+        size = 0
+        while limit is None or size < limit:
+            chunk = posix.read(fd, 65536 if limit is None else min(65536, limit - size))
             if not chunk:
                 break
             chunks.append(chunk)
+            size += len(chunk)
         return b"".join(chunks).decode("utf-8", "replace")
     except OSError:  # e.g. a folder where a file should be
         return None
@@ -134,14 +139,7 @@ def postpone_scan(state_dir: str, until: float) -> None:
     if READ_ONLY:
         return
     path = state_dir + "/" + SCAN + "/" + NEXT_SCAN
-    refuse_links(path)
-    flags = posix.O_WRONLY | posix.O_CREAT | posix.O_NOFOLLOW
-    try:
-        fd = posix.open(path, flags, 0o644)
-    except FileNotFoundError:
-        makedirs(path.rpartition("/")[0])
-        fd = posix.open(path, flags, 0o644)
-    posix.close(fd)
+    posix.close(open_for_write(path, posix.O_WRONLY))
     posix.utime(path, (until, until))
 
 
@@ -195,16 +193,29 @@ def refuse_links(path: str) -> None:
     at = path.rfind("/" + STATE + "/")
     if at < 0:
         return
-    folder = path[: at + len(STATE) + 1]
-    rest = path[at + len(STATE) + 2 :].split("/")[:-1]
-    for part in [""] + rest:
-        folder = folder + "/" + part if part else folder
+    folder = path[:at]
+    for part in path[at + 1 :].split("/")[:-1]:  # `.lessonbank`, then each folder under it
+        if not part:
+            continue
+        folder += "/" + part
         try:
             mode = posix.lstat(folder).st_mode
         except FileNotFoundError:
             return  # made afresh below it, as a real folder
         if mode & 0o170000 == 0o120000:
             raise OSError(f"{folder} is a symbolic link: lessonbank writes nothing through it (remove it)")
+
+
+def open_for_write(path: str, flags: int) -> int:
+    """A descriptor of `path` opened with `flags` (plus O_CREAT and O_NOFOLLOW), its folders made
+    as needed: never through a symlink under `.lessonbank` (refuse_links), nor at the name itself."""
+    refuse_links(path)
+    flags |= posix.O_CREAT | posix.O_NOFOLLOW
+    try:
+        return posix.open(path, flags, 0o644)
+    except FileNotFoundError:
+        makedirs(path.rpartition("/")[0])
+        return posix.open(path, flags, 0o644)
 
 
 def session_dir(state_dir: str, session_id: str) -> str:
@@ -349,13 +360,7 @@ def append_line(path: str, line: str) -> None:
     if READ_ONLY:
         return
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    refuse_links(path)
-    flags = posix.O_WRONLY | posix.O_CREAT | posix.O_APPEND | posix.O_NOFOLLOW
-    try:
-        fd = posix.open(path, flags, 0o644)
-    except FileNotFoundError:
-        makedirs(path.rpartition("/")[0])
-        fd = posix.open(path, flags, 0o644)
+    fd = open_for_write(path, posix.O_WRONLY | posix.O_APPEND)
     try:
         posix.write(fd, data)
     except OSError as exc:  # e.g. a full disk: say which file

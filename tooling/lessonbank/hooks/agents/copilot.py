@@ -8,7 +8,7 @@ read instead, once the file has caught up with the hook call. Answers: {"additio
 level; a stop block keeps Claude Code's {"decision": "block", "reason"}.
 """
 
-from lessonbank.hooks.agents.shapes import context_of, tail_lines
+from lessonbank.hooks.agents.shapes import context_of, tail_lines, tool_call
 from lessonbank.matching import agent_tools
 from lessonbank.matching.exit_status import copilot
 from lessonbank.state import jsonio
@@ -35,18 +35,16 @@ def event(payload: dict, named: "str | None") -> "dict | None":
     elif name == "UserPromptSubmit":
         out["prompt"] = payload.get("prompt")
     elif name in ("PreToolUse", "PostToolUse"):
-        tool = TOOLS.get(str(payload.get("toolName")))
         args = payload.get("toolArgs")
         if isinstance(args, str):  # some builds send the arguments JSON-encoded
             try:
                 args = jsonio.loads(args)
             except ValueError:
                 args = None
-        if tool is None or not isinstance(args, dict):
+        call = tool_call(TOOLS, payload.get("toolName"), args)
+        if call is None:
             return None
-        internal, arguments = tool
-        out["tool_name"] = internal
-        out["tool_input"] = {ours: args[theirs] for theirs, ours in arguments if theirs in args}
+        out["tool_name"], out["tool_input"] = call
         if name == "PostToolUse":
             out["exit_status"] = exit_status(payload.get("toolResult"))
     else:

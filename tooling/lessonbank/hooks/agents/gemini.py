@@ -13,7 +13,7 @@ call is denied once with the lesson as the reason (the model gets `Tool executio
 AfterAgent's block is `decision: "deny"`.
 """
 
-from lessonbank.hooks.agents.shapes import context_of
+from lessonbank.hooks.agents.shapes import context_of, tool_call
 from lessonbank.matching import agent_tools
 from lessonbank.matching.exit_status import gemini, without_hook_context
 from lessonbank.state import jsonio
@@ -44,13 +44,11 @@ def event(payload: dict, named: "str | None") -> "dict | None":
         prompt = payload.get("prompt")
         out["prompt"] = without_hook_context(prompt) if isinstance(prompt, str) else None
     elif name in ("PreToolUse", "PostToolUse"):
-        tool = TOOLS.get(str(payload.get("tool_name")))
         args = payload.get("tool_input")
-        if tool is None or not isinstance(args, dict):
+        call = tool_call(TOOLS, payload.get("tool_name"), args)
+        if call is None:
             return None
-        internal, arguments = tool
-        out["tool_name"] = internal
-        out["tool_input"] = {ours: args[theirs] for theirs, ours in arguments if theirs in args}
+        out["tool_name"], out["tool_input"] = call
         if name == "PostToolUse":
             out["exit_status"] = exit_status(payload.get("tool_response"))
         out["deliver"] = "after" if name == "PostToolUse" else "guards"

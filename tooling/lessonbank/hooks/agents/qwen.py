@@ -11,7 +11,7 @@ and no `submitted_prompt`: those are not prompts, so they are dropped. Stop carr
 `last_assistant_message`; its block is Claude Code's.
 """
 
-from lessonbank.hooks.agents.shapes import context_of
+from lessonbank.hooks.agents.shapes import context_of, tool_call
 from lessonbank.matching import agent_tools
 from lessonbank.matching.exit_status import after
 from lessonbank.state import jsonio
@@ -39,13 +39,11 @@ def event(payload: dict, named: "str | None") -> "dict | None":
             return None  # a tool result sent back to the model, not a prompt
         out["prompt"] = prompt
     elif name in TOOL_EVENTS:
-        tool = TOOLS.get(str(payload.get("tool_name")))
         args = payload.get("tool_input")
-        if tool is None or not isinstance(args, dict):
+        call = tool_call(TOOLS, payload.get("tool_name"), args)
+        if call is None:
             return None
-        internal, arguments = tool
-        out["tool_name"] = internal
-        out["tool_input"] = {ours: args[theirs] for theirs, ours in arguments if theirs in args}
+        out["tool_name"], out["tool_input"] = call
         out["tool_use_id"] = payload.get("tool_use_id")
         if name == "PreToolUse":
             out["deliver"] = "guards"

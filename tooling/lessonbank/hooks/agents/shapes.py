@@ -1,4 +1,14 @@
-"""What several adapters share: reading a handler's answer, a transcript's tail."""
+"""What several adapters share: a tool call in our names, reading a handler's answer, a transcript's tail."""
+
+
+def tool_call(tools: dict, name: object, args: object) -> "tuple[str, dict] | None":
+    """(our tool name, the arguments under our names) of an agent's tool call, or None when
+    the tool is not one we know or its arguments are not a mapping."""
+    tool = tools.get(str(name))
+    if tool is None or not isinstance(args, dict):
+        return None
+    internal, arguments = tool
+    return internal, {ours: args[theirs] for theirs, ours in arguments if theirs in args}
 
 
 def context_of(out: str) -> tuple[str, str]:
