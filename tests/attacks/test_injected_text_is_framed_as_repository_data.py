@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lessonbank.hooks.handover import FRAME, inert
+from lessonbank.hooks.handover import FRAME, as_data
 from tests.hook_support import bash, context, lesson, make_bank, run
 
 HOSTILE_DO = (
@@ -27,6 +27,6 @@ def test_a_lesson_faking_the_harness_reaches_the_agent_inert_and_framed(tmp_path
 
 
 def test_plain_comparisons_and_arrows_are_left_as_they_are() -> None:
-    assert inert("use a < b and x <= 3, then ->") == "use a < b and x <= 3, then ->"
-    assert inert("<!-- a -->") == "\u2039!-- a -->"
-    assert inert("a\nb\r\nc") == "a b c"
+    assert as_data("use a < b and x <= 3, then ->") == "use a < b and x <= 3, then ->"
+    assert as_data("<!-- a -->") == "\u2039!-- a -->"
+    assert as_data("a\nb\r\nc") == "a b c"

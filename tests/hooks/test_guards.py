@@ -56,3 +56,11 @@ def test_a_lesson_file_linked_to_an_endless_one_is_read_only_so_far(tmp_path: Pa
     code = "import sys; from lessonbank.hooks import guards; print(guards.is_guard(sys.argv[1], 'project', 'x'))"
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=20)
     assert done.stdout.strip() == "False"
+
+
+def test_a_slug_in_index_md_names_no_file_outside_lessons(tmp_path: Path) -> None:
+    # INDEX.md is the repository's: a slug with a path in it must not read another file.
+    outside = tmp_path / "secret.md"
+    outside.write_text("---\nid: x\nguard: true\n---\n", encoding="utf-8")
+    (tmp_path / "bank" / "lessons").mkdir(parents=True)
+    assert guards.is_guard(str(tmp_path / "bank"), "project", "../../secret") is False

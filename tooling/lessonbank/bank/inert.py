@@ -12,7 +12,7 @@ and so into CLAUDE.md and the copies `bank rules` makes).
 Code spans and fenced code blocks are left alone: both are literal already, and a backslash
 would show there. INDEX.md's cells need none of this: `index.index_md.escape` puts a
 backslash before every markdown character, `@` and `<` included. The text the hooks hand an
-agent is not a memory file and is not rendered: `hooks.handover.inert` neutralises what could
+agent is not a memory file and is not rendered: `hooks.handover.as_data` neutralises what could
 pass there for the harness's own markup instead.
 """
 

@@ -48,5 +48,7 @@ def is_guard(root: str, layer: str, slug: str) -> bool:
     bank = bank_root(root, layer)
     if bank is None:
         return False
+    if "/" in slug or slug.startswith("."):  # INDEX.md is the repository's: a slug names no other file
+        return False
     # The frontmatter is at the top: the rest is never read (the file may be a link to an endless one).
     return flagged(statedir.read_text(bank + "/lessons/" + slug + ".md", limit=FRONT_MOST) or "")
