@@ -26,7 +26,7 @@ import os
 import posix
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -307,6 +307,19 @@ class Derived:
             generated[name] = found  # to be filled in: held, so what is filled in stays
         return found
 
+    def parts(self, names: list[str]) -> Iterator[Part]:
+        """`part` of each of these well-formed files (sorted by name), the kept ones read off the columns in one walk."""
+        generated, at = self.generated, 0
+        kept, digests, rows, spans, count = generated.names, generated.digests_column, generated.rows, generated.spans, len(generated.names)
+        for name in names:
+            while at < count and kept[at] < name:
+                at += 1
+            size, digest = spans[4 * at + 1] if at < count and kept[at] == name else -1, self.small[name][DIGEST]
+            if size >= 0 and name not in generated.new and digests[16 * at : 16 * at + 16] == digest:
+                yield Part(digest, rows[at], derived_file.Stored(generated.read, spans[4 * at], size))
+            else:
+                yield self.part(name)
+
     def _read(self) -> None:
         try:
             handle = open(self.path, "rb", buffering=1 << 18)  # noqa: SIM115 -- kept open: the texts are read (or copied) from this very file, closed by `close`
@@ -349,10 +362,9 @@ class Derived:
         but for up to `unsaved` records changed in their stat key alone (a reader's: hashing those
         files again next time costs less than rewriting 30 MB at 10,000 lessons).
 
-        A generated part is kept with the content hash it was worked out from, so one stored
-        before its file changed is never taken for current; when the generated part was not read
-        in this run, it and the texts are copied from the old file as they were. Texts are
-        written one at a time, those kept copied from the old file.
+        A generated part is kept with the content hash it was worked out from (one stored before
+        its file changed is never taken for current); the texts kept are copied from the old file a
+        run at a time, and both are copied whole when the generated part was not read in this run.
         """
         if self._closed:
             return
@@ -392,12 +404,31 @@ class Derived:
             raise
 
     def _write_texts(self, out: BinaryIO, index: list) -> int:
-        """Write the sections and pieces of the current generated parts; their size. `index` gets
-        (name, content hash, row, section span, piece span) of each."""
-        assert self._generated is not None and self._pieces is not None
-        small, stale, packed = self.small, self._stale, self._packed is not None
-        current = ((n, p) for n, p in self._generated.items() if (n not in stale if packed else n in small and small[n][DIGEST] == p.digest))
-        return derived_file.write_texts(out, current, self._pieces, index, self._read_text, lambda at, size: self._copy(out, self._spans[0][0] + at, size))
+        """Write the sections and pieces of the current generated parts (`write_texts`); their size."""
+        return derived_file.write_texts(out, self._current(), index, self._read_text, lambda at, size: self._copy(out, self._spans[0][0] + at, size))
+
+    def _current(self) -> Iterator[tuple[str, bytes, str | None, derived_file.Text, derived_file.Text]]:
+        """(name, content hash, row, section, piece) of each current part, sorted: kept texts as spans in the file as read."""
+        generated, pieces = self._generated, self._pieces
+        assert generated is not None and pieces is not None
+        small, stale, packed, new = self.small, self._stale, self._packed is not None, generated.new
+        spans, digests, rows, kept = generated.spans, generated.digests_column, generated.rows, generated.names
+        added, i = sorted(new), 0
+        # a part worked out in this run goes before the kept one of its name, which it replaces
+        for at, name in enumerate([*kept, None]):
+            while i < len(added) and (name is None or added[i] <= name):
+                one, part, i = added[i], new[added[i]], i + 1
+                if (one not in stale) if packed else (one in small and small[one][DIGEST] == part.digest):
+                    yield one, part.digest, part.row, part.section, None if part.row is None else pieces.get_stored(part.row)
+                if one == name:
+                    break
+            else:
+                if name is None or ((name in stale) if packed else (name not in small or small[name][DIGEST] != digests[16 * at : 16 * at + 16])):
+                    continue
+                row, size, piece = rows[at], spans[4 * at + 1], None
+                if row is not None:  # its own kept piece, unless this run worked out another for the row
+                    piece = pieces.new.get(row) or ((spans[4 * at + 2], spans[4 * at + 3]) if pieces.stored.get(row) == at else pieces.get_stored(row))
+                yield name, bytes(digests[16 * at : 16 * at + 16]), row, None if size < 0 else (spans[4 * at], size), piece
 
     def _copy(self, out: BinaryIO, offset: int, size: int) -> int:
         if size and self._handle is None:

@@ -12,9 +12,11 @@
 from __future__ import annotations
 
 import array
+import errno
 import marshal
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import BinaryIO
+from typing import BinaryIO, TypeAlias
 
 BATCH = 2048  # records per marshalled batch
 
@@ -67,6 +69,10 @@ class Stored:
 
     def __str__(self) -> str:
         return self.data().decode("utf-8")
+
+
+# A text as write_texts takes it: none, a str, a stored one, or (offset, size) in the file as read.
+Text: TypeAlias = "str | Stored | tuple[int, int] | None"
 
 
 class Part:
@@ -266,48 +272,67 @@ def columns(parts: Iterable[tuple[str, bytes, str | None, tuple[int, int] | None
         yield marshal.dumps((names, b"".join(x[1] for x in batch), [x[2] for x in batch], spans.tobytes()))
 
 
-def write_texts(out: BinaryIO, parts: Iterable[tuple[str, Part]], pieces: Pieces, index: list,
+def write_texts(out: BinaryIO, parts: Iterable[tuple[str, bytes, str | None, Text, Text]], index: list,
                 kept: Callable[[int, int], bytes], copy_kept: Callable[[int, int], int]) -> int:  # fmt: skip
-    """Write the section and the row's piece of each (name, Part) (sorted by name); their size. Texts read through `kept` (the file as read) are copied by
-    `copy_kept(offset, size)` a run at a time: the ones that follow each other there still do.
-    `index` gets (name, content hash, row, section span, piece span) of each."""
+    """Write the section and the row's piece of each (name, content hash, row, section, piece) (sorted by name); their size. A text is None, a str,
+    a `Stored` one, or the (offset, size) of one in the file as read: those, and the ones read through `kept` (the file as read), are copied by
+    `copy_kept(offset, size)` a run at a time, the ones that follow each other there still together. `index` gets (name, content hash, row, section
+    span, piece span) of each."""
     at = 0
-    run = [0, 0]  # a run of kept texts not written yet: start and end in the file as read
-
-    def flush() -> None:
-        if run[1] > run[0]:
-            copy_kept(run[0], run[1] - run[0])
-        run[0] = run[1] = 0
-
-    for name, part in parts:
-        digest, row, section = part.digest, part.row, part.section
+    start = end = 0  # a run of kept texts not written yet: start and end in the file as read
+    for name, digest, row, section, piece in parts:
         spans: list[tuple[int, int] | None] = []
-        for text in (section, None if row is None else pieces.get_stored(row)):
+        for text in (section, piece):
             if text is None:
                 spans.append(None)
                 continue
             if isinstance(text, Stored) and text.read == kept:
-                if text.offset != run[1] or run[1] == run[0]:
-                    flush()
-                    run[0] = run[1] = text.offset
-                run[1] += text.size
-                size = text.size
+                text = (text.offset, text.size)
+            if isinstance(text, tuple):
+                offset, size = text
+                if offset != end or end == start:
+                    if end > start:
+                        copy_kept(start, end - start)
+                    start = end = offset
+                end += size
             else:
-                flush()
+                if end > start:
+                    copy_kept(start, end - start)
+                start = end = 0
                 data = text.encode("utf-8") if isinstance(text, str) else text.data()
                 out.write(data)
                 size = len(data)
             spans.append((at, size))
             at += size
         index.append((name, digest, row, spans[0], spans[1]))
-    flush()
+    if end > start:
+        copy_kept(start, end - start)
     return at
 
 
+# os.copy_file_range's errors that mean "not between these files": copied through memory instead
+NO_KERNEL_COPY = frozenset((errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF, errno.EPERM))
+
+
 def copy(source: BinaryIO, out: BinaryIO, offset: int, size: int) -> int:
-    """Copy `size` bytes from `offset` of `source` in chunks; the size."""
-    source.seek(offset)
-    left = size
+    """Copy `size` bytes from `offset` of `source` to where `out` stands; the size. In the kernel
+    where it can (os.copy_file_range: no pass through Python's memory), else in chunks."""
+    done = 0
+    if size and hasattr(os, "copy_file_range"):
+        out.flush()
+        at = out.tell()
+        try:
+            while done < size:
+                moved = os.copy_file_range(source.fileno(), out.fileno(), size - done, offset + done, at + done)
+                if not moved:
+                    raise OSError(0, "the file changed meanwhile")
+                done += moved
+        except OSError as exc:
+            if exc.errno not in NO_KERNEL_COPY:
+                raise
+        out.seek(at + done)
+    source.seek(offset + done)
+    left = size - done
     while left:
         chunk = source.read(min(left, 1 << 20))
         if not chunk:
