@@ -213,13 +213,13 @@ def _note_problems(bank: Bank, derived: Derived) -> None:
     ]
 
 
-def _untouched(bank: Bank, derived: Derived) -> bool:
+def _untouched(bank: Bank, derived: Derived, sources: bytes) -> bool:
     """Whether INDEX.md and BANK.md are, byte for byte, what the last run wrote from these very
     lessons and templates: then nothing is rendered (nor the generated parts even read)."""
     outputs = derived.meta.get("outputs")
     if not outputs or custom(bank) or derived.meta.get("fingerprint") != derived.fingerprint:
         return False
-    if derived.meta.get("sources") != derived.sources():
+    if derived.meta.get("sources") != sources:
         return False
     for name in GENERATED:
         try:
@@ -255,7 +255,7 @@ def _context_of(bank: Bank, derived: Derived) -> tuple[SandboxedEnvironment, dic
     return env, context(items, lessons)
 
 
-def _write_out(bank: Bank, derived: Derived, dry_run: bool) -> list[tuple[str, str]]:
+def _write_out(bank: Bank, derived: Derived, dry_run: bool, sources: bytes) -> list[tuple[str, str]]:
     """Write INDEX.md and BANK.md from lessons/, each streamed from its template to its file
     (neither is ever held whole); their hashes go into the cache's meta."""
     env, ctx = _context_of(bank, derived)
@@ -265,7 +265,7 @@ def _write_out(bank: Bank, derived: Derived, dry_run: bool) -> list[tuple[str, s
         results.append((name, write_atomic(bank.root / name, _stream(env, name, ctx, digest), dry_run=dry_run)))
         outputs[name] = digest.digest()
     if not dry_run:
-        derived.meta.update(fingerprint=derived.fingerprint, sources=derived.sources(), outputs=outputs)
+        derived.meta.update(fingerprint=derived.fingerprint, sources=sources, outputs=outputs)
         derived.changed = True
     return results
 
@@ -304,13 +304,14 @@ def regenerate(
             _note_problems(bank, derived)
         try:
             index_text = old_index = None
-            if _untouched(bank, derived):
+            sources = derived.sources()  # a hash over every lesson: worked out once
+            if _untouched(bank, derived, sources):
                 results = [(name, "unchanged") for name in GENERATED]
             else:
                 # what the compiled index may have been built from: it may be patched from there
                 # (not past PATCH_MOST_BYTES: the patch holds INDEX.md's texts and lines whole)
                 old_index = None if dry_run else _small_text(bank.root / "INDEX.md")
-                results = _write_out(bank, derived, dry_run)
+                results = _write_out(bank, derived, dry_run, sources)
                 if dry_run:  # nothing on disk to build from: the text the lessons give
                     index_text = _texts(bank, derived)["INDEX.md"]
             derived.pack()  # the compiled index's build needs the memory more than the records
@@ -327,7 +328,7 @@ def stale(bank: Bank) -> list[str]:
     with _no_collection():
         derived = open_cache(bank)
         try:
-            if _untouched(bank, derived):
+            if _untouched(bank, derived, derived.sources()):
                 derived.save()
                 return []
             env, ctx = _context_of(bank, derived)
