@@ -392,9 +392,9 @@ class Derived:
                 if self._generated is None:  # not read in this run: copied as it was
                     texts, generated = (self._copy(out, *self._spans[n]) for n in (0, 1))
                 else:
-                    index: list = []
-                    texts = self._write_texts(out, index)
-                    generated = derived_file.write_batches(out, derived_file.chain(marshal.dumps(self.fingerprint), derived_file.columns(index)))
+                    columns = derived_file.Columns()
+                    texts = self._write_texts(out, columns)
+                    generated = derived_file.write_batches(out, derived_file.chain(marshal.dumps(self.fingerprint), columns.batches))
                 out.seek(0)
                 out.write(MAGIC + VERSION.to_bytes(4, "little") + b"".join(n.to_bytes(8, "little") for n in (small, texts, generated)))
             os.replace(tmp, self.path)
@@ -403,32 +403,13 @@ class Derived:
                 os.unlink(tmp)
             raise
 
-    def _write_texts(self, out: BinaryIO, index: list) -> int:
-        """Write the sections and pieces of the current generated parts (`write_texts`); their size."""
-        return derived_file.write_texts(out, self._current(), index, self._read_text, lambda at, size: self._copy(out, self._spans[0][0] + at, size))
-
-    def _current(self) -> Iterator[tuple[str, bytes, str | None, derived_file.Text, derived_file.Text]]:
-        """(name, content hash, row, section, piece) of each current part, sorted: kept texts as spans in the file as read."""
-        generated, pieces = self._generated, self._pieces
-        assert generated is not None and pieces is not None
-        small, stale, packed, new = self.small, self._stale, self._packed is not None, generated.new
-        spans, digests, rows, kept = generated.spans, generated.digests_column, generated.rows, generated.names
-        added, i = sorted(new), 0
-        # a part worked out in this run goes before the kept one of its name, which it replaces
-        for at, name in enumerate([*kept, None]):
-            while i < len(added) and (name is None or added[i] <= name):
-                one, part, i = added[i], new[added[i]], i + 1
-                if (one not in stale) if packed else (one in small and small[one][DIGEST] == part.digest):
-                    yield one, part.digest, part.row, part.section, None if part.row is None else pieces.get_stored(part.row)
-                if one == name:
-                    break
-            else:
-                if name is None or ((name in stale) if packed else (name not in small or small[name][DIGEST] != digests[16 * at : 16 * at + 16])):
-                    continue
-                row, size, piece = rows[at], spans[4 * at + 1], None
-                if row is not None:  # its own kept piece, unless this run worked out another for the row
-                    piece = pieces.new.get(row) or ((spans[4 * at + 2], spans[4 * at + 3]) if pieces.stored.get(row) == at else pieces.get_stored(row))
-                yield name, bytes(digests[16 * at : 16 * at + 16]), row, None if size < 0 else (spans[4 * at], size), piece
+    def _write_texts(self, out: BinaryIO, columns: derived_file.Columns) -> int:
+        """Write the sections and pieces of the current generated parts (derived_file.current); their size."""
+        assert self._generated is not None and self._pieces is not None
+        small, packed = self.small, self._packed is not None
+        fresh = (lambda name, digest: name not in self._stale) if packed else (lambda name, digest: name in small and small[name][DIGEST] == digest)
+        parts = derived_file.current(self._generated, self._pieces, fresh, self._stale if packed else None)
+        return derived_file.write_texts(out, parts, columns, self._read_text, lambda at, size: self._copy(out, self._spans[0][0] + at, size))
 
     def _copy(self, out: BinaryIO, offset: int, size: int) -> int:
         if size and self._handle is None:

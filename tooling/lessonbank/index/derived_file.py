@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import array
+import bisect
 import errno
 import marshal
 import os
@@ -260,31 +261,135 @@ class Pieces(Mapping[str, bytes]):
         return len(self.stored) + sum(1 for row in self.new if row not in self.stored)
 
 
-def columns(parts: Iterable[tuple[str, bytes, str | None, tuple[int, int] | None, tuple[int, int] | None]]) -> Iterator[bytes]:
-    """The generated part's batches for (name, content hash, row, section span, piece span),
-    sorted by name."""
-    for batch in batched(parts):
-        spans = array.array("q")
-        for *_, section, piece in batch:
-            spans.extend(section or (0, -1))
-            spans.extend(piece or (0, -1))
-        names = [x[0] for x in batch]
-        yield marshal.dumps((names, b"".join(x[1] for x in batch), [x[2] for x in batch], spans.tobytes()))
+class Columns:
+    """The generated part's batches, made as `write_texts` goes: an entry at a time, or a run of kept ones sliced off the old columns."""
+
+    def __init__(self) -> None:
+        self.batches: list[bytes] = []
+        self._start()
+
+    def _start(self) -> None:
+        self.names: list[str] = []
+        self.digests: list[bytes] = []
+        self.rows: list[str | None] = []
+        self.spans = array.array("q")
+
+    def add(self, name: str, digest: bytes, row: str | None, section: tuple[int, int] | None, piece: tuple[int, int] | None) -> None:
+        self.names.append(name)
+        self.digests.append(digest)
+        self.rows.append(row)
+        self.spans.extend(section or (0, -1))
+        self.spans.extend(piece or (0, -1))
+        if len(self.names) >= BATCH:
+            self.flush()
+
+    def add_run(self, names: list[str], digests: bytes, rows: list[str | None], spans: array.array) -> None:
+        done = 0
+        while done < len(names):
+            take = min(BATCH - len(self.names), len(names) - done)
+            self.names += names[done : done + take]
+            self.digests.append(digests[16 * done : 16 * (done + take)])
+            self.rows += rows[done : done + take]
+            self.spans += spans[4 * done : 4 * (done + take)]
+            done += take
+            if len(self.names) >= BATCH:
+                self.flush()
+
+    def flush(self) -> None:
+        if self.names:
+            self.batches.append(marshal.dumps((self.names, b"".join(self.digests), self.rows, self.spans.tobytes())))
+            self._start()
 
 
-def write_texts(out: BinaryIO, parts: Iterable[tuple[str, bytes, str | None, Text, Text]], index: list,
+class KeptRun:
+    """Kept parts whose texts follow each other in the file as read: their columns, and where those texts sit (offset, size)."""
+
+    __slots__ = ("names", "digests", "rows", "spans", "offset", "size")
+
+    def __init__(self, generated: Generated, first: int, end: int, offset: int, size: int) -> None:
+        self.names, self.rows = generated.names[first:end], generated.rows[first:end]
+        self.digests, self.spans = bytes(generated.digests_column[16 * first : 16 * end]), generated.spans[4 * first : 4 * end]
+        self.offset, self.size = offset, size
+
+
+Item: TypeAlias = "tuple[str, bytes, str | None, Text, Text]"
+
+
+def current(generated: Generated, pieces: Pieces, fresh: Callable[[str, bytes], bool], stale: set[str] | None) -> Iterator[Item | KeptRun]:
+    """(name, content hash, row, section, piece) of each current part, sorted by name, kept texts as (offset, size) in the file as read.
+
+    `fresh(name, content hash)`: whether a part is current. With `stale` (every name that is not: the cache was packed), kept
+    parts between the ones that need a look (stale, replaced, or given a new piece) come as `KeptRun`s, none looked at."""
+    kept, rows, spans, new = generated.names, generated.rows, generated.spans, generated.new
+    runs = stale is not None and not spans[1::4].count(-1) and len(pieces.stored) == len(kept) - spans[3::4].count(-1)
+    if not runs:  # a part kept without its section, or pieces that are not each its own part's: each looked at
+        cuts = set(range(len(kept)))
+    else:
+        assert stale is not None
+        cuts = {at for at in (bisect.bisect_left(kept, name) for name in stale | set(new)) if at < len(kept)}
+        if pieces.new:  # a kept part whose row was given a piece in this run (one it had none for, say)
+            cuts.update(at for at, row in enumerate(rows) if row in pieces.new)
+    added, i, first = sorted(new), 0, 0
+    for cut in [*sorted(cuts), len(kept)]:
+        if cut > first:
+            yield from _kept_run(generated, fresh, first, cut)
+        while i < len(added) and (cut == len(kept) or added[i] <= kept[cut]):  # a new part before (or instead of) the kept one
+            part, i = new[added[i]], i + 1
+            if fresh(added[i - 1], part.digest):
+                yield added[i - 1], part.digest, part.row, part.section, None if part.row is None else pieces.get_stored(part.row)
+        if cut < len(kept):
+            first = cut + 1
+            digest = bytes(generated.digests_column[16 * cut : 16 * cut + 16])
+            if kept[cut] not in new and fresh(kept[cut], digest):
+                row, size = rows[cut], spans[4 * cut + 1]
+                piece: Text = None
+                if row is not None:  # its own kept piece, unless this run worked out another for the row
+                    piece = pieces.new.get(row) or ((spans[4 * cut + 2], spans[4 * cut + 3]) if pieces.stored.get(row) == cut else pieces.get_stored(row))
+                yield kept[cut], digest, row, None if size < 0 else (spans[4 * cut], size), piece
+
+
+def _kept_run(generated: Generated, fresh: Callable[[str, bytes], bool], first: int, end: int) -> Iterator[Item | KeptRun]:
+    """Kept parts first..end-1, none stale or replaced, each with its section and own piece: one run when their texts follow each other."""
+    spans = generated.spans
+    offset, last = spans[4 * first], 4 * end - 4
+    stop = spans[last + 2] + spans[last + 3] if spans[last + 3] >= 0 else spans[last] + spans[last + 1]
+    sizes = sum(spans[4 * first + 1 : 4 * end : 2]) + spans[4 * first + 3 : 4 * end : 4].count(-1)
+    if stop - offset == sizes:
+        yield KeptRun(generated, first, end, offset, sizes)
+        return
+    for at in range(first, end):  # laid out otherwise: one at a time
+        digest, row = bytes(generated.digests_column[16 * at : 16 * at + 16]), generated.rows[at]
+        piece = None if spans[4 * at + 3] < 0 else (spans[4 * at + 2], spans[4 * at + 3])
+        if fresh(generated.names[at], digest):
+            yield generated.names[at], digest, row, (spans[4 * at], spans[4 * at + 1]), piece
+
+
+def write_texts(out: BinaryIO, parts: Iterable[Item | KeptRun], columns: Columns,
                 kept: Callable[[int, int], bytes], copy_kept: Callable[[int, int], int]) -> int:  # fmt: skip
-    """Write the section and the row's piece of each (name, content hash, row, section, piece) (sorted by name); their size. A text is None, a str,
-    a `Stored` one, or the (offset, size) of one in the file as read: those, and the ones read through `kept` (the file as read), are copied by
-    `copy_kept(offset, size)` a run at a time, the ones that follow each other there still together. `index` gets (name, content hash, row, section
-    span, piece span) of each."""
+    """Write the section and the row's piece of each part (`current`'s), their entries into `columns`; their size. A text is None, a str, a `Stored`
+    one, or (offset, size) in the file as read: those, the ones read through `kept` (the file as read) and the `KeptRun`s are copied by
+    `copy_kept(offset, size)` a run at a time, the ones that follow each other there still together (a KeptRun's spans moved, not remade)."""
     at = 0
     start = end = 0  # a run of kept texts not written yet: start and end in the file as read
-    for name, digest, row, section, piece in parts:
-        spans: list[tuple[int, int] | None] = []
-        for text in (section, piece):
+    for item in parts:
+        if isinstance(item, KeptRun):
+            if item.offset != end or end == start:
+                if end > start:
+                    copy_kept(start, end - start)
+                start = end = item.offset
+            end += item.size
+            spans, delta = item.spans, at - item.offset
+            if delta:  # offsets moved; a missing piece's stays (0, -1)
+                spans[0::4] = array.array("q", [v + delta for v in spans[0::4]])
+                spans[2::4] = array.array("q", [v + delta if n >= 0 else 0 for v, n in zip(spans[2::4], spans[3::4], strict=True)])
+            columns.add_run(item.names, item.digests, item.rows, spans)
+            at += item.size
+            continue
+        name, digest, row, *texts = item
+        placed: list[tuple[int, int] | None] = []
+        for text in texts:
             if text is None:
-                spans.append(None)
+                placed.append(None)
                 continue
             if isinstance(text, Stored) and text.read == kept:
                 text = (text.offset, text.size)
@@ -302,11 +407,12 @@ def write_texts(out: BinaryIO, parts: Iterable[tuple[str, bytes, str | None, Tex
                 data = text.encode("utf-8") if isinstance(text, str) else text.data()
                 out.write(data)
                 size = len(data)
-            spans.append((at, size))
+            placed.append((at, size))
             at += size
-        index.append((name, digest, row, spans[0], spans[1]))
+        columns.add(name, digest, row, placed[0], placed[1])
     if end > start:
         copy_kept(start, end - start)
+    columns.flush()
     return at
 
 
