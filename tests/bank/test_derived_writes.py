@@ -102,6 +102,13 @@ def test_a_copy_the_kernel_refuses_goes_through_memory(tmp_path: Path, monkeypat
     assert (tmp_path / "out").read_bytes() == b"head" + data[5:200_005] + b"tail"
 
 
+def test_a_copy_between_files_in_memory_goes_through_memory() -> None:
+    out = io.BytesIO(b"head")
+    out.seek(4)
+    assert derived_file.copy(io.BytesIO(b"0123456789"), out, 2, 5) == 5
+    assert out.getvalue() == b"head23456"
+
+
 def test_a_copy_of_a_file_cut_short_fails(tmp_path: Path) -> None:
     source, out = _files(tmp_path, b"x" * 100)
     with source, out, pytest.raises(OSError, match="changed meanwhile"):

@@ -316,10 +316,8 @@ Item: TypeAlias = "tuple[str, bytes, str | None, Text, Text]"
 
 
 def current(generated: Generated, pieces: Pieces, fresh: Callable[[str, bytes], bool], stale: set[str] | None) -> Iterator[Item | KeptRun]:
-    """(name, content hash, row, section, piece) of each current part, sorted by name, kept texts as (offset, size) in the file as read.
-
-    `fresh(name, content hash)`: whether a part is current. With `stale` (every name that is not: the cache was packed), kept
-    parts between the ones that need a look (stale, replaced, or given a new piece) come as `KeptRun`s, none looked at."""
+    """Each current part (`fresh(name, content hash)`), sorted: (name, content hash, row, section, piece), kept texts as (offset, size);
+    with `stale` (every name not fresh: the cache was packed), the kept parts between those that need a look come as `KeptRun`s."""
     kept, rows, spans, new = generated.names, generated.rows, generated.spans, generated.new
     runs = stale is not None and not spans[1::4].count(-1) and len(pieces.stored) == len(kept) - spans[3::4].count(-1)
     if not runs:  # a part kept without its section, or pieces that are not each its own part's: each looked at
@@ -366,9 +364,8 @@ def _kept_run(generated: Generated, fresh: Callable[[str, bytes], bool], first: 
 
 def write_texts(out: BinaryIO, parts: Iterable[Item | KeptRun], columns: Columns,
                 kept: Callable[[int, int], bytes], copy_kept: Callable[[int, int], int]) -> int:  # fmt: skip
-    """Write the section and the row's piece of each part (`current`'s), their entries into `columns`; their size. A text is None, a str, a `Stored`
-    one, or (offset, size) in the file as read: those, the ones read through `kept` (the file as read) and the `KeptRun`s are copied by
-    `copy_kept(offset, size)` a run at a time, the ones that follow each other there still together (a KeptRun's spans moved, not remade)."""
+    """Write the section and piece of each part (`current`'s), their entries into `columns`; their size. Kept texts (spans, `Stored` ones
+    read through `kept`, `KeptRun`s) are copied by `copy_kept(offset, size)`, those that follow each other in one go."""
     at = 0
     start = end = 0  # a run of kept texts not written yet: start and end in the file as read
     for item in parts:
@@ -421,15 +418,18 @@ NO_KERNEL_COPY = frozenset((errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNO
 
 
 def copy(source: BinaryIO, out: BinaryIO, offset: int, size: int) -> int:
-    """Copy `size` bytes from `offset` of `source` to where `out` stands; the size. In the kernel
-    where it can (os.copy_file_range: no pass through Python's memory), else in chunks."""
+    """Copy `size` bytes from `offset` of `source` to where `out` stands, in the kernel where it can (os.copy_file_range); the size."""
     done = 0
-    if size and hasattr(os, "copy_file_range"):
+    try:
+        files = (source.fileno(), out.fileno()) if size and hasattr(os, "copy_file_range") else None
+    except (OSError, ValueError):  # not files on disk (io.BytesIO)
+        files = None
+    if files is not None:
         out.flush()
         at = out.tell()
         try:
             while done < size:
-                moved = os.copy_file_range(source.fileno(), out.fileno(), size - done, offset + done, at + done)
+                moved = os.copy_file_range(*files, size - done, offset + done, at + done)
                 if not moved:
                     raise OSError(0, "the file changed meanwhile")
                 done += moved
