@@ -17,7 +17,7 @@ from lessonbank.bank import render
 from lessonbank.bank.store import Bank
 from lessonbank.capture.draft import Draft
 from lessonbank.capture.pipeline import capture
-from lessonbank.index import derived, derived_file
+from lessonbank.index import derived, derived_write
 from tests.bank.test_derived import _random_lesson
 from tests.hook_support import make_bank
 
@@ -50,14 +50,14 @@ def test_captures_leave_the_files_and_the_cache_a_full_index_leaves(tmp_path: Pa
     rng = random.Random(7)
     bank = make_bank(tmp_path / "b", [_random_lesson(rng, f"l-{i:02}") for i in range(40)])
     kinds: list[str] = []
-    real = derived_file.current
+    real = derived_write.current
 
     def current(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
         for item in real(*args, **kwargs):  # type: ignore[arg-type]
             kinds.append(type(item).__name__)
             yield item
 
-    monkeypatch.setattr(derived_file, "current", current)
+    monkeypatch.setattr(derived_write, "current", current)
     # new lessons sorting before, among and after the kept ones, then a repeat that bumps one
     drafts = [("a first zebra appears", "one"), ("l-17 walrus hums", "two"), ("l-30 heron sleeps", "three"), ("zz yak grazes", "four")]
     for when, session in [*drafts, ("l-17 walrus hums", "five")]:
@@ -97,7 +97,7 @@ def test_a_copy_the_kernel_refuses_goes_through_memory(tmp_path: Path, monkeypat
     monkeypatch.setattr(os, "copy_file_range", kernel)
     source, out = _files(tmp_path, data)
     with source, out:
-        assert derived_file.copy(source, out, 5, 200_000) == 200_000
+        assert derived_write.copy(source, out, 5, 200_000) == 200_000
         out.write(b"tail")
     assert (tmp_path / "out").read_bytes() == b"head" + data[5:200_005] + b"tail"
 
@@ -105,14 +105,14 @@ def test_a_copy_the_kernel_refuses_goes_through_memory(tmp_path: Path, monkeypat
 def test_a_copy_between_files_in_memory_goes_through_memory() -> None:
     out = io.BytesIO(b"head")
     out.seek(4)
-    assert derived_file.copy(io.BytesIO(b"0123456789"), out, 2, 5) == 5
+    assert derived_write.copy(io.BytesIO(b"0123456789"), out, 2, 5) == 5
     assert out.getvalue() == b"head23456"
 
 
 def test_a_copy_of_a_file_cut_short_fails(tmp_path: Path) -> None:
     source, out = _files(tmp_path, b"x" * 100)
     with source, out, pytest.raises(OSError, match="changed meanwhile"):
-        derived_file.copy(source, out, 50, 100)
+        derived_write.copy(source, out, 50, 100)
 
 
 @pytest.mark.parametrize("part", [1, 3, 8, 1 << 16])

@@ -237,7 +237,7 @@ def _context_of(bank: Bank, derived: Derived) -> tuple[SandboxedEnvironment, dic
     items = []
     topics: dict[tuple, str] = {}  # by tags: lessons share them, and a topic is a regex's work
     small = derived.small
-    names = [name for name in derived.names() if small[name][SLUG] is not None and not (small[name][PROBLEMS] and bad_values(small[name]))]
+    names = [name for name in derived.names() if (rec := small[name])[SLUG] is not None and not (rec[PROBLEMS] and bad_values(rec))]
     for name, part in zip(names, derived.parts(names), strict=True):
         if part.section is None and derived.on_parse is not None:  # parsed before, part dropped since
             derived.on_parse(derived, name, derived.lesson(name))

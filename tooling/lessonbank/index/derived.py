@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from lessonbank.errors import LessonFormatError
-from lessonbank.index import derived_file
+from lessonbank.index import derived_file, derived_write
 from lessonbank.index.derived_file import Part
 from lessonbank.state import statedir
 
@@ -295,8 +295,7 @@ class Derived:
         return self.spool.keep(text.encode("utf-8"))
 
     def part(self, name: str) -> Part:
-        """The generated part of a well-formed file (its section None until worked out, its row
-        None for a lesson INDEX.md leaves out); filled in by bank.render."""
+        """A well-formed file's generated part (section None until worked out, row None when not in INDEX.md); bank.render fills it in."""
         digest = self.small[name][DIGEST]
         generated = self.generated
         found = generated.get(name)
@@ -309,8 +308,8 @@ class Derived:
 
     def parts(self, names: list[str]) -> Iterator[Part]:
         """`part` of each of these well-formed files (sorted by name), the kept ones read off the columns in one walk."""
-        generated, at = self.generated, 0
-        kept, digests, rows, spans, count = generated.names, generated.digests_column, generated.rows, generated.spans, len(generated.names)
+        generated, at, count = self.generated, 0, len(self.generated.names)
+        kept, digests, rows, spans = generated.names, generated.digests_column, generated.rows, generated.spans
         for name in names:
             while at < count and kept[at] < name:
                 at += 1
@@ -358,28 +357,17 @@ class Derived:
         return data
 
     def save(self, unsaved: int = 0) -> None:
-        """Write the cache when anything in it changed (a read-only state folder only costs speed),
-        but for up to `unsaved` records changed in their stat key alone (a reader's: hashing those
-        files again next time costs less than rewriting 30 MB at 10,000 lessons).
-
-        A generated part is kept with the content hash it was worked out from (one stored before
-        its file changed is never taken for current); the texts kept are copied from the old file a
-        run at a time, and both are copied whole when the generated part was not read in this run.
-        """
-        if self._closed:
-            return
-        if not self.changed and self.settled <= unsaved:
-            self.close()
-            return
-        with contextlib.suppress(OSError, ValueError):
-            self.state_dir.mkdir(parents=True, exist_ok=True)
-            self._write()
-        self.changed, self.settled = False, 0
+        """Write the cache when anything in it changed (a read-only state folder only costs speed), but for up to `unsaved` records
+        changed in their stat key alone (a reader's: hashing those files again costs less than rewriting 30 MB at 10,000 lessons)."""
+        if not self._closed and (self.changed or self.settled > unsaved):
+            with contextlib.suppress(OSError, ValueError):
+                self.state_dir.mkdir(parents=True, exist_ok=True)
+                self._write()
+            self.changed, self.settled = False, 0
         self.close()
 
     def _write(self) -> None:
-        """Write the header, the small part, the texts and the generated part through a temporary
-        file and a rename, each part in batches; the header's sizes are filled in at the end."""
+        """Write the header, the small part, the texts and the generated part (derived_write) through a temporary file and a rename."""
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
             with open(tmp, "wb") as out:
@@ -392,7 +380,7 @@ class Derived:
                 if self._generated is None:  # not read in this run: copied as it was
                     texts, generated = (self._copy(out, *self._spans[n]) for n in (0, 1))
                 else:
-                    columns = derived_file.Columns()
+                    columns = derived_write.Columns()
                     texts = self._write_texts(out, columns)
                     generated = derived_file.write_batches(out, derived_file.chain(marshal.dumps(self.fingerprint), columns.batches))
                 out.seek(0)
@@ -403,18 +391,16 @@ class Derived:
                 os.unlink(tmp)
             raise
 
-    def _write_texts(self, out: BinaryIO, columns: derived_file.Columns) -> int:
-        """Write the sections and pieces of the current generated parts (derived_file.current); their size."""
+    def _write_texts(self, out: BinaryIO, columns: derived_write.Columns) -> int:
+        """Write the sections and pieces of the current generated parts (derived_write.current); their size."""
         assert self._generated is not None and self._pieces is not None
-        small, packed = self.small, self._packed is not None
-        fresh = (lambda name, digest: name not in self._stale) if packed else (lambda name, digest: name in small and small[name][DIGEST] == digest)
-        parts = derived_file.current(self._generated, self._pieces, fresh, self._stale if packed else None)
-        return derived_file.write_texts(out, parts, columns, self._read_text, lambda at, size: self._copy(out, self._spans[0][0] + at, size))
+        parts = derived_write.current(self._generated, self._pieces, self.small, DIGEST, self._stale if self._packed is not None else None)
+        return derived_write.write_texts(out, parts, columns, self._read_text, lambda at, size: self._copy(out, self._spans[0][0] + at, size))
 
     def _copy(self, out: BinaryIO, offset: int, size: int) -> int:
         if size and self._handle is None:
             raise ValueError("no cache to copy from")
-        return derived_file.copy(self._handle, out, offset, size) if self._handle is not None else 0
+        return derived_write.copy(self._handle, out, offset, size) if self._handle is not None else 0
 
     def close(self) -> None:
         """Let go of the file as read (save does; the parts not read by then are gone)."""
