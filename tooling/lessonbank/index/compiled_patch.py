@@ -96,16 +96,32 @@ class Buckets:
         return out
 
     def sections(self) -> list[tuple[str, list]]:
-        """The table and data sections, the changed buckets marshalled again (keys sorted, as a build writes them)."""
-        parts: list = []
-        for number in range(self.size):
-            if number in self.changed:
-                found = self.read[number]
-                parts.append(marshal.dumps(dict(sorted(found.items())), MARSHAL_VERSION) if found else b"")
-            else:
-                parts.append(self.data[self.table[number] : self.table[number + 1]])
-        table, payload = compiled_bytes.array_parts(parts)
-        return [(self.name + ".table", [table]), (self.name + ".data", payload)]
+        """The table and data sections, the changed buckets marshalled again (keys sorted, as a
+        build writes them) and each run of unchanged ones copied as one view of the old file."""
+        return spliced(self.name, self.table, self.data, {
+            n: marshal.dumps(dict(sorted(self.read[n].items())), MARSHAL_VERSION) if self.read[n] else b"" for n in self.changed
+        })  # fmt: skip
+
+
+def spliced(name: str, table: array.array, data: memoryview, blobs: "dict[int, bytes]") -> list[tuple[str, list]]:
+    """An offset table and data section with the records numbered in `blobs` replaced: the
+    offsets between two replaced records move by one sum, and the data between them is one view."""
+    offsets = array.array("I", [0])
+    parts: list = []
+    start, delta = 0, 0
+    for n in sorted(blobs):
+        if n > start:  # the records start .. n-1 as they were
+            offsets.extend(array.array("I", [x + delta for x in table[start + 1 : n + 1]]) if delta else table[start + 1 : n + 1])
+            parts.append(data[table[start] : table[n]])
+        blob = blobs[n]
+        parts.append(blob)
+        offsets.append(offsets[-1] + len(blob))
+        delta = offsets[-1] - table[n + 1]
+        start = n + 1
+    if start < len(table) - 1:
+        offsets.extend(array.array("I", [x + delta for x in table[start + 1 :]]) if delta else table[start + 1 :])
+        parts.append(data[table[start] : table[-1]])
+    return [(name + ".table", [offsets.tobytes()]), (name + ".data", parts)]
 
 
 def first_row(lines: "list[str]") -> "int | None":
@@ -199,13 +215,12 @@ def _patched(
     groups = _regroup(old, gone_pieces, gone_numbers, new_pieces, new_numbers, piece, rows)
     if groups is None:
         return None
-    pre_table, group_parts, counts, lengths = groups
+    pre_table, group_sections, counts, lengths = groups
     sections: list[tuple[str, list]] = [*compiled_bytes.hashed_sections("pre", pre_table)]  # parts: bytes or views
     recall_sections, recall_keys = _recall(old, gone_pieces, gone_numbers, new_pieces, new_numbers)
     sections += recall_sections
     sections += lesson_sections
-    table_bytes, payload = compiled_bytes.array_parts(group_parts)
-    sections += [("groups.table", [table_bytes]), ("groups.data", payload)]
+    sections += group_sections
     sections.append(compiled_bytes.grams_section(counts))
     return compiled_bytes.layout(sections, key, old.meta["settings"], lengths, count, old.meta["probed"], recall_keys)
 
@@ -284,7 +299,7 @@ def _regroup(
     old: CompiledFile, gone: list, gone_numbers: list[int], new: list, new_numbers: list[int],
     piece: "Callable[[str], tuple | None]", rows: list[str],
 ) -> "tuple[dict, list, dict, tuple] | None":  # fmt: skip
-    """(key table, the groups as parts, gram counts, gram lengths) with the gone rows' entries
+    """(key table, the groups' sections, gram counts, gram lengths) with the gone rows' entries
     taken out and the new rows' filed, and the rows whose key may move with the new counts filed
     again; the groups no entry came to or left are copied as they are. None when a row's entries
     are not where a build files them (not the file it should be) or too many rows move."""
@@ -382,22 +397,30 @@ def _regroup(
         for entry, by_run, fallback in compiled_build.row_entries(number, p):
             added.setdefault(compiled_build.file_under(by_run, fallback, rarity), []).append(entry)
     places = {(k, s): gid for k, seconds in pre.items() for s, gid in seconds.items()}
+    offsets = array.array("I", [0])
     parts: list = []
+    view_end = -1  # the end, in the old data, of the last part when it is a view (a run of groups as they were)
     key_table: dict[str, dict[str, int]] = {}
     for place in sorted(places.keys() | added.keys()):
         at = places.get(place)
-        blob: bytes | memoryview
-        if at is not None and at not in touched and place not in added:
-            blob = data[table[at] : table[at + 1]]  # nothing came or went: as it was
+        if at is not None and at not in touched and place not in added:  # nothing came or went: as it was
+            if view_end == table[at]:
+                parts[-1] = data[table[at] - len(parts[-1]) : table[at + 1]]
+            else:
+                parts.append(data[table[at] : table[at + 1]])
+            view_end = table[at + 1]
+            size = table[at + 1] - table[at]
         else:
             entries = (group(at) if at is not None else []) + added.get(place, [])
             if not entries:
                 continue
             entries.sort(key=compiled_build.group_order)
-            blob = marshal.dumps(tuple(entries), MARSHAL_VERSION)
-        key_table.setdefault(place[0], {})[place[1]] = len(parts)
-        parts.append(blob)
-    return key_table, parts, counts, compiled_build.gram_lengths(key_table)
+            parts.append(marshal.dumps(tuple(entries), MARSHAL_VERSION))
+            view_end, size = -1, len(parts[-1])
+        key_table.setdefault(place[0], {})[place[1]] = len(offsets) - 1
+        offsets.append(offsets[-1] + size)
+    sections = [("groups.table", [offsets.tobytes()]), ("groups.data", parts)]
+    return key_table, sections, counts, compiled_build.gram_lengths(key_table)
 
 
 def _pieces_of(rows_wanted: dict[int, str], piece: "Callable[[str], tuple | None]", rows: list[str]) -> "list[tuple[int, tuple]] | None":
