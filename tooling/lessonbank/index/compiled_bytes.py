@@ -8,7 +8,9 @@ marshalled buckets; `lessons` as an offset table and buckets of records by lesso
 (`step`), so a key or a lesson more leaves every other bucket where it was. `layout` lays out any
 sections so (a build, a patch: compiled_patch gives a build's bytes through it);
 a part may be a `Spool` chunk, read from its temporary file only when written out, so a
-50,000-lesson file (47 MB) is never held whole. Read by compiled_read.
+50,000-lesson file (47 MB) is never held whole. Read by compiled_read; `CompiledFile` and
+`Buckets` read an old file's sections back for a patch (compiled_patch), and `spliced` writes a
+section again with a few of its records replaced.
 """
 
 import array
@@ -18,7 +20,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from lessonbank.index.compiled_pieces import MARSHAL_VERSION
-from lessonbank.index.compiled_read import FILTER_BITS, FORMAT, MAGIC, hashed
+from lessonbank.index.compiled_read import FILTER_BITS, FORMAT, MAGIC, Stale, hashed, meta_size
 
 CHUNK = 1 << 20  # bytes read back from a temporary file at a time
 
@@ -223,3 +225,84 @@ class _Chunk:
         self.spool.reading = True
         self.spool.file.seek(self.offset)
         return self.spool.read(self.size)
+
+
+class CompiledFile:
+    """The sections of a compiled file as built with these settings (ValueError for another file)."""
+
+    def __init__(self, data: bytes, settings: dict) -> None:
+        try:
+            size = meta_size(data)
+        except Stale:
+            raise ValueError("another format") from None
+        self.meta = marshal.loads(data[16 : 16 + size])
+        if self.meta["settings"] != settings or self.meta["byteorder"] != sys.byteorder:
+            raise ValueError("other settings")
+        self.view, self.base = memoryview(data), 16 + size  # sections are views: 10 MB is not copied
+
+    def section(self, name: str) -> memoryview:
+        offset, length = self.meta["sections"][name]
+        return self.view[self.base + offset : self.base + offset + length]
+
+    def offsets(self, name: str) -> array.array:
+        table = array.array("I")
+        table.frombytes(self.section(name + ".table"))
+        return table
+
+    def records(self, name: str) -> list:
+        """Every record (or bucket, {} for an empty one) of a section, unmarshalled."""
+        table, data = self.offsets(name), self.section(name + ".data")
+        return [marshal.loads(data[table[i] : table[i + 1]]) if table[i + 1] > table[i] else {} for i in range(len(table) - 1)]
+
+
+class Buckets:
+    """The buckets of one section of the old file, each unmarshalled when first asked for; the
+    ones changed are written again, the others copied."""
+
+    def __init__(self, old: CompiledFile, name: str) -> None:
+        self.name, self.table, self.data = name, old.offsets(name), old.section(name + ".data")
+        self.size = len(self.table) - 1
+        self.read: dict[int, dict] = {}
+        self.changed: set[int] = set()
+
+    def __getitem__(self, number: int) -> dict:
+        found = self.read.get(number)
+        if found is None:
+            start, end = self.table[number], self.table[number + 1]
+            found = self.read[number] = marshal.loads(self.data[start:end]) if end > start else {}
+        return found
+
+    def every(self) -> dict:
+        """All buckets' contents as one mapping."""
+        out: dict = {}
+        for number in range(self.size):
+            out.update(self[number])
+        return out
+
+    def sections(self) -> list[tuple[str, list]]:
+        """The table and data sections, the changed buckets marshalled again (keys sorted, as a
+        build writes them) and each run of unchanged ones copied as one view of the old file."""
+        return spliced(self.name, self.table, self.data, {
+            n: marshal.dumps(dict(sorted(self.read[n].items())), MARSHAL_VERSION) if self.read[n] else b"" for n in self.changed
+        })  # fmt: skip
+
+
+def spliced(name: str, table: array.array, data: memoryview, blobs: "dict[int, bytes]") -> list[tuple[str, list]]:
+    """An offset table and data section with the records numbered in `blobs` replaced: the
+    offsets between two replaced records move by one sum, and the data between them is one view."""
+    offsets = array.array("I", [0])
+    parts: list = []
+    start, delta = 0, 0
+    for n in sorted(blobs):
+        if n > start:  # the records start .. n-1 as they were
+            offsets.extend(array.array("I", [x + delta for x in table[start + 1 : n + 1]]) if delta else table[start + 1 : n + 1])
+            parts.append(data[table[start] : table[n]])
+        blob = blobs[n]
+        parts.append(blob)
+        offsets.append(offsets[-1] + len(blob))
+        delta = offsets[-1] - table[n + 1]
+        start = n + 1
+    if start < len(table) - 1:
+        offsets.extend(array.array("I", [x + delta for x in table[start + 1 :]]) if delta else table[start + 1 :])
+        parts.append(data[table[start] : table[-1]])
+    return [(name + ".table", [offsets.tobytes()]), (name + ".data", parts)]

@@ -15,7 +15,6 @@ past a taken one) gives None, and the caller builds.
 
 import array
 import marshal
-import sys
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
@@ -27,10 +26,8 @@ from lessonbank.index.compiled_read import (
     E_NUMBER,
     E_SLUG,
     L_SLUG,
-    Stale,
     bucket,
     hashed,
-    meta_size,
 )
 
 # More changed rows than this and a build is used (a patch is for small edits).
@@ -41,87 +38,6 @@ MOST_REFILED = 1000
 # the streamed build keeps `bank index` of 50,000 lessons (47 MB) under 200 MiB.
 MOST_BYTES = 24 << 20
 Place = tuple  # (key, second key) an entry is filed under
-
-
-class CompiledFile:
-    """The sections of a compiled file as built with these settings (ValueError for another file)."""
-
-    def __init__(self, data: bytes, settings: dict) -> None:
-        try:
-            size = meta_size(data)
-        except Stale:
-            raise ValueError("another format") from None
-        self.meta = marshal.loads(data[16 : 16 + size])
-        if self.meta["settings"] != settings or self.meta["byteorder"] != sys.byteorder:
-            raise ValueError("other settings")
-        self.view, self.base = memoryview(data), 16 + size  # sections are views: 10 MB is not copied
-
-    def section(self, name: str) -> memoryview:
-        offset, length = self.meta["sections"][name]
-        return self.view[self.base + offset : self.base + offset + length]
-
-    def offsets(self, name: str) -> array.array:
-        table = array.array("I")
-        table.frombytes(self.section(name + ".table"))
-        return table
-
-    def records(self, name: str) -> list:
-        """Every record (or bucket, {} for an empty one) of a section, unmarshalled."""
-        table, data = self.offsets(name), self.section(name + ".data")
-        return [marshal.loads(data[table[i] : table[i + 1]]) if table[i + 1] > table[i] else {} for i in range(len(table) - 1)]
-
-
-class Buckets:
-    """The buckets of one section of the old file, each unmarshalled when first asked for; the
-    ones changed are written again, the others copied."""
-
-    def __init__(self, old: CompiledFile, name: str) -> None:
-        self.name, self.table, self.data = name, old.offsets(name), old.section(name + ".data")
-        self.size = len(self.table) - 1
-        self.read: dict[int, dict] = {}
-        self.changed: set[int] = set()
-
-    def __getitem__(self, number: int) -> dict:
-        found = self.read.get(number)
-        if found is None:
-            start, end = self.table[number], self.table[number + 1]
-            found = self.read[number] = marshal.loads(self.data[start:end]) if end > start else {}
-        return found
-
-    def every(self) -> dict:
-        """All buckets' contents as one mapping."""
-        out: dict = {}
-        for number in range(self.size):
-            out.update(self[number])
-        return out
-
-    def sections(self) -> list[tuple[str, list]]:
-        """The table and data sections, the changed buckets marshalled again (keys sorted, as a
-        build writes them) and each run of unchanged ones copied as one view of the old file."""
-        return spliced(self.name, self.table, self.data, {
-            n: marshal.dumps(dict(sorted(self.read[n].items())), MARSHAL_VERSION) if self.read[n] else b"" for n in self.changed
-        })  # fmt: skip
-
-
-def spliced(name: str, table: array.array, data: memoryview, blobs: "dict[int, bytes]") -> list[tuple[str, list]]:
-    """An offset table and data section with the records numbered in `blobs` replaced: the
-    offsets between two replaced records move by one sum, and the data between them is one view."""
-    offsets = array.array("I", [0])
-    parts: list = []
-    start, delta = 0, 0
-    for n in sorted(blobs):
-        if n > start:  # the records start .. n-1 as they were
-            offsets.extend(array.array("I", [x + delta for x in table[start + 1 : n + 1]]) if delta else table[start + 1 : n + 1])
-            parts.append(data[table[start] : table[n]])
-        blob = blobs[n]
-        parts.append(blob)
-        offsets.append(offsets[-1] + len(blob))
-        delta = offsets[-1] - table[n + 1]
-        start = n + 1
-    if start < len(table) - 1:
-        offsets.extend(array.array("I", [x + delta for x in table[start + 1 :]]) if delta else table[start + 1 :])
-        parts.append(data[table[start] : table[-1]])
-    return [(name + ".table", [offsets.tobytes()]), (name + ".data", parts)]
 
 
 def first_row(lines: "list[str]") -> "int | None":
@@ -158,7 +74,7 @@ def patch(
     if first is None or start < first:
         return None
     try:
-        old = CompiledFile(old_file, settings)
+        old = compiled_bytes.CompiledFile(old_file, settings)
         count = old.meta["count"]
         if first + count > len(old_lines) or (first + count < len(old_lines) and old_lines[first + count].startswith("|")):
             return None  # not the rows it was built from
@@ -179,7 +95,7 @@ def _same_start(a: "list[str]", b: "list[str]") -> int:
 
 
 def _patched(
-    old: CompiledFile, gone: list[str], added: list[str], piece: "Callable[[str], tuple | None]", key: tuple,
+    old: compiled_bytes.CompiledFile, gone: list[str], added: list[str], piece: "Callable[[str], tuple | None]", key: tuple,
     rows: list[str],
 ) -> "list[bytes] | None":  # fmt: skip
     """`patch` once the run is found: the `gone` rows' lessons taken out, the `added` ones put in."""
@@ -188,7 +104,7 @@ def _patched(
     if len(pieces) != len(found):
         return None
     gone_pieces, new_pieces = pieces[: len(gone)], pieces[len(gone) :]
-    lessons = Buckets(old, "lessons")
+    lessons = compiled_bytes.Buckets(old, "lessons")
     numbers = _numbers(lessons, old.meta["probed"], gone_pieces, new_pieces)
     if numbers is None:
         return None
@@ -225,7 +141,7 @@ def _patched(
     return compiled_bytes.layout(sections, key, old.meta["settings"], lengths, count, old.meta["probed"], recall_keys)
 
 
-def _numbers(lessons: Buckets, probed: tuple, gone: list, new: list) -> "tuple[list[int], list[int]] | None":
+def _numbers(lessons: compiled_bytes.Buckets, probed: tuple, gone: list, new: list) -> "tuple[list[int], list[int]] | None":
     """The lesson numbers of the gone rows (as the file has them) and of the new ones (as a build
     gives them); None when a build would number any row otherwise: a new row's number taken by
     a row that stays, or a gone row's number one a probed lesson went past."""
@@ -254,12 +170,12 @@ def _numbers(lessons: Buckets, probed: tuple, gone: list, new: list) -> "tuple[l
 
 
 def _recall(
-    old: CompiledFile, gone: list, gone_numbers: list[int], new: list, new_numbers: list[int]
+    old: compiled_bytes.CompiledFile, gone: list, gone_numbers: list[int], new: list, new_numbers: list[int]
 ) -> tuple[list[tuple[str, list]], int]:
     """The recall table's sections with the gone rows' postings taken out and the new rows' put
     in, and its count of keys: only their buckets are written again (and the filter's bits of a
     new key set), unless a key went (the filter is worked out again) or the table changes size."""
-    recall = Buckets(old, "recall")
+    recall = compiled_bytes.Buckets(old, "recall")
     count = old.meta["recall_keys"]
     touched: dict[str, int] = {}  # term -> its bucket
     fresh: list[str] = []  # terms no row held before
@@ -296,7 +212,7 @@ def _recall(
 
 
 def _regroup(
-    old: CompiledFile, gone: list, gone_numbers: list[int], new: list, new_numbers: list[int],
+    old: compiled_bytes.CompiledFile, gone: list, gone_numbers: list[int], new: list, new_numbers: list[int],
     piece: "Callable[[str], tuple | None]", rows: list[str],
 ) -> "tuple[dict, list, dict, tuple] | None":  # fmt: skip
     """(key table, the groups' sections, gram counts, gram lengths) with the gone rows' entries
