@@ -250,7 +250,7 @@ def test_a_row_that_comes_goes_or_moves_patches_the_compiled_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
 ) -> None:
     """A new lesson (captured, or a file written by hand), a deleted one, a changed priority: the
-    compiled file is patched from the one on disk (index.compiled_rows), to a build's bytes,
+    compiled file is patched from the one on disk (index.compiled_patch), to a build's bytes,
     also when the new row shares its trigger's literals with banked ones (their keys move)."""
     lessons = [lesson(f"c-{i}", commands=[rf"\bcargo\s+{w}\b"], priority=i % 5 + 1) for i, w in enumerate(["build", "test", "tree", "test"])]
     lessons += [lesson("k-0", keywords=["cargo"]), lesson("p-0", paths=["src/**/*.rs"], tools=["Edit"])]

@@ -194,7 +194,8 @@ def test_compiled_and_fallback_tables_are_equal(root: Path) -> None:
     assert disk.lookup("pre", keys) == memory.lookup("pre", keys)
     recall_keys = set(memory.data["recall"])
     assert disk.lookup("recall", recall_keys) == memory.lookup("recall", recall_keys)
-    assert [disk.lesson(i) for i in range(disk.count)] == memory.data["lessons"]
+    assert disk.count == len(memory.data["lessons"])
+    assert {n: disk.lesson(n) for n in memory.data["lessons"]} == memory.data["lessons"]
     every = set(keys) | {g for seconds in memory.data["pre"].values() for g in seconds}
     assert disk.entries(disk.lookup("pre", keys), every) == memory.entries(memory.lookup("pre", keys), every)
     assert sum(map(len, memory.data["groups"])) == len(disk.entries(disk.lookup("pre", keys), every))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lessonbank import config
-from lessonbank.index import compiled_read, layers
+from lessonbank.index import compiled_build, compiled_read, layers
 from lessonbank.state import records, statedir
 from tests.hook_support import lesson, make_bank
 
@@ -87,10 +87,13 @@ def _hits(index: layers.Layered, position: int, slugs: list[str], score: tuple =
     """Hits (number, slug, priority, score) of these slugs in layer `position`, in the order given."""
     found = {}
     _, layer_index = index.layers[position]
-    for number in range(layer_index.count):  # type: ignore[attr-defined]
-        record = layer_index.lesson(number)  # type: ignore[attr-defined]
-        slug = record[compiled_read.L_SLUG]
-        if slug in slugs:
+    for slug in slugs:  # a lesson's number comes from its slug (no two collide here)
+        number = compiled_build.base_number(slug)
+        try:
+            record = layer_index.lesson(number)  # type: ignore[attr-defined]
+        except (KeyError, EOFError):  # not in this layer
+            continue
+        if record[compiled_read.L_SLUG] == slug:
             found[slug] = (number, slug, record[compiled_read.L_PRIORITY], score)
     return [found[slug] for slug in slugs if slug in found]
 

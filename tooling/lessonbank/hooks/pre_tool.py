@@ -19,7 +19,6 @@ from lessonbank.index.compiled_read import (
     E_NUMBER,
     E_PRIORITY,
     E_PROGRAM,
-    E_RANK,
     E_SLUG,
     E_SOURCE,
     E_TOOLS,
@@ -180,10 +179,12 @@ def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str]
     shared: dict = {}
     for position, index in enumerate(indexes):
         for e in candidates(index, tool, commands, paths, shared):
-            ranked.append((-e[E_PRIORITY], -e[E_CONFIDENCE], position, e[E_RANK], e[E_PROGRAM], e))
+            # best first: priority, confidence, layer, slug; then the candidates' own order (a
+            # group's entries keep each row's triggers in order), so no entry is ever compared
+            ranked.append((-e[E_PRIORITY], -e[E_CONFIDENCE], position, e[E_SLUG], e[E_NUMBER], len(ranked), e))
     if not ranked:
         return
-    ranked.sort()  # by the first five (rank, then program number); a full tie compares the entries, which is harmless
+    ranked.sort()
     # One matching budget for the whole call, shared by all its searches (regex and glob) in
     # every layer.
     from lessonbank.matching import budget
@@ -192,7 +193,7 @@ def layered_hits(indexes: list, tool: str, commands: list[str], paths: list[str]
     try:
         claimed = session.claimed_slugs()
         done: set[tuple[int, int]] = set()
-        for *_, position, _, _, entry in ranked:
+        for _, _, position, _, _, _, entry in ranked:
             number, slug = (position, entry[E_NUMBER]), entry[E_SLUG]
             if number in done or slug in claimed:
                 continue

@@ -5,7 +5,7 @@
 `compiled_pieces` works out what one INDEX.md row gives it, `compiled_build` joins the rows'
 pieces into its tables (in memory for the hooks' fallback, streamed for `bank index`) and
 `compiled_bytes` lays them out as the file's bytes;
-`compiled_patch` and `compiled_rows` patch it for a few changed, added or removed rows;
+`compiled_patch` patches it for a few changed, added or removed rows;
 `compiled_update` brings a bank's file up to date after INDEX.md was written (nothing, a new key, a
 patch or a build; the compiled regexes kept in triggers.cache). The caches of the lessons:
 `derived` (with `derived_file`, its layout on disk, and `derived_write`, its writing) is derived.cache, what each lesson file gives

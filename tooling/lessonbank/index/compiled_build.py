@@ -5,25 +5,29 @@ missing or stale (`rebuild`), so both paths give the same answers. The format's 
 with the reader (`compiled_read`), which the hooks load on every call; the rows' pieces come from
 `compiled_pieces` (which loads `re`'s parser), so this module runs only when something must be
 built; `compiled_bytes` lays the tables out as the file's bytes. `stream` gives the bytes of
-`serialize_parts(assemble(...))` in bounded memory: what is big (lesson records, programs, the
-waiting trigger entries, the groups and the recall buckets) goes to temporary files as it is made
+`serialize_parts(assemble(...))` in bounded memory: what is big (lesson records, the
+waiting trigger entries (with their programs), the groups and the recall buckets) goes to temporary files as it is made
 (at 50,000 lessons the file is 70 MB), so what is held is the grams, the recall postings (as
 arrays) and the offsets.
 
 Tables:
 - `lessons`: one record per INDEX.md row: (slug, priority, confidence, full text, summary, terms),
-  the terms (stemmed words of title, when and do, sorted) for the layers' same-meaning check.
+  the terms (stemmed words of title, when and do, sorted) for the layers' same-meaning check, by
+  lesson number. A lesson's number comes from its slug (`base_number`), not its row, so a row
+  that comes or goes moves no other row's number; one taken already is probed past (the next
+  free one, in row order), and `probed` lists those.
 - `pre`: candidate key -> {second key: group number}, `groups`: group number -> trigger entries.
   The second key is the rarest literal of another required run of the entries ("" when they have
   none), so a call reads only the groups whose two keys it both holds. An entry is (lesson number, slug, priority,
-  confidence, tools, kind, source, program number, literals, rank, bounded, choices) where kind is "c" (command
+  confidence, tools, kind, source, program, literals, bounded, choices) where kind is "c" (command
   regex), "p" (path glob) or "t" (a tool-only trigger); the program (from regex_compiler, or None for
-  `re`; from globs) sits in `programs` and is read only for the few entries that get that far.
+  `re`; from globs) stays marshalled and is loaded only for the few entries that get that far; a
+  group's entries are in (slug, lesson number) order, each row's in its triggers' order.
   `literals` are the folded literal runs every match must contain, so an entry whose literals are
   not all in the call is dropped without running anything, and so is one whose `bounded` literals
   (those with a word boundary at an edge, see compiled_read.bounded) are not, or that holds none
-  of the branches of one of its `choices` (alternations every match passes through); `rank` orders lessons best first
-  (priority, confidence, slug), so the hook stops once it has what it can hand over. A regex or
+  of the branches of one of its `choices` (alternations every match passes through); the hook
+  ranks lessons best first (priority, confidence, slug) and stops once it has what it can hand over. A regex or
   glob that `regex_hazard` or `globs.hazard` flags gets no entry, so the hooks never run it
   (`bank check` names it). Its key is the rarest literal every match must contain (a "gram" of
   one of KEY_LENGTHS, case-folded), so a call only looks at the entries whose gram occurs in its
@@ -32,11 +36,12 @@ Tables:
 - `recall`: "k:<term>" (keywords and tag values) and "a:<term>" (all meaningful words of the
   title, when and do, plus those) -> lesson numbers, for prompt recall.
 - `grams`: gram -> how many triggers hold it (their rarity), sorted; no hook reads it: it lets
-  `compiled_rows` file an added row's entries without the other rows' pieces.
+  `compiled_patch` file an added row's entries without the other rows' pieces.
 """
 
 import array
 import marshal
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
@@ -49,16 +54,19 @@ from lessonbank.index.compiled_bytes import (
     hashed_sections,
     layout,
     serialize,
+    table_size,
 )
 from lessonbank.index.compiled_pieces import (
     MARSHAL_VERSION,
     pieces_of,
-    rank_key,
     settings_and_problem,
     settings_from_toml,
 )
 from lessonbank.index.compiled_read import NAME, MemIndex, hashed, read_sources
 from lessonbank.state import statedir
+
+# Lesson numbers are 31 bits (marshal's small ints): a slug's CRC-32, its top bit dropped.
+NUMBERS = 0x7FFFFFFF
 
 
 def from_texts(
@@ -73,48 +81,50 @@ def from_texts(
 
 
 def assemble(pieces: list, settings: dict) -> dict:
-    """The lookup tables for rows' pieces, in INDEX.md order: numbers, ranks and keys depend on all
-    rows. Lesson records and programs stay marshalled (`serialize` writes them as they are)."""
-    records: list = []
-    programs: list = []
-    data = _gather(pieces, settings, records.append, programs.append)
+    """The lookup tables for rows' pieces, in INDEX.md order (the order numbers are probed in).
+    Lesson records stay marshalled (`serialize` writes them as they are)."""
+    records: dict[int, bytes] = {}
+    data = _gather(pieces, settings, records.__setitem__)
     data["groups"] = list(data["groups"])
-    data["recall"] = {k: tuple(v) for k, v in data["recall"].items()}
-    data["lessons"], data["programs"] = records, programs
+    data["recall"] = {k: tuple(sorted(v)) for k, v in data["recall"].items()}
+    data["lessons"] = records
     return data
 
 
-def _gather(pieces: Iterable[tuple], settings: dict, add_record: Callable[[bytes], None],
-            add_program: Callable[[bytes], None], pending: "list | None" = None) -> dict:  # fmt: skip
-    """The tables but for the lesson records and programs, which are handed to `add_record` and
-    `add_program` in order as the pieces come; `groups` is an iterator of groups, `recall` holds
-    arrays. The trigger entries wait marshalled in `pending` (a list, or one kept in a file by
-    `stream`), their grams shared (at 50,000 lessons, 70,000 entries as tuples would be
-    50 MB; they name fewer than 3,000 grams)."""
-    slugs: list[str] = []
-    priorities = array.array("q")
-    confidences = array.array("d")
-    programs = 0
-    entries: list = [] if pending is None else pending  # (number, tools, kind, source, program number, literals, marked, choices)
+def base_number(slug: str) -> int:
+    """The lesson number a slug gets unless another row's took it first."""
+    return zlib.crc32(slug.encode("utf-8")) & NUMBERS
+
+
+def _gather(pieces: Iterable[tuple], settings: dict, add_record: Callable[[int, bytes], None],
+            pending: "list | None" = None) -> dict:  # fmt: skip
+    """The tables but for the lesson records, which are handed to `add_record` with their numbers
+    as the pieces come; `groups` is an iterator of groups, `recall` holds arrays (unsorted). The
+    trigger entries wait marshalled in `pending` (a list, or one kept in a file by `stream`),
+    their grams shared (at 50,000 lessons, 70,000 entries as tuples would be 50 MB; they name
+    fewer than 3,000 grams)."""
+    heads: dict[int, tuple] = {}  # lesson number -> (slug, priority, confidence)
+    probed: list[tuple[int, int]] = []
+    entries: list = [] if pending is None else pending  # (number, tools, kind, source, program, literals, marked, choices)
     by_runs: list[tuple | None] = []  # each pending entry's grams by run
     fallbacks: list[str] = []  # and its key when it has no gram
     recall: dict[str, array.array] = {}
     shared: dict = {}  # one object per gram and per tuple of them
-    for number, ((slug, priority, confidence), record, tools, triggers, keys) in enumerate(pieces):
-        slugs.append(slug)
-        priorities.append(priority)
-        confidences.append(confidence)
-        add_record(record)
+    for head, record, tools, triggers, keys in pieces:
+        number = base = base_number(head[0])
+        while number in heads:
+            number = (number + 1) & NUMBERS
+        if number != base:
+            probed.append((base, number))
+        heads[number] = head
+        add_record(number, record)
         for kind, source, program, literals, by_run, fallback, marked, choices in triggers:
+            entries.append(marshal.dumps((number, tools, kind, source, program, literals, marked, choices)))
             if kind == "t":
-                entries.append(marshal.dumps((number, tools, kind, source, -1, (), (), ())))
                 by_runs.append(None)
             else:
-                entries.append(marshal.dumps((number, tools, kind, source, programs, literals, marked, choices)))
                 runs = tuple(tuple(shared.setdefault(g, g) for g in run) for run in by_run) if by_run else None
                 by_runs.append(shared.setdefault(runs, runs) if runs else None)
-                add_program(program)
-                programs += 1
             fallbacks.append(shared.setdefault(fallback, fallback))
         for term in keys.split():
             found = recall.get(term)
@@ -122,11 +132,6 @@ def _gather(pieces: Iterable[tuple], settings: dict, add_record: Callable[[bytes
                 found = recall[term] = array.array("I")
             found.append(number)
     del shared
-    order = sorted(range(len(slugs)), key=lambda n: rank_key((slugs[n], priorities[n], confidences[n])))
-    rank = array.array("I", bytes(4 * len(slugs)))
-    for position, number in enumerate(order):
-        rank[number] = position
-    del order
     frequency: Counter[str] = Counter()
     for by_run in by_runs:
         if by_run:
@@ -148,32 +153,33 @@ def _gather(pieces: Iterable[tuple], settings: dict, add_record: Callable[[bytes
     del by_runs, fallbacks
     table = group_table(pre)
     lengths = gram_lengths(pre)
-    heads = (slugs, priorities, confidences)
     return {
         "settings": dict(settings),
         "pre": table,
-        "groups": _groups(pre, entries, heads, rank),
+        "groups": _groups(pre, entries, heads),
         "recall": {k: recall[k] for k in sorted(recall)},
         "gram_lengths": lengths,
-        "count": len(slugs),
+        "count": len(heads),
         "grams": dict(sorted(frequency.items())),
+        "probed": tuple(sorted(probed)),
     }
 
 
-def row_entries(number: int, piece: tuple, rank: int, program: int) -> "list[tuple]":
-    """The trigger entries of row `number` (its `piece`, its `rank`, its first program's number):
-    (entry, grams by run, fallback key, marshalled program or None) each, in the order a build
-    files them (`compiled_rows` files a new or moved row's entries with these)."""
+def row_entries(number: int, piece: tuple) -> "list[tuple]":
+    """The trigger entries of lesson `number` (its row's `piece`): (entry, grams by run, fallback
+    key) each, in its triggers' order (`compiled_patch` files a new or moved row's entries with these)."""
     head, _, tools, triggers, _ = piece
     base = (number, *head, tools)
     out = []
     for kind, source, code, literals, by_run, fallback, marked, choices in triggers:
-        if kind == "t":
-            out.append((base + (kind, source, -1, (), rank, (), ()), None, fallback, None))
-        else:
-            out.append((base + (kind, source, program, literals, rank, marked, choices), by_run, fallback, code))
-            program += 1
+        out.append((base + (kind, source, code, literals, marked, choices), None if kind == "t" else by_run, fallback))
     return out
+
+
+def group_order(entry: tuple) -> tuple:
+    """Where an entry sits in its group: by slug, then lesson number (a stable sort keeps a row's
+    entries in its triggers' order)."""
+    return entry[compiled_read.E_SLUG], entry[compiled_read.E_NUMBER]
 
 
 def file_under(by_run: "Iterable[Iterable[str]] | None", fallback: str, rarity: "Callable[[str], tuple]") -> "tuple[str, str]":
@@ -210,19 +216,18 @@ def gram_lengths(pre: dict) -> "tuple[int, ...]":
     return tuple(sorted(lengths, reverse=True))
 
 
-def _groups(pre: dict[str, dict[str, array.array]], pending: list, heads: tuple, rank: array.array) -> Iterator[tuple]:
+def _groups(pre: dict[str, dict[str, array.array]], pending: list, heads: dict[int, tuple]) -> Iterator[tuple]:
     """The groups in number order, their entries made as each group's turn comes:
-    (lesson number, slug, priority, confidence, tools, kind, source, program number, literals,
-    rank, bounded literals, choices)."""
-    slugs, priorities, confidences = heads
+    (lesson number, slug, priority, confidence, tools, kind, source, program, literals, bounded
+    literals, choices)."""
     for key in sorted(pre):
         seconds = pre.pop(key)
         for second in sorted(seconds):
             group = []
             for at in seconds.pop(second):
                 number, tools, kind, source, program, literals, marked, choices = marshal.loads(pending[at])
-                head = (slugs[number], priorities[number], confidences[number])
-                group.append((number, *head, tools, kind, source, program, literals, rank[number], marked, choices))
+                group.append((number, *heads[number], tools, kind, source, program, literals, marked, choices))
+            group.sort(key=group_order)
             yield tuple(group)
 
 
@@ -237,12 +242,21 @@ def stream(pieces: Iterable[tuple], settings: dict, key: Callable[[], tuple]) ->
         return spools[-1]
 
     try:
-        records, programs, pending = spool(), spool(), spool()
-        data = _gather(pieces, settings, records.append, programs.append, pending)  # type: ignore[arg-type]
+        records, pending = spool(), spool()
+        numbers = array.array("I")  # each record's lesson number, in the records' order
+
+        def add_record(number: int, record: bytes) -> None:
+            numbers.append(number)
+            records.append(record)
+
+        data = _gather(pieces, settings, add_record, pending)  # type: ignore[arg-type]
         sections: list[tuple[str, list]] = list(hashed_sections("pre", data["pre"]))
         recall = spool()
         keys = hashed(list(data["recall"]))
-        for blob in hashed_buckets(data["recall"], keys):
+        postings = data["recall"]
+        for term in postings:  # by number, kept as arrays (hashed_buckets makes each a tuple in its turn)
+            postings[term] = array.array("I", sorted(postings[term]))
+        for blob in hashed_buckets(postings, keys):
             recall.append(blob)
         sections += [("recall.filter", [filter_section(data["recall"], keys)]), ("recall.table", [recall.table()]),
                      ("recall.data", recall.chunks())]  # fmt: skip
@@ -250,10 +264,21 @@ def stream(pieces: Iterable[tuple], settings: dict, key: Callable[[], tuple]) ->
         groups = spool()
         for group in data.pop("groups"):
             groups.append(marshal.dumps(group, MARSHAL_VERSION))
-        for name, spooled in (("lessons", records), ("programs", programs), ("groups", groups)):
+        buckets = spool()
+        size = table_size(len(numbers))
+        placed = sorted((n % size, n, at) for at, n in enumerate(numbers))
+        start = 0
+        for number in range(size):  # compiled_bytes.lesson_buckets, each record read back from its spool
+            found = {}
+            while start < len(placed) and placed[start][0] == number:
+                found[placed[start][1]] = records[placed[start][2]]
+                start += 1
+            buckets.append(marshal.dumps(found, MARSHAL_VERSION) if found else b"")
+        del placed
+        for name, spooled in (("lessons", buckets), ("groups", groups)):
             sections += [(name + ".table", [spooled.table()]), (name + ".data", spooled.chunks())]
         sections.append(grams_section(data["grams"]))
-        parts = layout(sections, key(), data["settings"], data["gram_lengths"], data["count"])
+        parts = layout(sections, key(), data["settings"], data["gram_lengths"], data["count"], data["probed"], len(keys))
     except BaseException:
         for each in spools:
             each.close()

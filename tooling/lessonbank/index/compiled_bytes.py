@@ -1,12 +1,16 @@
 """The compiled file's bytes: the tables' sections laid out behind a head, in memory or from temporary files.
 
 The file is MAGIC, the format and the meta (`serialize_meta`: the staleness key, the settings,
-each section's offset and size), then the sections: each hashed table (`pre`, `recall`) as a bit
-filter of its keys, an offset table and its marshalled buckets; each array (`lessons`,
-`programs`, `groups`) as an offset table and its records; `grams` last. `layout` lays out any
-sections so (a build, a patch: compiled_patch and compiled_rows give a build's bytes through it);
+each section's offset and size, the lesson numbers probed past a taken one), then the sections:
+each hashed table (`pre`, `recall`) as a bit filter of its keys, an offset table and its
+marshalled buckets; `lessons` as an offset table and buckets of records by lesson number;
+`groups` as an offset table and its records; `grams` last. A table's size goes up in steps
+(`step`), so a key or a lesson more leaves every other bucket where it was. `layout` lays out any
+sections so (a build, a patch: compiled_patch gives a build's bytes through it);
 a part may be a `Spool` chunk, read from its temporary file only when written out, so a
-50,000-lesson file (47 MB) is never held whole. Read by compiled_read.
+50,000-lesson file (47 MB) is never held whole. Read by compiled_read; `CompiledFile` and
+`Buckets` read an old file's sections back for a patch (compiled_patch), and `spliced` writes a
+section again with a few of its records replaced.
 """
 
 import array
@@ -16,7 +20,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from lessonbank.index.compiled_pieces import MARSHAL_VERSION
-from lessonbank.index.compiled_read import FILTER_BITS, FORMAT, MAGIC, hashed
+from lessonbank.index.compiled_read import FILTER_BITS, FORMAT, MAGIC, Stale, hashed, meta_size
 
 CHUNK = 1 << 20  # bytes read back from a temporary file at a time
 
@@ -32,16 +36,44 @@ def serialize_parts(data: dict, key: tuple) -> list[bytes]:
     sections: list[tuple[str, list[bytes]]] = []
     for name in ("pre", "recall"):
         sections.extend(hashed_sections(name, data[name]))
-    for name in ("lessons", "programs", "groups"):
-        records = data[name]
-        table, payload = array_parts([r if type(r) is bytes else marshal.dumps(r, MARSHAL_VERSION) for r in records])
-        sections += [(name + ".table", [table]), (name + ".data", payload)]
+    table, payload = array_parts(list(lesson_buckets(data["lessons"])))
+    sections += [("lessons.table", [table]), ("lessons.data", payload)]
+    table, payload = array_parts([marshal.dumps(g, MARSHAL_VERSION) for g in data["groups"]])
+    sections += [("groups.table", [table]), ("groups.data", payload)]
     sections.append(grams_section(data["grams"]))
-    return layout(sections, key, data["settings"], data["gram_lengths"], len(data["lessons"]))
+    return layout(sections, key, data["settings"], data["gram_lengths"], len(data["lessons"]), data["probed"], len(data["recall"]))
+
+
+def step(count: int) -> int:
+    """The size class of a table of `count` keys: the least power of two at least `count` (and 8)."""
+    size = 8
+    while size < count:
+        size <<= 1
+    return size
+
+
+def table_size(count: int) -> int:
+    """The number of buckets of a table of `count` keys: the least prime at least its `step`."""
+    return _prime_at_least(step(count))
+
+
+def lesson_buckets(records: "dict[int, bytes | tuple]") -> Iterator[bytes]:
+    """The `lessons` table's buckets in order: lesson number -> marshalled record, for the numbers
+    that are the bucket's modulo the table's size (compiled_read.DiskIndex.lesson)."""
+    size = table_size(len(records))
+    placed = sorted((n % size, n) for n in records)
+    start = 0
+    for number in range(size):
+        found = {}
+        while start < len(placed) and placed[start][0] == number:
+            record = records[placed[start][1]]
+            found[placed[start][1]] = record if type(record) is bytes else marshal.dumps(record, MARSHAL_VERSION)
+            start += 1
+        yield marshal.dumps(found, MARSHAL_VERSION) if found else b""
 
 
 def grams_section(grams: dict) -> "tuple[str, list[bytes]]":
-    """The last section: gram -> how many triggers hold it, read only by `compiled_rows`."""
+    """The last section: gram -> how many triggers hold it, read only by `compiled_patch`."""
     return ("grams", [marshal.dumps(grams, MARSHAL_VERSION)])
 
 
@@ -52,7 +84,10 @@ def hashed_sections(name: str, mapping: dict) -> list[tuple[str, list[bytes]]]:
     return [(name + ".filter", [filter_section(mapping, keys)]), (name + ".table", [table]), (name + ".data", payload)]
 
 
-def layout(sections: list[tuple[str, list[bytes]]], key: tuple, settings: dict, gram_lengths: tuple, count: int) -> list[bytes]:
+def layout(
+    sections: list[tuple[str, list[bytes]]], key: tuple, settings: dict, gram_lengths: tuple, count: int, probed: tuple,
+    recall_keys: int,
+) -> list[bytes]:
     """The file's parts: its head (meta with each section's offset and size), then the sections
     (each given as its parts) in the order given; `compiled_patch` lays out a patched file here too."""
     spans: dict[str, tuple[int, int]] = {}
@@ -70,6 +105,8 @@ def layout(sections: list[tuple[str, list[bytes]]], key: tuple, settings: dict, 
         "gram_lengths": gram_lengths,
         "sections": spans,
         "count": count,
+        "probed": probed,
+        "recall_keys": recall_keys,
     }
     return [serialize_meta(meta), *blobs]
 
@@ -85,7 +122,7 @@ def hashed_buckets(mapping: dict, keys: "list[tuple[str, int, int]] | None" = No
     """A hashed table's buckets in order, each marshalled as soon as it is filled (an array value
     as the tuple it stands for), so no second copy of the mapping is made; `keys`: the mapping's
     keys `hashed` (compiled_read.bucket's number for each), when the caller has them."""
-    size = _prime_at_least(max(7, len(mapping)))
+    size = table_size(len(mapping))
     placed = sorted((n % size, key) for key, n, _ in (hashed(list(mapping)) if keys is None else keys))
     start = 0
     for number in range(size):
@@ -102,12 +139,17 @@ def filter_section(mapping: dict, keys: "list[tuple[str, int, int]] | None" = No
     """A bit filter of the keys: three bits each (compiled_read.filter_bits), FILTER_BITS bits
     per key (a lookup of a key not in it reads no bucket, but for about one in a hundred);
     `keys` as for `hashed_buckets`."""
-    bits = bytearray(max(64, len(mapping) * FILTER_BITS // 8))
+    bits = bytearray(filter_bytes(len(mapping)))
     size = len(bits) * 8
     for _, _, x in hashed(list(mapping)) if keys is None else keys:
         for bit in (x % size, (x >> 21) % size, (x >> 42) % size):
             bits[bit >> 3] |= 1 << (bit & 7)
     return bytes(bits)
+
+
+def filter_bytes(count: int) -> int:
+    """The size of the bit filter of a table of `count` keys: FILTER_BITS bits per key of its `step`."""
+    return max(64, step(count) * FILTER_BITS // 8)
 
 
 def array_parts(blobs: list[bytes]) -> tuple[bytes, list[bytes]]:
@@ -183,3 +225,84 @@ class _Chunk:
         self.spool.reading = True
         self.spool.file.seek(self.offset)
         return self.spool.read(self.size)
+
+
+class CompiledFile:
+    """The sections of a compiled file as built with these settings (ValueError for another file)."""
+
+    def __init__(self, data: bytes, settings: dict) -> None:
+        try:
+            size = meta_size(data)
+        except Stale:
+            raise ValueError("another format") from None
+        self.meta = marshal.loads(data[16 : 16 + size])
+        if self.meta["settings"] != settings or self.meta["byteorder"] != sys.byteorder:
+            raise ValueError("other settings")
+        self.view, self.base = memoryview(data), 16 + size  # sections are views: 10 MB is not copied
+
+    def section(self, name: str) -> memoryview:
+        offset, length = self.meta["sections"][name]
+        return self.view[self.base + offset : self.base + offset + length]
+
+    def offsets(self, name: str) -> array.array:
+        table = array.array("I")
+        table.frombytes(self.section(name + ".table"))
+        return table
+
+    def records(self, name: str) -> list:
+        """Every record (or bucket, {} for an empty one) of a section, unmarshalled."""
+        table, data = self.offsets(name), self.section(name + ".data")
+        return [marshal.loads(data[table[i] : table[i + 1]]) if table[i + 1] > table[i] else {} for i in range(len(table) - 1)]
+
+
+class Buckets:
+    """The buckets of one section of the old file, each unmarshalled when first asked for; the
+    ones changed are written again, the others copied."""
+
+    def __init__(self, old: CompiledFile, name: str) -> None:
+        self.name, self.table, self.data = name, old.offsets(name), old.section(name + ".data")
+        self.size = len(self.table) - 1
+        self.read: dict[int, dict] = {}
+        self.changed: set[int] = set()
+
+    def __getitem__(self, number: int) -> dict:
+        found = self.read.get(number)
+        if found is None:
+            start, end = self.table[number], self.table[number + 1]
+            found = self.read[number] = marshal.loads(self.data[start:end]) if end > start else {}
+        return found
+
+    def every(self) -> dict:
+        """All buckets' contents as one mapping."""
+        out: dict = {}
+        for number in range(self.size):
+            out.update(self[number])
+        return out
+
+    def sections(self) -> list[tuple[str, list]]:
+        """The table and data sections, the changed buckets marshalled again (keys sorted, as a
+        build writes them) and each run of unchanged ones copied as one view of the old file."""
+        return spliced(self.name, self.table, self.data, {
+            n: marshal.dumps(dict(sorted(self.read[n].items())), MARSHAL_VERSION) if self.read[n] else b"" for n in self.changed
+        })  # fmt: skip
+
+
+def spliced(name: str, table: array.array, data: memoryview, blobs: "dict[int, bytes]") -> list[tuple[str, list]]:
+    """An offset table and data section with the records numbered in `blobs` replaced: the
+    offsets between two replaced records move by one sum, and the data between them is one view."""
+    offsets = array.array("I", [0])
+    parts: list = []
+    start, delta = 0, 0
+    for n in sorted(blobs):
+        if n > start:  # the records start .. n-1 as they were
+            offsets.extend(array.array("I", [x + delta for x in table[start + 1 : n + 1]]) if delta else table[start + 1 : n + 1])
+            parts.append(data[table[start] : table[n]])
+        blob = blobs[n]
+        parts.append(blob)
+        offsets.append(offsets[-1] + len(blob))
+        delta = offsets[-1] - table[n + 1]
+        start = n + 1
+    if start < len(table) - 1:
+        offsets.extend(array.array("I", [x + delta for x in table[start + 1 :]]) if delta else table[start + 1 :])
+        parts.append(data[table[start] : table[-1]])
+    return [(name + ".table", [offsets.tobytes()]), (name + ".data", parts)]

@@ -1,68 +1,43 @@
-"""The compiled index patched for rows whose wording changed, not their place, triggers or rank.
+"""The compiled index patched for one run of INDEX.md rows removed and rows put in their place.
 
-`bank index` after a lesson's title, when, do, keywords or tags changed (not its commands, paths,
-tools, priority, confidence or slug, nor the rows' order): of the file built from the old INDEX.md
-only the changed rows' lesson records and the recall postings are worked out again; the key
-tables, trigger groups and programs are copied as they are (nothing in them depends on a row's
-wording). The sections are laid out by `compiled_bytes.layout`, as a build lays them out, so the
-bytes are those of a build from the new INDEX.md; a change a patch cannot make gives None and
-the caller joins all the rows' pieces instead (or, for rows that came, went or moved,
-`compiled_rows` patches them).
+A captured lesson, a deleted one, a reworded one, a changed priority or trigger: as a lesson's
+number comes from its slug (compiled_build.base_number), no other row's number moves, so only
+the buckets and groups the changed rows are in are worked out again; every other one is copied
+as it is. The new rows' entries are filed by the file's `grams` section (how many triggers hold
+each gram), and the rows whose key could move with those counts are filed again from their
+pieces: those filed under a gram that grew commoner, and those holding one that grew rarer
+(which rows hold a gram is not in the file: every gram of a trigger is inside one of its
+literals, so the rows with a literal containing it are filed again, a few more than need be).
+The sections are laid out by `compiled_bytes.layout`, so the bytes are those of a build from
+the new INDEX.md; a change it cannot make (a number a build would give otherwise: one probed
+past a taken one) gives None, and the caller builds.
 """
 
 import array
 import marshal
-import sys
+from bisect import bisect_left
+from collections import Counter
 from collections.abc import Callable
 
-from lessonbank.index import compiled_bytes, index_md
-from lessonbank.index.compiled_pieces import HEAD, KEYS, MARSHAL_VERSION, RECORD, TOOLS, TRIGGERS
-from lessonbank.index.compiled_read import Stale, bucket, meta_size
+from lessonbank.index import compiled_build, compiled_bytes, index_md
+from lessonbank.index.compiled_pieces import GRAMS, HEAD, KEYS, MARSHAL_VERSION, RECORD, TRIGGERS
+from lessonbank.index.compiled_read import (
+    E_LITERALS,
+    E_NUMBER,
+    E_SLUG,
+    L_SLUG,
+    bucket,
+    hashed,
+)
 
-# More changed rows than this and the join from all pieces is used (a patch is for small edits).
+# More changed rows than this and a build is used (a patch is for small edits).
 MOST_ROWS = 50
-
-
-def patch(
-    old_file: bytes,
-    changes: "list[tuple[int, str, str]]",
-    piece: "Callable[[str], tuple | None]",
-    settings: dict,
-    key: tuple,
-) -> "list[bytes] | None":
-    """The compiled file, as parts, for the INDEX.md rows `old_file` was built from (with these
-    settings) with `changes` made: (row number, old line, new line) each, the same rows in the
-    same order; `piece` gives a row line's `compiled_pieces.piece` (None when unknown). None when
-    the change is not one a patch can make."""
-    if not changes or len(changes) > MOST_ROWS:
-        return None
-    swaps: dict[int, tuple[tuple, tuple]] = {}
-    for n, old_line, new_line in changes:
-        before, after = piece(old_line), piece(new_line)
-        # head (slug, priority, confidence: numbers and ranks), tools and triggers the same
-        if n in swaps or before is None or after is None or before[HEAD] != after[HEAD] or before[TOOLS : TRIGGERS + 1] != after[TOOLS : TRIGGERS + 1]:
-            return None
-        swaps[n] = (before, after)
-    try:
-        return _patched(old_file, swaps, settings, key)
-    except (ValueError, EOFError, TypeError, KeyError, IndexError):  # not the file it should be
-        return None
-
-
-def changed_rows(old_lines: "list[str]", new_lines: "list[str]") -> "list[tuple[int, str, str]] | None":
-    """(row number, old line, new line) of the INDEX.md table rows that differ between two texts
-    (given as their lines) whose other lines are the same (None otherwise, or when they differ in
-    more than MOST_ROWS lines): the lines are compared as they are, the table is not parsed."""
-    if len(old_lines) != len(new_lines):
-        return None
-    differ = [i for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=True)) if a != b]
-    if not differ or len(differ) > MOST_ROWS:
-        return None
-    first = first_row(new_lines)
-    if first is None or differ[0] < first:
-        return None
-    # a line past the rows has no piece, so `patch` declines it
-    return [(i - first, old_lines[i].strip(), new_lines[i].strip()) for i in differ]
+# More rows than this filed again and a build is used.
+MOST_REFILED = 1000
+# A larger file is not patched: a patch holds the old file whole (14 MB at 10,000 lessons), and
+# the streamed build keeps `bank index` of 50,000 lessons (47 MB) under 200 MiB.
+MOST_BYTES = 24 << 20
+Place = tuple  # (key, second key) an entry is filed under
 
 
 def first_row(lines: "list[str]") -> "int | None":
@@ -78,129 +53,311 @@ def first_row(lines: "list[str]") -> "int | None":
     return at + 2
 
 
-class CompiledFile:
-    """The sections of a compiled file as built with these settings (ValueError for another file)."""
-
-    def __init__(self, data: bytes, settings: dict) -> None:
-        try:
-            size = meta_size(data)
-        except Stale:
-            raise ValueError("another format") from None
-        self.meta = marshal.loads(data[16 : 16 + size])
-        if self.meta["settings"] != settings or self.meta["byteorder"] != sys.byteorder:
-            raise ValueError("other settings")
-        self.view, self.base = memoryview(data), 16 + size  # sections are views: 10 MB is not copied
-
-    def section(self, name: str) -> memoryview:
-        offset, length = self.meta["sections"][name]
-        return self.view[self.base + offset : self.base + offset + length]
-
-    def offsets(self, name: str) -> array.array:
-        table = array.array("I")
-        table.frombytes(self.section(name + ".table"))
-        return table
-
-    def records(self, name: str) -> list:
-        """Every record (or bucket, {} for an empty one) of an array or hashed section, unmarshalled."""
-        table, data = self.offsets(name), self.section(name + ".data")
-        return [marshal.loads(data[table[i] : table[i + 1]]) if table[i + 1] > table[i] else {} for i in range(len(table) - 1)]
-
-
-def _patched(old_file: bytes, swaps: dict, settings: dict, key: tuple) -> "list[bytes] | None":
+def patch(
+    old_file: bytes, old_lines: "list[str]", new_lines: "list[str]", piece: "Callable[[str], tuple | None]",
+    settings: dict, key: tuple,
+) -> "list[bytes] | None":  # fmt: skip
+    """The compiled file, as parts, for the INDEX.md of `new_lines`, patched from `old_file` (built
+    from the INDEX.md of `old_lines` with these settings) when the two differ in one run of table
+    rows (up to MOST_ROWS lines, removed and put in their place); `piece` gives a row line's
+    `compiled_pieces.piece` (None when unknown). None when the change is not one it can make."""
+    if len(old_file) > MOST_BYTES:
+        return None
+    start = _same_start(old_lines, new_lines)
+    end = min(_same_start(old_lines[::-1], new_lines[::-1]), min(len(old_lines), len(new_lines)) - start)
+    gone, added = old_lines[start : len(old_lines) - end], new_lines[start : len(new_lines) - end]
+    if not (gone or added) or len(gone) + len(added) > MOST_ROWS:
+        return None
+    if not all(line.startswith("|") for line in gone + added):  # a patch is for rows only
+        return None
+    first = first_row(new_lines)
+    if first is None or start < first:
+        return None
     try:
-        found = CompiledFile(old_file, settings)
-    except ValueError:
+        old = compiled_bytes.CompiledFile(old_file, settings)
+        count = old.meta["count"]
+        if first + count > len(old_lines) or (first + count < len(old_lines) and old_lines[first + count].startswith("|")):
+            return None  # not the rows it was built from
+        return _patched(old, gone, added, piece, key, new_lines[first:])
+    except (ValueError, EOFError, TypeError, KeyError, IndexError):  # not the file it should be
         return None
-    meta, section, offsets = found.meta, found.section, found.offsets
-    count = meta["count"]
-    if max(swaps) >= count:
+
+
+def _same_start(a: "list[str]", b: "list[str]") -> int:
+    """How many lines `a` and `b` share at the start (compared a slice at a time: a line at a time
+    is a Python loop over 10,000 rows)."""
+    same, most = 0, min(len(a), len(b))
+    while same + 256 <= most and a[same : same + 256] == b[same : same + 256]:
+        same += 256
+    while same < most and a[same] == b[same]:
+        same += 1
+    return same
+
+
+def _patched(
+    old: compiled_bytes.CompiledFile, gone: list[str], added: list[str], piece: "Callable[[str], tuple | None]", key: tuple,
+    rows: list[str],
+) -> "list[bytes] | None":  # fmt: skip
+    """`patch` once the run is found: the `gone` rows' lessons taken out, the `added` ones put in."""
+    found = [piece(line.strip()) for line in gone + added]
+    pieces = [p for p in found if p is not None]
+    if len(pieces) != len(found):
+        return None
+    gone_pieces, new_pieces = pieces[: len(gone)], pieces[len(gone) :]
+    lessons = compiled_bytes.Buckets(old, "lessons")
+    numbers = _numbers(lessons, old.meta["probed"], gone_pieces, new_pieces)
+    if numbers is None:
+        return None
+    gone_numbers, new_numbers = numbers
+    count = old.meta["count"] - len(gone_pieces) + len(new_pieces)
+
+    # Lesson records: the changed rows' buckets (all of them when the table changes size).
+    if compiled_bytes.table_size(count) != lessons.size:
+        records = lessons.every()
+        for n in gone_numbers:
+            del records[n]
+        records.update(zip(new_numbers, (p[RECORD] for p in new_pieces), strict=True))
+        table, payload = compiled_bytes.array_parts(list(compiled_bytes.lesson_buckets(records)))
+        lesson_sections = [("lessons.table", [table]), ("lessons.data", payload)]
+    else:
+        for n in gone_numbers:
+            del lessons[n % lessons.size][n]
+            lessons.changed.add(n % lessons.size)
+        for n, p in zip(new_numbers, new_pieces, strict=True):
+            lessons[n % lessons.size][n] = p[RECORD]
+            lessons.changed.add(n % lessons.size)
+        lesson_sections = lessons.sections()
+
+    groups = _regroup(old, gone_pieces, gone_numbers, new_pieces, new_numbers, piece, rows)
+    if groups is None:
+        return None
+    pre_table, group_sections, counts, lengths = groups
+    sections: list[tuple[str, list]] = [*compiled_bytes.hashed_sections("pre", pre_table)]  # parts: bytes or views
+    recall_sections, recall_keys = _recall(old, gone_pieces, gone_numbers, new_pieces, new_numbers)
+    sections += recall_sections
+    sections += lesson_sections
+    sections += group_sections
+    sections.append(compiled_bytes.grams_section(counts))
+    return compiled_bytes.layout(sections, key, old.meta["settings"], lengths, count, old.meta["probed"], recall_keys)
+
+
+def _numbers(lessons: compiled_bytes.Buckets, probed: tuple, gone: list, new: list) -> "tuple[list[int], list[int]] | None":
+    """The lesson numbers of the gone rows (as the file has them) and of the new ones (as a build
+    gives them); None when a build would number any row otherwise: a new row's number taken by
+    a row that stays, or a gone row's number one a probed lesson went past."""
+    gone_numbers: list[int] = []
+    for p in gone:
+        slug = p[HEAD][0]
+        n = compiled_build.base_number(slug)
+        while True:  # past the lessons probed past: the one of this slug (and not taken out already)
+            record = lessons[n % lessons.size].get(n)
+            if record is None:
+                return None
+            if n not in gone_numbers and marshal.loads(record)[L_SLUG] == slug:
+                break
+            n = (n + 1) & compiled_build.NUMBERS
+        gone_numbers.append(n)
+    for base, number in probed:
+        if any((base <= n <= number) if base <= number else (n >= base or n <= number) for n in gone_numbers):
+            return None
+    new_numbers: list[int] = []
+    for p in new:
+        n = compiled_build.base_number(p[HEAD][0])
+        if n in new_numbers or (n not in gone_numbers and n in lessons[n % lessons.size]):
+            return None
+        new_numbers.append(n)
+    return gone_numbers, new_numbers
+
+
+def _recall(
+    old: compiled_bytes.CompiledFile, gone: list, gone_numbers: list[int], new: list, new_numbers: list[int]
+) -> tuple[list[tuple[str, list]], int]:
+    """The recall table's sections with the gone rows' postings taken out and the new rows' put
+    in, and its count of keys: only their buckets are written again (and the filter's bits of a
+    new key set), unless a key went (the filter is worked out again) or the table changes size."""
+    recall = compiled_bytes.Buckets(old, "recall")
+    count = old.meta["recall_keys"]
+    touched: dict[str, int] = {}  # term -> its bucket
+    fresh: list[str] = []  # terms no row held before
+    for number, p in zip(gone_numbers, gone, strict=True):
+        for term in p[KEYS].split():
+            at = touched[term] = bucket(term, recall.size)
+            found = recall[at]
+            found[term] = tuple(x for x in found[term] if x != number)
+    for number, p in zip(new_numbers, new, strict=True):
+        for term in p[KEYS].split():
+            at = touched[term] = bucket(term, recall.size)
+            found = recall[at]
+            postings = found.get(term)
+            if postings is None:
+                fresh.append(term)
+                postings = ()
+            j = bisect_left(postings, number)
+            found[term] = postings[:j] + (number,) + postings[j:]
+    went = False
+    for term, at in touched.items():
+        recall.changed.add(at)
+        if not recall[at][term]:  # no row holds it now
+            del recall[at][term]
+            went = True
+    count += len(fresh) - sum(1 for term, at in touched.items() if term not in recall[at])
+    if went or compiled_bytes.table_size(count) != recall.size:
+        return compiled_bytes.hashed_sections("recall", recall.every()), count
+    bits = bytearray(old.section("recall.filter"))
+    size = len(bits) * 8
+    for _, _, x in hashed(fresh):  # a key more sets its bits (compiled_bytes.filter_section)
+        for bit in (x % size, (x >> 21) % size, (x >> 42) % size):
+            bits[bit >> 3] |= 1 << (bit & 7)
+    return [("recall.filter", [bytes(bits)]), *recall.sections()], count
+
+
+def _regroup(
+    old: compiled_bytes.CompiledFile, gone: list, gone_numbers: list[int], new: list, new_numbers: list[int],
+    piece: "Callable[[str], tuple | None]", rows: list[str],
+) -> "tuple[dict, list, dict, tuple] | None":  # fmt: skip
+    """(key table, the groups' sections, gram counts, gram lengths) with the gone rows' entries
+    taken out and the new rows' filed, and the rows whose key may move with the new counts filed
+    again; the groups no entry came to or left are copied as they are. None when a row's entries
+    are not where a build files them (not the file it should be) or too many rows move."""
+    pre: dict[str, dict[str, int]] = {}
+    for found in old.records("pre"):
+        pre.update(found)
+    table, data = old.offsets("groups"), old.section("groups.data")
+    loaded: dict[int, list] = {}
+
+    def group(gid: int) -> list:
+        if gid not in loaded:
+            loaded[gid] = list(marshal.loads(data[table[gid] : table[gid + 1]]))
+        return loaded[gid]
+
+    # Gram counts: a gram a removed trigger held that a row left as it was also holds could now
+    # key that row; one that grew commoner could stop keying the rows filed under it.
+    before: dict[str, int] = marshal.loads(old.section("grams"))
+    counts = dict(before)
+    delta: Counter[str] = Counter()
+    held: Counter[str] = Counter()  # by the new rows' triggers
+    for sign, side in ((-1, gone), (1, new)):
+        for p in side:
+            for trigger in p[TRIGGERS]:
+                if trigger[GRAMS]:
+                    grams = {g for run in trigger[GRAMS] for g in run}
+                    delta.update(dict.fromkeys(grams, sign))
+                    if sign > 0:
+                        held.update(grams)
+    grew, shrank = set(), set()
+    for gram, change in delta.items():
+        total = counts.get(gram, 0) + change
+        if change < 0 and total > held[gram]:  # rows left as they were hold it
+            shrank.add(gram)
+        if change > 0:
+            grew.add(gram)
+        if total:
+            counts[gram] = total
+        elif gram in counts:
+            del counts[gram]
+    counts = dict(sorted(counts.items()))  # as a build writes them
+
+    def rarity(gram: str) -> tuple:  # as a build ranks grams (compiled_build._gather)
+        return (counts[gram], -len(gram), gram)
+
+    def rarity_before(gram: str) -> tuple:
+        return (before[gram], -len(gram), gram)
+
+    leaving = set(gone_numbers)
+    refile: dict[int, str] = {}  # lesson number -> slug, of the rows left as they were that are filed again
+    for gram_key, seconds in pre.items():
+        for second, gid in seconds.items():
+            if gram_key in grew or second in grew:
+                refile.update((e[E_NUMBER], e[E_SLUG]) for e in group(gid) if e[E_NUMBER] not in leaving)
+    by_rarity = sorted(shrank, key=rarity)
+    rarities = [rarity(gram) for gram in by_rarity]
+    for gram_key, seconds in pre.items() if shrank else ():
+        if gram_key not in counts:  # always-checked and tool-only entries (no gram), or a key
+            continue  # only the removed rows held
+        for second, gid in seconds.items():
+            if second and second not in counts:  # held by the removed rows alone, as are its entries
+                continue
+            # A gram that grew rarer moves an entry only if it is now rarer than its key or second
+            # key; which rows hold a gram is not in the file, but a holder's literals contain it.
+            bar = max(rarity(gram_key), rarity(second)) if second else rarity(gram_key)
+            rarer = by_rarity[: bisect_left(rarities, bar)]
+            if rarer:  # the group's literals at once first: most hold none of those grams
+                held_here = "\x00".join(lit for e in group(gid) for lit in e[E_LITERALS])
+                rarer = [gram for gram in rarer if gram in held_here]
+            for e in group(gid) if rarer else ():
+                if e[E_NUMBER] not in leaving and e[E_NUMBER] not in refile:
+                    literals = "\x00".join(e[E_LITERALS])
+                    if any(gram in literals for gram in rarer):
+                        refile[e[E_NUMBER]] = e[E_SLUG]
+    if len(refile) > MOST_REFILED:
+        return None
+    moved = _pieces_of(refile, piece, rows)
+    if moved is None:
         return None
 
-    recall = _recall_buckets(offsets("recall"), section("recall.data"), swaps)
-    sections: list[tuple[str, list]] = []  # parts are bytes or views of the old file's
-    for name in meta["sections"]:  # in the order a build lays them out
-        if name == "recall.filter":  # with recall.table and recall.data, which follow it
-            if recall is None:  # a key came or went: the table's size and filter change
-                mapping = _recall(found.records("recall"), swaps)
-                sections.extend(compiled_bytes.hashed_sections("recall", mapping))
-            else:
-                sections.append((name, [section(name)]))
-                sections.extend(_splice("recall", offsets("recall"), section("recall.data"), recall))
-        elif name == "lessons.table":  # with lessons.data
-            records = {n: after[RECORD] for n, (_, after) in swaps.items()}
-            sections.extend(_splice("lessons", offsets("lessons"), section("lessons.data"), records))
-        elif name not in ("recall.table", "recall.data", "lessons.data"):
-            sections.append((name, [section(name)]))
-    return compiled_bytes.layout(sections, key, settings, meta["gram_lengths"], count)
-
-
-def _splice(name: str, table: array.array, data: "bytes | memoryview", blobs: dict[int, bytes]) -> list[tuple[str, list]]:
-    """An array's table and data sections with the records numbered in `blobs` replaced."""
+    # Out: every entry of the gone and moved rows, from where the old counts filed it.
+    touched: set[int] = set()
+    for number, p in [*zip(gone_numbers, gone, strict=True), *moved]:
+        for _, by_run, fallback in compiled_build.row_entries(number, p):
+            gram_key, second = compiled_build.file_under(by_run, fallback, rarity_before)
+            gid = pre[gram_key][second]
+            entries = group(gid)
+            kept = [e for e in entries if e[E_NUMBER] != number]
+            if len(kept) == len(entries) and gid not in touched:
+                return None
+            loaded[gid] = kept
+            touched.add(gid)
+    # In: the moved and new rows' entries, where the new counts file them.
+    added: dict[Place, list[tuple]] = {}
+    for number, p in [*moved, *zip(new_numbers, new, strict=True)]:
+        for entry, by_run, fallback in compiled_build.row_entries(number, p):
+            added.setdefault(compiled_build.file_under(by_run, fallback, rarity), []).append(entry)
+    places = {(k, s): gid for k, seconds in pre.items() for s, gid in seconds.items()}
+    offsets = array.array("I", [0])
     parts: list = []
-    new = array.array("I", table)
-    start = 0
-    for n in sorted(blobs):
-        blob = blobs[n]
-        parts += [data[table[start] : table[n]], blob]
-        start = n + 1
-        delta = len(blob) - (table[n + 1] - table[n])
-        if delta:
-            for i in range(n + 1, len(new)):
-                new[i] += delta
-    parts.append(data[table[start] : table[-1]])
-    return [(name + ".table", [new.tobytes()]), (name + ".data", parts)]
-
-
-def _moves(swaps: dict) -> list[tuple[int, set[str], set[str]]]:
-    """(row number, recall keys it leaves, recall keys it joins) of each changed row."""
-    out = []
-    for n, (before, after) in swaps.items():
-        old, new = set(before[KEYS].split()), set(after[KEYS].split())
-        out.append((n, old - new, new - old))
-    return out
-
-
-def _recall_buckets(table: array.array, data: "bytes | memoryview", swaps: dict) -> "dict[int, bytes] | None":
-    """The recall buckets the changed rows' postings move in, re-marshalled (bucket number ->
-    bytes); None when a key comes or goes (then the table's size and filter change)."""
-    size = len(table) - 1
-    touched: dict[int, dict] = {}
-
-    def holding(term: str) -> dict:
-        number = bucket(term, size)
-        if number not in touched:
-            start, end = table[number], table[number + 1]
-            touched[number] = marshal.loads(data[start:end]) if end > start else {}
-        return touched[number]
-
-    for n, leaves, joins in _moves(swaps):
-        for term in leaves:
-            found = holding(term)
-            rest = tuple(x for x in found[term] if x != n)
-            if not rest:
-                return None
-            found[term] = rest
-        for term in joins:
-            found = holding(term)
-            if term not in found:
-                return None
-            found[term] = tuple(sorted((*found[term], n)))
-    return {number: marshal.dumps(found, MARSHAL_VERSION) for number, found in touched.items()}
-
-
-def _recall(buckets: list, swaps: dict) -> dict:
-    """The whole recall table (key -> lesson numbers), from its buckets, with the changed rows'
-    postings moved."""
-    mapping: dict[str, tuple[int, ...]] = {}
-    for found in buckets:
-        mapping.update(found)
-    for n, leaves, joins in _moves(swaps):
-        for term in leaves:
-            rest = tuple(x for x in mapping[term] if x != n)
-            if rest:
-                mapping[term] = rest
+    view_end = -1  # the end, in the old data, of the last part when it is a view (a run of groups as they were)
+    key_table: dict[str, dict[str, int]] = {}
+    for place in sorted(places.keys() | added.keys()):
+        at = places.get(place)
+        if at is not None and at not in touched and place not in added:  # nothing came or went: as it was
+            if view_end == table[at]:
+                parts[-1] = data[table[at] - len(parts[-1]) : table[at + 1]]
             else:
-                del mapping[term]
-        for term in joins:
-            mapping[term] = tuple(sorted((*mapping.get(term, ()), n)))
-    return mapping
+                parts.append(data[table[at] : table[at + 1]])
+            view_end = table[at + 1]
+            size = table[at + 1] - table[at]
+        else:
+            entries = (group(at) if at is not None else []) + added.get(place, [])
+            if not entries:
+                continue
+            entries.sort(key=compiled_build.group_order)
+            parts.append(marshal.dumps(tuple(entries), MARSHAL_VERSION))
+            view_end, size = -1, len(parts[-1])
+        key_table.setdefault(place[0], {})[place[1]] = len(offsets) - 1
+        offsets.append(offsets[-1] + size)
+    sections = [("groups.table", [offsets.tobytes()]), ("groups.data", parts)]
+    return key_table, sections, counts, compiled_build.gram_lengths(key_table)
+
+
+def _pieces_of(rows_wanted: dict[int, str], piece: "Callable[[str], tuple | None]", rows: list[str]) -> "list[tuple[int, tuple]] | None":
+    """(lesson number, piece) of the rows of these numbers (and slugs), from their lines among
+    `rows`; None when one is missing or its slug is on two rows (which is which is the build's to say)."""
+    if not rows_wanted:
+        return []
+    wanted = set(rows_wanted.values())
+    lines: dict[str, str] = {}
+    for line in rows:
+        if not line.startswith("|"):
+            break
+        slug = line[line.index("[") + 1 : line.index("](")]
+        if slug in wanted:
+            if slug in lines:
+                return None
+            lines[slug] = line
+    out = []
+    for number, slug in sorted(rows_wanted.items()):
+        p = piece(lines[slug].strip()) if slug in lines else None
+        if p is None:
+            return None
+        out.append((number, p))
+    return out

@@ -6,7 +6,7 @@ runs only when something must be built) with the literals every match must conta
 candidate keys (grams), each glob compiled likewise, the row's recall terms. `bank index` keeps
 the pieces (index.derived) and the compiled regexes (`Packed`, in triggers.cache), so a build
 works out only the new rows; compiled_build joins pieces into the tables, the patches
-(compiled_patch, compiled_rows) file a few rows' pieces into a file on disk.
+(compiled_patch) files a few rows' pieces into a file on disk.
 """
 
 import marshal
@@ -67,13 +67,6 @@ def command_trigger(pattern: str) -> "tuple | None":
     marked = tuple(sorted({run.translate(BOUND) for run in regex_compiler.bounded_runs(pattern) if "\x01" in run}))
     choices = tuple(tuple(sorted({fold(x) for x in group})) for group in regex_compiler.alternatives(pattern))
     return program, tuple(runs), marked, choices
-
-
-def rank_key(head: tuple) -> tuple:
-    """How rows are ranked, from a piece's head (slug, priority, confidence): priority, then
-    confidence (both highest first), then slug."""
-    slug, priority, confidence = head
-    return (-priority, -confidence, slug)
 
 
 def piece(r: IndexRow, compiled: dict) -> tuple:

@@ -20,9 +20,11 @@ MAGIC = b"LBANKIX\x00"
 # 3: longer keys, literal checks, ranks, programs apart, key filters; 4: hazardous regexes and
 # globs left out; 5: word-boundary literals and required alternations in each entry; 6: entries
 # in groups by a second key; 7: each lesson record carries its terms; 8: a `grams` section at the
-# end (how many triggers hold each gram, read only by compiled_rows). A file of another format is
-# stale, so it is rebuilt.
-FORMAT = 8
+# end (how many triggers hold each gram, read only by compiled_patch); 9: lessons numbered by
+# their slug, not their row (a new row moves no other), found by number in a hashed table, each
+# entry holding its program, no ranks, tables sized in steps. A file of another format is stale,
+# so it is rebuilt.
+FORMAT = 9
 NAME = statedir.COMPILED_INDEX
 ALWAYS_COMMAND = "\x00c"
 ALWAYS_PATH = "\x00p"
@@ -58,10 +60,11 @@ L_SUMMARY = 4
 L_TERMS = 5
 # A trigger entry (`groups`): its lesson's number, slug, priority and confidence; the tools it
 # names (none: a command trigger applies to Bash, a path trigger to any tool); its kind ("c" a
-# command regex, "p" a path glob, "t" tool-only); its source text; its program's number in
-# `programs` (-1 for kind "t"); the folded literals every match holds; its lesson's rank (best
-# first); the literals with a word boundary marked (checked against `bounded`); and its choices
-# (alternations every match passes through: each a tuple of branches, one of which is in it).
+# command regex, "p" a path glob, "t" tool-only); its source text; its program, marshalled (None
+# for kind "t": unmarshalled only for the few entries that get that far); the folded literals
+# every match holds; the literals with a word boundary marked (checked against `bounded`); and
+# its choices (alternations every match passes through: each a tuple of branches, one of which
+# is in it). Lessons rank best first by priority, confidence and slug, from the entry itself.
 E_NUMBER = 0
 E_SLUG = 1
 E_PRIORITY = 2
@@ -71,9 +74,8 @@ E_KIND = 5
 E_SOURCE = 6
 E_PROGRAM = 7
 E_LITERALS = 8
-E_RANK = 9
-E_BOUNDED = 10
-E_CHOICES = 11
+E_BOUNDED = 9
+E_CHOICES = 10
 
 # Candidate keys are folded literals of these lengths: a literal run of a trigger is keyed by its
 # substrings of the longest length it reaches (a longer key is rarer, so fewer candidates).
@@ -245,12 +247,15 @@ class DiskIndex:
         return found
 
     def lesson(self, number: int) -> tuple:
-        """The record of lesson `number` (its fields at L_SLUG … L_TERMS)."""
-        return self._record("lessons", number)  # type: ignore[return-value]
+        """The record of lesson `number` (its fields at L_SLUG … L_TERMS): one bucket of the
+        `lessons` table (number -> marshalled record), numbered by `number` modulo its size."""
+        _, table_size = self.sections["lessons.table"]
+        bucket_ = self._record("lessons", number % (table_size // 4 - 1))
+        return marshal.loads(bucket_[number])  # type: ignore[index]
 
-    def program(self, number: int) -> object:
-        """The compiled program of trigger `number` (an entry's field E_PROGRAM)."""
-        return self._record("programs", number)
+    def program(self, code: bytes) -> object:
+        """The compiled program an entry holds (its field E_PROGRAM, marshalled)."""
+        return marshal.loads(code)
 
     def entries(self, found: dict, grams: "set[str]") -> "list[tuple]":
         """The trigger entries of the groups `lookup("pre", …)` found whose second key is in `grams`."""
@@ -293,9 +298,8 @@ class MemIndex:
     """The same interface over tables built in memory (the fallback)."""
 
     def __init__(self, data: dict) -> None:
-        # Records and programs come marshalled from compiled_build (as the file holds them).
-        for name in ("lessons", "programs"):
-            data[name] = [marshal.loads(r) if type(r) is bytes else r for r in data[name]]
+        # Records come marshalled from compiled_build (as the file holds them), by lesson number.
+        data["lessons"] = {n: marshal.loads(r) if type(r) is bytes else r for n, r in data["lessons"].items()}
         self.data = data
         self.settings = data["settings"]
         self.gram_lengths = data["gram_lengths"]
@@ -311,8 +315,8 @@ class MemIndex:
     def lesson(self, number: int) -> tuple:
         return self.data["lessons"][number]
 
-    def program(self, number: int) -> object:
-        return self.data["programs"][number]
+    def program(self, code: bytes) -> object:
+        return marshal.loads(code)
 
     def entries(self, found: dict, grams: "set[str]") -> "list[tuple]":
         return [e for gid in _wanted(found, grams) for e in self.data["groups"][gid]]

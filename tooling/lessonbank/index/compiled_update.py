@@ -5,7 +5,7 @@ row's piece taken from the derived cache (index.derived) when it was worked out 
 command regexes compiled before from `.lessonbank/triggers.cache` (`Packed`). Nothing is built when the
 file already describes INDEX.md and bank.toml; when only `seen` counts changed, only its
 staleness key is rewritten; when only a few rows changed, came or went, it is patched from the file
-on disk (compiled_patch, compiled_rows). The file is compared and written in parts, never
+on disk (compiled_patch). The file is compared and written in parts, never
 joined, by the `Writer` the caller gives (bank.store.write_atomic): the bank is a `Place`, its
 root and state folder, so nothing here imports the bank.
 """
@@ -26,7 +26,6 @@ from lessonbank.index import (
     compiled_patch,
     compiled_pieces,
     compiled_read,
-    compiled_rows,
     index_md,
 )
 from lessonbank.index.compiled_pieces import KIND, SOURCE, TRIGGERS, Packed
@@ -172,7 +171,7 @@ def write(
     for a dry run; otherwise INDEX.md on disk is read); nothing is built when the file on disk
     already describes INDEX.md and bank.toml as they are (it was built from those very bytes),
     only its staleness key is rewritten when what changed in INDEX.md is nothing but `seen`
-    counts, and it is patched (index.compiled_patch or compiled_rows) when only a few rows changed,
+    counts, and it is patched (index.compiled_patch) when only a few rows changed,
     came or went since `old_index`, the INDEX.md it was built from."""
     found = compiled_read.current(str(bank.root), str(bank.state_dir))
     if found is not None:
@@ -180,16 +179,19 @@ def write(
         if not dry_run or index_text is None:
             return "unchanged"
     path = compiled_path(bank)
-    shape, source = (None, None) if dry_run else _shape(bank)
+    # With the INDEX.md it was built from at hand, a patch tells a change of seen counts alone
+    # from the rows (compiled_patch: their pieces are the same); only without it (a dry run, or
+    # an INDEX.md too big to hold) is the shape hashed, read a row at a time.
+    shape, source = (None, None) if dry_run or old_index is not None else _shape(bank)
     action = None
-    if not dry_run and shape is not None:
+    if shape is not None:
         action = _rekey(bank, derived.meta.get("compiled"), shape, writer)
     if action is None and not dry_run and not custom and old_index is not None:
         action, source = _patch(bank, derived, old_index, writer) or (None, None)
     if action is None:
         parts, source = _build(bank, custom, dry_run, derived, index_text)
         action = write_parts(path, parts, dry_run, writer)
-    if not dry_run and shape is not None:
+    if not dry_run:
         # what the file on disk was built from: its stat key and INDEX.md's hash (a patch's start)
         derived.meta["compiled"] = (shape, _stat_key(path), source)
         derived.changed = True
@@ -202,8 +204,8 @@ def _digest(text: str) -> bytes:
 
 def _patch(bank: Place, derived: Derived, old_index: str, writer: Writer) -> tuple[str, bytes] | None:
     """(action, hash of INDEX.md's text) when the file on disk, built from `old_index`, could be
-    patched into the one INDEX.md on disk gives (rows reworded: index.compiled_patch; rows added,
-    removed or moved: index.compiled_rows); None when a build is needed."""
+    patched into the one INDEX.md on disk gives (rows reworded, added, removed or moved:
+    index.compiled_patch); None when a build is needed."""
     path = compiled_path(bank)
     stored = derived.meta.get("compiled")
     if not isinstance(stored, tuple) or len(stored) != 3 or stored[1] != _stat_key(path) or stored[2] != _digest(old_index):
@@ -212,10 +214,9 @@ def _patch(bank: Place, derived: Derived, old_index: str, writer: Writer) -> tup
     if disk_text is None or key is None:
         return None
     old_lines, new_lines = old_index.splitlines(), disk_text.splitlines()
-    changes = compiled_patch.changed_rows(old_lines, new_lines)
     try:
-        if changes is None and path.stat().st_size > compiled_rows.MOST_BYTES:
-            return None  # rows came or went in a big bank: the streamed build, in bounded memory
+        if path.stat().st_size > compiled_patch.MOST_BYTES:
+            return None  # a big bank: the streamed build, in bounded memory
         old_file = path.read_bytes()
     except OSError:
         return None
@@ -237,9 +238,7 @@ def _patch(bank: Place, derived: Derived, old_index: str, writer: Writer) -> tup
             return None
 
     settings = compiled_pieces.settings_from_toml(toml_text)
-    parts = None if changes is None else compiled_patch.patch(old_file, changes, piece, settings, key)
-    if parts is None:  # rows added or removed, or a change of rank or triggers
-        parts = compiled_rows.patch_rows(old_file, old_lines, new_lines, piece, settings, key)
+    parts = compiled_patch.patch(old_file, old_lines, new_lines, piece, settings, key)
     if parts is None:
         return None
     return write_parts(path, parts, False, writer), _digest(disk_text)

@@ -167,12 +167,12 @@ class Layered:
     def ranked(self, lists: "list[list[tuple]]") -> "list[tuple]":
         """Each layer's hits ((number, slug, priority, score) best first, `score` a tuple, higher
         first) as one list of ((layer position, number), slug, priority): by score, priority,
-        confidence, then layer."""
+        confidence, layer, then slug."""
         keyed = []
         for position, hits in enumerate(lists):
             for number, slug, priority, score in hits:
                 confidence = self.lesson((position, number))[L_CONFIDENCE]
-                order = (tuple(-s for s in score), -priority, -confidence, position, number)
+                order = (tuple(-s for s in score), -priority, -confidence, position, slug, number)
                 keyed.append((order, ((position, number), slug, priority)))
         keyed.sort()  # by order: two equal orders are one hit twice (the same layer position and number)
         return [hit for _, hit in keyed]
