@@ -50,14 +50,10 @@ def find_duplicate(draft: Draft, banked: list[tuple[str, str]], threshold: float
     space-separated, so no banked lesson is parsed or stemmed again."""
     mine = lesson_terms(draft.when, draft.do)
     best: tuple[float, str] | None = None
-    size, shared_with = len(mine), mine.intersection
-    for slug, terms in banked:  # words.dice inlined: a call per banked lesson is a third of the gate
-        theirs = terms.split()  # distinct words: no set made per banked lesson
-        shared = len(shared_with(theirs))
-        if shared and 2.0 * shared / (size + len(theirs)) >= threshold:
-            score = 2.0 * shared / (size + len(theirs))
-            if best is None or (score, slug) > best:
-                best = (score, slug)
+    for slug, terms in banked:
+        score = words.dice(mine, terms.split())  # distinct words: no set made per banked lesson
+        if score >= threshold and (best is None or (score, slug) > best):
+            best = (score, slug)
     return None if best is None else best[1]
 
 
