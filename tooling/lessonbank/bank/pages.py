@@ -9,6 +9,7 @@ BANK.md.j2 are given for every lesson's (slug, status, row, section, topic). No 
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lessonbank.bank.fields import STATUSES
@@ -121,7 +122,7 @@ def topics(items: list[Entry]) -> tuple[list, list]:
 
 def context(items: list[Entry], lessons: list[Lesson] | None) -> dict[str, Any]:
     """The templates' context for each lesson's entry; `lessons` (a custom template's) sorted alike."""
-    items = sorted(items, key=lambda x: x.slug)
+    items = sorted(items, key=itemgetter(0))  # by slug
     contents, grouped = topics(items)
     ctx: dict[str, Any] = {
         "columns": index_md.COLUMNS,

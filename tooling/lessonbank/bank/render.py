@@ -46,6 +46,7 @@ SECTION_TEMPLATE = "BANK-lesson.md.j2"
 # index (the patch compares INDEX.md's old and new texts line by line, and reads the old compiled
 # file whole): it is built anew from INDEX.md read a line at a time, in bounded memory.
 PATCH_MOST_BYTES = 8 << 20
+STREAM_PART = 1 << 16  # a generated file is written (and compared with the old one) in parts of about this size
 
 
 def template_cache() -> Path | None:
@@ -144,29 +145,27 @@ def _render_all(env: SandboxedEnvironment, ctx: dict[str, Any]) -> dict[str, str
 
 def _stream(env: SandboxedEnvironment, name: str, ctx: dict[str, Any], digest: hashlib.blake2b) -> Iterator[bytes]:
     """A generated file's bytes as the template writes them (`_frame`'s text: trailing newlines
-    made one), in parts of about 64 KB, hashed into `digest` as they go."""
+    made one), in parts of about STREAM_PART bytes, hashed into `digest` as they go."""
     import jinja2
 
     held: list[str] = []
     size = 0
-    newlines = ""  # trailing newlines held back: only the last run of them is made one
+    carried = ""  # the trailing newlines of the part last given: only the file's last run of them is made one
     try:
         for chunk in env.get_template(name + ".j2").generate(**ctx):
-            body = chunk.rstrip("\n")
-            if not body:
-                newlines += chunk
-                continue
-            held += (newlines, body)
-            size += len(body) + len(newlines)
-            newlines = chunk[len(body) :]
-            if size > 1 << 16:
-                data = "".join(held).encode("utf-8")
-                digest.update(data)
-                yield data
-                held, size = [], 0
+            held.append(chunk)
+            size += len(chunk)
+            if size > STREAM_PART:
+                text = carried + "".join(held)
+                body = text.rstrip("\n")
+                held, size, carried = [], 0, text[len(body) :]
+                if body:
+                    data = body.encode("utf-8")
+                    digest.update(data)
+                    yield data
     except jinja2.TemplateError as exc:
         raise _template_error(exc, name + ".j2") from None
-    data = ("".join(held) + "\n").encode("utf-8")
+    data = ((carried + "".join(held)).rstrip("\n") + "\n").encode("utf-8")
     digest.update(data)
     yield data
 
@@ -214,13 +213,13 @@ def _note_problems(bank: Bank, derived: Derived) -> None:
     ]
 
 
-def _untouched(bank: Bank, derived: Derived) -> bool:
+def _untouched(bank: Bank, derived: Derived, sources: bytes) -> bool:
     """Whether INDEX.md and BANK.md are, byte for byte, what the last run wrote from these very
     lessons and templates: then nothing is rendered (nor the generated parts even read)."""
     outputs = derived.meta.get("outputs")
     if not outputs or custom(bank) or derived.meta.get("fingerprint") != derived.fingerprint:
         return False
-    if derived.meta.get("sources") != derived.sources():
+    if derived.meta.get("sources") != sources:
         return False
     for name in GENERATED:
         try:
@@ -237,14 +236,12 @@ def _context_of(bank: Bank, derived: Derived) -> tuple[SandboxedEnvironment, dic
     until written out)."""
     items = []
     topics: dict[tuple, str] = {}  # by tags: lessons share them, and a topic is a regex's work
-    small, part_of = derived.small, derived.part
-    for name in derived.names():
-        rec = small[name]
-        if rec[SLUG] is None or (rec[PROBLEMS] and bad_values(rec)):
-            continue
-        part = part_of(name)
+    small = derived.small
+    names = [name for name in derived.names() if (rec := small[name])[SLUG] is not None and not (rec[PROBLEMS] and bad_values(rec))]
+    for name, part in zip(names, derived.parts(names), strict=True):
         if part.section is None and derived.on_parse is not None:  # parsed before, part dropped since
             derived.on_parse(derived, name, derived.lesson(name))
+        rec = small[name]
         summary = rec[SUMMARY]
         tags = summary[S_TAGS]
         group = topics.get(tags)
@@ -258,7 +255,7 @@ def _context_of(bank: Bank, derived: Derived) -> tuple[SandboxedEnvironment, dic
     return env, context(items, lessons)
 
 
-def _write_out(bank: Bank, derived: Derived, dry_run: bool) -> list[tuple[str, str]]:
+def _write_out(bank: Bank, derived: Derived, dry_run: bool, sources: bytes) -> list[tuple[str, str]]:
     """Write INDEX.md and BANK.md from lessons/, each streamed from its template to its file
     (neither is ever held whole); their hashes go into the cache's meta."""
     env, ctx = _context_of(bank, derived)
@@ -268,7 +265,7 @@ def _write_out(bank: Bank, derived: Derived, dry_run: bool) -> list[tuple[str, s
         results.append((name, write_atomic(bank.root / name, _stream(env, name, ctx, digest), dry_run=dry_run)))
         outputs[name] = digest.digest()
     if not dry_run:
-        derived.meta.update(fingerprint=derived.fingerprint, sources=derived.sources(), outputs=outputs)
+        derived.meta.update(fingerprint=derived.fingerprint, sources=sources, outputs=outputs)
         derived.changed = True
     return results
 
@@ -307,13 +304,14 @@ def regenerate(
             _note_problems(bank, derived)
         try:
             index_text = old_index = None
-            if _untouched(bank, derived):
+            sources = derived.sources()  # a hash over every lesson: worked out once
+            if _untouched(bank, derived, sources):
                 results = [(name, "unchanged") for name in GENERATED]
             else:
                 # what the compiled index may have been built from: it may be patched from there
                 # (not past PATCH_MOST_BYTES: the patch holds INDEX.md's texts and lines whole)
                 old_index = None if dry_run else _small_text(bank.root / "INDEX.md")
-                results = _write_out(bank, derived, dry_run)
+                results = _write_out(bank, derived, dry_run, sources)
                 if dry_run:  # nothing on disk to build from: the text the lessons give
                     index_text = _texts(bank, derived)["INDEX.md"]
             derived.pack()  # the compiled index's build needs the memory more than the records
@@ -330,7 +328,7 @@ def stale(bank: Bank) -> list[str]:
     with _no_collection():
         derived = open_cache(bank)
         try:
-            if _untouched(bank, derived):
+            if _untouched(bank, derived, derived.sources()):
                 derived.save()
                 return []
             env, ctx = _context_of(bank, derived)

@@ -177,9 +177,13 @@ _HINTS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
+# `_OWN` with its hints, each compiled on first use: a capture's texts hold the hints of a handful.
+_OWN_KINDS = [(at, kind, _HINTS.get(kind, ())) for at, (kind, _) in enumerate(_OWN)]
+
+
 @cache
-def _own() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
-    return [(kind, re.compile(p, re.S), _HINTS.get(kind, ())) for kind, p in _OWN]
+def _own_pattern(at: int) -> re.Pattern[str]:
+    return re.compile(_OWN[at][1], re.S)
 
 
 # detect-secrets plugin class -> our kind name (the rest keep the library's own name, lower-cased).
@@ -389,10 +393,10 @@ def find(text: str) -> list[Found]:
     """Every secret in `text`, as non-overlapping spans in order."""
     spans: list[Found] = []
     lower = text.lower()
-    for kind, rx, hints in _own():
+    for at, kind, hints in _OWN_KINDS:
         if hints and not any(h in lower for h in hints):
             continue
-        for m in rx.finditer(text):
+        for m in _own_pattern(at).finditer(text):
             start, end = _span(m)
             if kind == "password in url":  # user and password go, unless the password is a reference
                 if _kept(text, *m.span("p"), None):

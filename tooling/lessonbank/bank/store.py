@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from lessonbank import config
 from lessonbank.config import Config
 from lessonbank.errors import BankError, LessonFormatError, NoBankError, NotFoundError
-from lessonbank.index import derived, derived_file, lesson_cache
+from lessonbank.index import derived, derived_write, lesson_cache
 from lessonbank.state import statedir
 
 if TYPE_CHECKING:  # the YAML parser is imported only when a lesson is parsed
@@ -87,7 +87,7 @@ def _write_parts(path: Path, parts: Iterable[bytes], old: BinaryIO | None, dry_r
             if out is None:
                 out, tmp = _start(path)
                 if old is not None:
-                    derived_file.copy(old, out, 0, same)
+                    derived_write.copy(old, out, 0, same)
             out.write(part)
         if out is None:
             if old is not None and not old.read(1):
@@ -96,7 +96,7 @@ def _write_parts(path: Path, parts: Iterable[bytes], old: BinaryIO | None, dry_r
                 return action
             out, tmp = _start(path)
             if old is not None:
-                derived_file.copy(old, out, 0, same)
+                derived_write.copy(old, out, 0, same)
         out.flush()
         if sync:
             os.fsync(out.fileno())

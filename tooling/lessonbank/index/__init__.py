@@ -8,7 +8,7 @@ pieces into its tables (in memory for the hooks' fallback, streamed for `bank in
 `compiled_patch` patches it for a few changed, added or removed rows;
 `compiled_update` brings a bank's file up to date after INDEX.md was written (nothing, a new key, a
 patch or a build; the compiled regexes kept in triggers.cache). The caches of the lessons:
-`derived` (with `derived_file`, its layout on disk) is derived.cache, what each lesson file gives
+`derived` (with `derived_file`, its layout on disk, and `derived_write`, its writing) is derived.cache, what each lesson file gives
 the whole-bank commands, and `lesson_cache` is lessons.cache, the parsed lessons `Bank.load`
 reads. `layers` finds the personal and team banks and reads every layer's index for one hook call.
 

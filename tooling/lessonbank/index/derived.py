@@ -26,13 +26,13 @@ import os
 import posix
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from lessonbank.errors import LessonFormatError
-from lessonbank.index import derived_file
+from lessonbank.index import derived_file, derived_write
 from lessonbank.index.derived_file import Part
 from lessonbank.state import statedir
 
@@ -295,8 +295,7 @@ class Derived:
         return self.spool.keep(text.encode("utf-8"))
 
     def part(self, name: str) -> Part:
-        """The generated part of a well-formed file (its section None until worked out, its row
-        None for a lesson INDEX.md leaves out); filled in by bank.render."""
+        """A well-formed file's generated part (section None until worked out, row None when not in INDEX.md); bank.render fills it in."""
         digest = self.small[name][DIGEST]
         generated = self.generated
         found = generated.get(name)
@@ -306,6 +305,19 @@ class Derived:
         elif found.section is None and name not in generated.new:
             generated[name] = found  # to be filled in: held, so what is filled in stays
         return found
+
+    def parts(self, names: list[str]) -> Iterator[Part]:
+        """`part` of each of these well-formed files (sorted by name), the kept ones read off the columns in one walk."""
+        generated, at, count = self.generated, 0, len(self.generated.names)
+        kept, digests, rows, spans = generated.names, generated.digests_column, generated.rows, generated.spans
+        for name in names:
+            while at < count and kept[at] < name:
+                at += 1
+            size, digest = spans[4 * at + 1] if at < count and kept[at] == name else -1, self.small[name][DIGEST]
+            if size >= 0 and name not in generated.new and digests[16 * at : 16 * at + 16] == digest:
+                yield Part(digest, rows[at], derived_file.Stored(generated.read, spans[4 * at], size))
+            else:
+                yield self.part(name)
 
     def _read(self) -> None:
         try:
@@ -345,29 +357,17 @@ class Derived:
         return data
 
     def save(self, unsaved: int = 0) -> None:
-        """Write the cache when anything in it changed (a read-only state folder only costs speed),
-        but for up to `unsaved` records changed in their stat key alone (a reader's: hashing those
-        files again next time costs less than rewriting 30 MB at 10,000 lessons).
-
-        A generated part is kept with the content hash it was worked out from, so one stored
-        before its file changed is never taken for current; when the generated part was not read
-        in this run, it and the texts are copied from the old file as they were. Texts are
-        written one at a time, those kept copied from the old file.
-        """
-        if self._closed:
-            return
-        if not self.changed and self.settled <= unsaved:
-            self.close()
-            return
-        with contextlib.suppress(OSError, ValueError):
-            self.state_dir.mkdir(parents=True, exist_ok=True)
-            self._write()
-        self.changed, self.settled = False, 0
+        """Write the cache when anything in it changed (a read-only state folder only costs speed), but for up to `unsaved` records
+        changed in their stat key alone (a reader's: hashing those files again costs less than rewriting 30 MB at 10,000 lessons)."""
+        if not self._closed and (self.changed or self.settled > unsaved):
+            with contextlib.suppress(OSError, ValueError):
+                self.state_dir.mkdir(parents=True, exist_ok=True)
+                self._write()
+            self.changed, self.settled = False, 0
         self.close()
 
     def _write(self) -> None:
-        """Write the header, the small part, the texts and the generated part through a temporary
-        file and a rename, each part in batches; the header's sizes are filled in at the end."""
+        """Write the header, the small part, the texts and the generated part (derived_write) through a temporary file and a rename."""
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
             with open(tmp, "wb") as out:
@@ -380,9 +380,9 @@ class Derived:
                 if self._generated is None:  # not read in this run: copied as it was
                     texts, generated = (self._copy(out, *self._spans[n]) for n in (0, 1))
                 else:
-                    index: list = []
-                    texts = self._write_texts(out, index)
-                    generated = derived_file.write_batches(out, derived_file.chain(marshal.dumps(self.fingerprint), derived_file.columns(index)))
+                    columns = derived_write.Columns()
+                    texts = self._write_texts(out, columns)
+                    generated = derived_file.write_batches(out, derived_file.chain(marshal.dumps(self.fingerprint), columns.batches))
                 out.seek(0)
                 out.write(MAGIC + VERSION.to_bytes(4, "little") + b"".join(n.to_bytes(8, "little") for n in (small, texts, generated)))
             os.replace(tmp, self.path)
@@ -391,18 +391,16 @@ class Derived:
                 os.unlink(tmp)
             raise
 
-    def _write_texts(self, out: BinaryIO, index: list) -> int:
-        """Write the sections and pieces of the current generated parts; their size. `index` gets
-        (name, content hash, row, section span, piece span) of each."""
+    def _write_texts(self, out: BinaryIO, columns: derived_write.Columns) -> int:
+        """Write the sections and pieces of the current generated parts (derived_write.current); their size."""
         assert self._generated is not None and self._pieces is not None
-        small, stale, packed = self.small, self._stale, self._packed is not None
-        current = ((n, p) for n, p in self._generated.items() if (n not in stale if packed else n in small and small[n][DIGEST] == p.digest))
-        return derived_file.write_texts(out, current, self._pieces, index, self._read_text, lambda at, size: self._copy(out, self._spans[0][0] + at, size))
+        parts = derived_write.current(self._generated, self._pieces, self.small, DIGEST, self._stale if self._packed is not None else None)
+        return derived_write.write_texts(out, parts, columns, self._read_text, lambda at, size: self._copy(out, self._spans[0][0] + at, size))
 
     def _copy(self, out: BinaryIO, offset: int, size: int) -> int:
         if size and self._handle is None:
             raise ValueError("no cache to copy from")
-        return derived_file.copy(self._handle, out, offset, size) if self._handle is not None else 0
+        return derived_write.copy(self._handle, out, offset, size) if self._handle is not None else 0
 
     def close(self) -> None:
         """Let go of the file as read (save does; the parts not read by then are gone)."""

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import array
-import marshal
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import BinaryIO
 
@@ -252,69 +251,6 @@ class Pieces(Mapping[str, bytes]):
 
     def __len__(self) -> int:
         return len(self.stored) + sum(1 for row in self.new if row not in self.stored)
-
-
-def columns(parts: Iterable[tuple[str, bytes, str | None, tuple[int, int] | None, tuple[int, int] | None]]) -> Iterator[bytes]:
-    """The generated part's batches for (name, content hash, row, section span, piece span),
-    sorted by name."""
-    for batch in batched(parts):
-        spans = array.array("q")
-        for *_, section, piece in batch:
-            spans.extend(section or (0, -1))
-            spans.extend(piece or (0, -1))
-        names = [x[0] for x in batch]
-        yield marshal.dumps((names, b"".join(x[1] for x in batch), [x[2] for x in batch], spans.tobytes()))
-
-
-def write_texts(out: BinaryIO, parts: Iterable[tuple[str, Part]], pieces: Pieces, index: list,
-                kept: Callable[[int, int], bytes], copy_kept: Callable[[int, int], int]) -> int:  # fmt: skip
-    """Write the section and the row's piece of each (name, Part) (sorted by name); their size. Texts read through `kept` (the file as read) are copied by
-    `copy_kept(offset, size)` a run at a time: the ones that follow each other there still do.
-    `index` gets (name, content hash, row, section span, piece span) of each."""
-    at = 0
-    run = [0, 0]  # a run of kept texts not written yet: start and end in the file as read
-
-    def flush() -> None:
-        if run[1] > run[0]:
-            copy_kept(run[0], run[1] - run[0])
-        run[0] = run[1] = 0
-
-    for name, part in parts:
-        digest, row, section = part.digest, part.row, part.section
-        spans: list[tuple[int, int] | None] = []
-        for text in (section, None if row is None else pieces.get_stored(row)):
-            if text is None:
-                spans.append(None)
-                continue
-            if isinstance(text, Stored) and text.read == kept:
-                if text.offset != run[1] or run[1] == run[0]:
-                    flush()
-                    run[0] = run[1] = text.offset
-                run[1] += text.size
-                size = text.size
-            else:
-                flush()
-                data = text.encode("utf-8") if isinstance(text, str) else text.data()
-                out.write(data)
-                size = len(data)
-            spans.append((at, size))
-            at += size
-        index.append((name, digest, row, spans[0], spans[1]))
-    flush()
-    return at
-
-
-def copy(source: BinaryIO, out: BinaryIO, offset: int, size: int) -> int:
-    """Copy `size` bytes from `offset` of `source` in chunks; the size."""
-    source.seek(offset)
-    left = size
-    while left:
-        chunk = source.read(min(left, 1 << 20))
-        if not chunk:
-            raise OSError(0, "the file changed meanwhile")
-        out.write(chunk)
-        left -= len(chunk)
-    return size
 
 
 def chain(first: bytes, rest: Iterable[bytes]) -> Iterator[bytes]:
