@@ -299,3 +299,50 @@ def test_a_settled_bank_is_refreshed_by_its_listing_alone(tmp_path: Path, monkey
     path.write_text(path.read_text(encoding="utf-8").replace("retitled", "again"), encoding="utf-8")
     catalog.summaries(Bank.open(bank.root))
     assert not catalog.cache(Bank.open(bank.root)).meta.get("listing")
+
+
+def _parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts parsed from here on."""
+    parsed: list[str] = []
+    real = lessonbank.bank.lesson.parse
+    monkeypatch.setattr(lessonbank.bank.lesson, "parse", lambda text: parsed.append(text) or real(text))
+    return parsed
+
+
+def test_a_settled_bank_lists_from_its_summaries_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bank list` reads the names and the summaries, no other column; `check` after it (the cache
+    saved and let go) still reads the records, and a broken file is still named."""
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
+    bank = make_bank(tmp_path / "b", [lesson(f"s-{i}") for i in range(3)])
+    (bank.lessons_dir / "bad.md").write_text("---\nslug: [unclosed\n---\n", encoding="utf-8")
+    catalog.summaries(Bank.open(bank.root))
+    with monkeypatch.context() as patched:
+        patched.setattr(derived.Derived, "_records", lambda self: pytest.fail("a record was read"))
+        patched.setattr(derived.Derived, "problems", lambda self: [])
+        assert [row[0] for row in catalog.summaries(Bank.open(bank.root))] == ["s-0", "s-1", "s-2"]
+    listed = Bank.open(bank.root)
+    catalog.summaries(listed)
+    assert [p.path.name for p in listed.load_problems] == ["bad.md"]
+    problems, count = catalog.check(Bank.open(bank.root))
+    assert count == 4 and [p.path.name for p in problems] == ["bad.md"]
+
+
+def test_a_cache_of_another_version_or_broken_past_the_summaries_is_read_as_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache of the previous VERSION, or one whose later columns do not read, is no cache: every
+    file parsed again (and the cache written anew)."""
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
+    bank = make_bank(tmp_path / "b", [lesson(f"v-{i}") for i in range(3)])
+    catalog.summaries(Bank.open(bank.root))
+    path = bank.state_dir / statedir.DERIVED_CACHE
+    data = bytearray(path.read_bytes())
+    data[8:12] = (derived.VERSION - 1).to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+    parsed = _parsed(monkeypatch)
+    assert len(catalog.summaries(Bank.open(bank.root))) == 3 and len(parsed) == 3
+    data = bytearray(path.read_bytes())
+    assert int.from_bytes(data[8:12], "little") == derived.VERSION
+    end = derived.HEAD + int.from_bytes(data[12:20], "little")
+    data[end - 3 : end] = b"\xff\xff\xff"  # the last batch of the last column
+    path.write_bytes(bytes(data))
+    parsed.clear()
+    assert catalog.check(Bank.open(bank.root)) == ([], 3) and len(parsed) == 3

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lessonbank.bank.store import Bank, Problem
-from lessonbank.index.derived import ID, PROBLEMS, SLUG, SUMMARY, Derived
+from lessonbank.index.derived import ID, PROBLEMS, SLUG, Derived
 from lessonbank.matching import words
 from lessonbank.state import statedir
 
@@ -91,8 +91,9 @@ def records(bank: Bank) -> list[tuple[str, tuple]]:
 
 
 def summaries(bank: Bank) -> list[tuple]:
-    """`summary` of every well-formed lesson, sorted by file name (only changed files parsed)."""
-    return [rec[SUMMARY] for _, rec in records(bank)]
+    """`summary` of every well-formed lesson, sorted by file name (only changed files parsed; of a
+    settled bank, no record read but the summaries)."""
+    return open_bank(bank).summaries()
 
 
 def check(bank: Bank) -> tuple[list[Problem], int]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from lessonbank import config
 from lessonbank.config import Config
 from lessonbank.errors import BankError, LessonFormatError, NoBankError, NotFoundError
-from lessonbank.index import derived, derived_file, lesson_cache
+from lessonbank.index import derived_file, lesson_cache, listing
 from lessonbank.state import statedir
 
 if TYPE_CHECKING:  # the YAML parser is imported only when a lesson is parsed
@@ -190,8 +190,8 @@ class Bank:
 
     def lesson_keys(self) -> list[tuple[str, tuple[int, int, int, int]]]:
         """(name, stat key) of every lessons/*.md file (not hidden, links followed), sorted by
-        name (index.derived.lesson_keys)."""
-        return derived.lesson_keys(self.lessons_dir)
+        name (index.listing.lesson_keys)."""
+        return listing.lesson_keys(self.lessons_dir)
 
     def read(self, path: Path) -> Loaded:
         """Read and parse one lesson file; LessonFormatError (with a line) when it is malformed."""

@@ -5,7 +5,8 @@ what is worked out from its text alone, in three parts, each read only when used
 
 - the small part, all that `bank list`, `stats`, `check` and capture's duplicate gate read: the
   lesson's summary, slug and id, its problems with their lines (a parse error, or `lint`'s), the
-  words of its *when* and *do*;
+  words of its *when* and *do*; kept by column, the summaries first, so that `bank list` of a
+  settled bank reads the names and the summaries and no other column;
 - the generated part (bank.render, index.compiled_update): its INDEX.md row, and where its BANK.md section
   and the compiled-index piece of its row sit in the file;
 - the texts: each section and piece, read one at a time when they are written out (at 50,000
@@ -23,10 +24,8 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
-import posix
-import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -34,17 +33,21 @@ from typing import Any, BinaryIO
 from lessonbank.errors import LessonFormatError
 from lessonbank.index import derived_file
 from lessonbank.index.derived_file import Part
+from lessonbank.index.listing import STAT_KEY, listed, scan, stat_key
 from lessonbank.state import statedir
 
 MAGIC = b"LBDERIV\x00"
 # Bump when what a record holds, or how a row, section or piece is worked out, changes.
-VERSION = 7
+VERSION = 8
 # The small part of a record: (stat key or None, content hash, slug, id, summary, terms, problems);
 # slug, id, summary and terms are None for a file that does not parse; each problem is (line,
 # message, whether it is a bad value: a lesson with one is left out of what `bank index` writes).
 # Named constants, not a NamedTuple: the records come from marshal as tuples, and making 50,000
 # NamedTuples of them (and tuples again to save them) costs 25-45 ms on every `bank list`.
 KEY, DIGEST, SLUG, ID, SUMMARY, TERMS, PROBLEMS = range(7)
+# The small part is kept by column: its meta, the record count, the names, then each field in this
+# order, each column in batches; `bank list` reads the names and the summaries, and stops there.
+ON_DISK = (SUMMARY, KEY, DIGEST, SLUG, ID, TERMS, PROBLEMS)
 HEAD = 36  # MAGIC, VERSION, then the sizes of the small part, the texts and the generated part
 # A file changed within the last seconds may change again within the same clock tick without its
 # stat key changing (git's "racy" case): its key is not kept, so it is hashed again next time.
@@ -54,50 +57,24 @@ RACY_NS = 2_000_000_000
 Describe = Callable[[Path, str], "tuple[tuple, Any]"]
 
 
-def lesson_keys(lessons_dir: Path) -> list[tuple[str, tuple[int, int, int, int]]]:
-    """(name, stat key) of every *.md file in `lessons_dir` (not hidden, links followed, regular
-    files only), sorted by name; the key is (size, mtime_ns, ctime_ns, inode), what the caches
-    compare (a stat result each would be 40 MB at 50,000 lessons). One `stat` per file relative to
-    the folder's descriptor: a third cheaper than os.scandir's entries at 10,000 files."""
-    out = []
-    try:
-        fd = posix.open(str(lessons_dir), posix.O_RDONLY | posix.O_DIRECTORY)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    try:
-        names = posix.listdir(fd)
-        lstat, regular = posix.stat, stat.S_ISREG
-        for name in names:
-            if name.endswith(".md") and name[0] != ".":
-                try:
-                    st = lstat(name, dir_fd=fd)
-                except OSError:
-                    continue
-                if regular(st.st_mode):
-                    out.append((name, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)))
-    finally:
-        posix.close(fd)
-    out.sort()
-    return out
-
-
 @dataclass
 class Derived:
     """The cache of one bank, brought up to date with its lesson files by `refresh`.
 
-    The file holds the small part ((meta, records by file name), read at once), the texts, and
-    the generated part (fingerprint, file name -> (content hash, row, where its section and its
-    row's piece sit among the texts)), read on first use. `meta` holds the fingerprint the
-    generated parts were worked out with and the hashes of the INDEX.md and BANK.md last written
-    from them, so a run where nothing changed reads neither the generated part nor the texts, and
-    the listing (names and stat keys) the records last matched, every file settled. `describe`
-    (the bank's) parses the files."""
+    The file holds the small part (meta, then the records by column: the names and summaries read
+    at once, the rest on first use of `small`), the texts, and the generated part (fingerprint,
+    file name -> (content hash, row, where its section and its row's piece sit among the texts)),
+    read on first use. `meta` holds the fingerprint the generated parts were worked out with and
+    the hashes of the INDEX.md and BANK.md last written from them, so a run where nothing changed
+    reads neither the generated part nor the texts, and the listing (the records' stat keys packed,
+    `listing.listed`) the records last matched, every file settled. `describe` (the bank's) parses
+    the files."""
 
     lessons_dir: Path
     state_dir: Path
     describe: Describe
     fingerprint: str = ""
-    small: dict[str, tuple] = field(default_factory=dict)
+    _small: dict[str, tuple] | None = None  # the records (`small`), put together from the columns on first use
     meta: dict = field(default_factory=dict)
     # Called with (this cache, file name, lesson) for each file parsed in this run (bank.render
     # works out its generated part at once, so no lesson is kept: 50,000 would not fit in memory).
@@ -115,10 +92,26 @@ class Derived:
     _packed: list[derived_file.Stored] | None = None
     _stale: set[str] = field(default_factory=set)
     _closed: bool = False  # saved or let go: a later `save` does nothing (parts not read are gone)
+    # The small part as read, until the records are put together: the names, the summaries, and
+    # where the other columns begin and the small part ends (`bank list` reads no more than that).
+    _names: list[str] = field(default_factory=list)
+    _summaries: list[tuple | None] = field(default_factory=list)
+    _rest: tuple[int, int] = (0, 0)
 
     @property
     def path(self) -> Path:
         return self.state_dir / statedir.DERIVED_CACHE
+
+    @property
+    def small(self) -> dict[str, tuple]:
+        """File name -> its small record (KEY ... PROBLEMS), read from the file's columns on first use."""
+        if self._small is None:
+            self._small = self._records()
+        return self._small
+
+    @small.setter
+    def small(self, records: dict[str, tuple]) -> None:
+        self._small, self._names, self._summaries = records, [], []
 
     @classmethod
     def open(
@@ -142,10 +135,20 @@ class Derived:
 
     def names(self) -> list[str]:
         """The lesson file names, sorted."""
-        return sorted(self.small)
+        return list(self._names) if self._small is None else sorted(self._small)
+
+    def summaries(self) -> list[tuple]:
+        """The summary of every file that parses, sorted by file name (only those read while the
+        records were not needed)."""
+        if self._small is None:
+            return [summary for summary in self._summaries if summary is not None]
+        small = self._small
+        return [rec[SUMMARY] for name in sorted(small) if (rec := small[name])[SUMMARY] is not None]
 
     def problems(self) -> list[tuple[str, int, str]]:
         """(file name, line, message) of the files that do not parse (what `Bank.load` skips), sorted by name."""
+        if self._small is None and None not in self._summaries:  # (a file that parses has a summary)
+            return []
         broken = sorted(name for name, rec in self.small.items() if rec[SLUG] is None)
         return [(name, *self.small[name][PROBLEMS][0][:2]) for name in broken]
 
@@ -171,21 +174,19 @@ class Derived:
             if self.meta.pop("listing", None) is not None:  # it no longer describes the records
                 self.changed = True
             for name in only:
-                try:
-                    st = posix.stat(str(self.lessons_dir / name))
-                    if not stat.S_ISREG(st.st_mode):
-                        raise FileNotFoundError(name)
-                except OSError:
-                    if self.small.pop(name, None) is not None:
-                        self.changed = True
-                    continue
-                self._update(name, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino), now)
+                key = stat_key(self.lessons_dir / name)
+                if key is not None:
+                    self._update(name, key, now)
+                elif self.small.pop(name, None) is not None:
+                    self.changed = True
             return
-        keys = lesson_keys(self.lessons_dir)
-        # The listing (every name and stat key) the records were last found to match, every file
-        # settled: the same listing again and no record needs a look (10,000 look-ups saved).
-        if keys == self.meta.get("listing"):
+        names, stats = scan(self.lessons_dir)
+        listing = listed(stats)
+        # The stat keys the records were last found to match, every file settled (`listed`), and
+        # the records' names: the same again and no record needs a look, nor even to be read.
+        if listing is not None and listing == self.meta.get("listing") and names == self.names():
             return
+        keys = list(zip(names, map(STAT_KEY, stats), strict=True))
         small, missed, whole = self.small, 0, True
         for name, key in keys:  # the unchanged files cost a look-up each, not a call
             old = small.get(name)
@@ -195,17 +196,17 @@ class Derived:
                     missed += 1
                 whole = whole and bool(settled)
         if len(small) != len(keys) - missed:  # records of files that went
-            listed = {name for name, _ in keys}
-            for name in [n for n in small if n not in listed]:
+            present = set(names)
+            for name in [n for n in small if n not in present]:
                 del small[name]
                 self.changed = True
         # every record now of a listed file at the key listed (one that is not settled has none)
-        whole = whole and not missed and len(small) == len(keys)
-        if self.meta.get("listing") != (keys if whole else None):
-            if whole:
-                self.meta["listing"] = keys
-            else:
+        kept = listing if whole and not missed and len(small) == len(keys) else None
+        if self.meta.get("listing") != kept:
+            if kept is None:
                 del self.meta["listing"]
+            else:
+                self.meta["listing"] = kept
             self.settled += 1
 
     def _update(self, name: str, key: tuple, now: int) -> bool | None:
@@ -263,19 +264,7 @@ class Derived:
         return self._pieces
 
     def _read_generated(self) -> None:
-        generated = derived_file.Generated(self._read_text)
-        offset, size = self._spans[1]
-        try:
-            if not size or self._handle is None:
-                raise ValueError("none")
-            self._handle.seek(offset)
-            batches = derived_file.read_batches(self._handle, size)
-            if marshal.loads(next(batches)) != self.fingerprint:
-                raise ValueError("another fingerprint")
-            for blob in batches:
-                generated.load(marshal.loads(blob))
-        except Exception:
-            generated = derived_file.Generated(self._read_text)
+        generated = derived_file.read_generated(self._handle, *self._spans[1], self.fingerprint, self._read_text)
         self._generated, self._pieces = generated, derived_file.Pieces(self.spool, generated)
 
     def pack(self) -> None:
@@ -287,7 +276,7 @@ class Derived:
         if self._generated is not None:
             small = self.small
             self._stale = {name for name, digest in self._generated.digests() if name not in small or small[name][DIGEST] != digest}
-        self._packed = [self.spool.keep(marshal.dumps(dict(batch))) for batch in derived_file.batched(sorted(self.small.items()))]
+        self._packed = [self.spool.keep(blob) for blob in derived_file.by_column(sorted(self.small.items()), ON_DISK)]
         self.small = {}
 
     def keep(self, text: str) -> derived_file.Stored:
@@ -319,20 +308,32 @@ class Derived:
             size, texts, generated = (int.from_bytes(head[n : n + 8], "little") for n in (12, 20, 28))
             if HEAD + size + texts + generated != os.fstat(handle.fileno()).st_size:
                 raise ValueError("cut short")
-            batches = derived_file.read_batches(handle, size)
-            meta = marshal.loads(next(batches))
-            small: dict[str, tuple] = {}
-            for blob in batches:
-                small.update(marshal.loads(blob))
+            self.meta, self._names, self._summaries, at = derived_file.read_small(handle, HEAD + size)
         except Exception:  # unreadable or from another version: parse everything
             handle.close()
             return
-        if isinstance(meta, dict):
-            self.small, self.meta = small, meta
-            self._spans = [(HEAD + size, texts), (HEAD + size + texts, generated)]
-            self._handle = handle
-        else:
-            handle.close()
+        self._rest = (at, HEAD + size)
+        self._spans = [(HEAD + size, texts), (HEAD + size + texts, generated)]
+        self._handle = handle
+
+    def _records(self) -> dict[str, tuple]:
+        """The records put together from the columns of the file as read (SUMMARY's was read with
+        the names); a file found broken here is taken for none, and every lesson file read again."""
+        if not self._names or self._handle is None:
+            return {}
+        try:
+            records = derived_file.read_records(self._handle, *self._rest, self._names, self._summaries, ON_DISK)
+        except Exception:
+            records = None
+        self._names, self._summaries = [], []
+        if self._closed:  # kept open by `close` for this alone
+            self.close()
+        if records is None:
+            self.meta.pop("listing", None)
+            self._small, self.changed = {}, True
+            self.refresh()
+            return self._small
+        return records
 
     def _read_text(self, offset: int, size: int) -> bytes:
         """Bytes of the texts (a section or a piece) of the file as read."""
@@ -372,10 +373,11 @@ class Derived:
         try:
             with open(tmp, "wb") as out:
                 out.write(bytes(HEAD))
+                records: Iterator[bytes]
                 if self._packed is not None:
                     records = (batch.data() for batch in self._packed)
                 else:
-                    records = (marshal.dumps(dict(batch)) for batch in derived_file.batched(sorted(self.small.items())))
+                    records = derived_file.by_column(sorted(self.small.items()), ON_DISK)
                 small = derived_file.write_batches(out, derived_file.chain(marshal.dumps(self.meta), records))
                 if self._generated is None:  # not read in this run: copied as it was
                     texts, generated = (self._copy(out, *self._spans[n]) for n in (0, 1))
@@ -405,16 +407,11 @@ class Derived:
         return derived_file.copy(self._handle, out, offset, size) if self._handle is not None else 0
 
     def close(self) -> None:
-        """Let go of the file as read (save does; the parts not read by then are gone)."""
+        """Let go of the file as read (save does; the parts not read by then are gone, but for the
+        records: `bank check` reads them after `save`, `bank list` never)."""
         self._closed = True
         self.spool.close()
-        if self._handle is not None:
+        self._spans = [(0, 0), (0, 0)]
+        if self._handle is not None and (self._small is not None or not self._names):
             self._handle.close()
             self._handle = None
-            self._spans = [(0, 0), (0, 0)]
-
-
-def bad_values(rec: tuple) -> list[tuple[int, str]]:
-    """(line, message) of a record's bad values (see lint.lesson_problems)."""
-    return [(line, message) for line, message, bad in rec[PROBLEMS] if bad]
-

@@ -42,6 +42,81 @@ def read_batches(handle: BinaryIO, size: int) -> Iterator[bytes]:
         raise ValueError("batches do not fill their part")
 
 
+def read_blob(handle: BinaryIO, end: int) -> bytes:
+    """The blob `write_batches` wrote where `handle` stands, which ends by `end`."""
+    length = int.from_bytes(handle.read(4), "little")
+    blob = handle.read(length)
+    if len(blob) != length or handle.tell() > end:
+        raise ValueError("a batch cut short")
+    return blob
+
+
+def read_column(handle: BinaryIO, at: int, end: int, count: int) -> tuple[list, int]:
+    """The `count` values of a column that `by_column` wrote from `at` (by `end`), and where the
+    next column begins."""
+    handle.seek(at)
+    values: list = []
+    while len(values) < count:
+        batch = marshal.loads(read_blob(handle, end))
+        if not isinstance(batch, list) or not batch:
+            raise ValueError("not a column")
+        values += batch
+    if len(values) != count:
+        raise ValueError("a column of another length")
+    return values, handle.tell()
+
+
+def read_generated(handle: BinaryIO | None, offset: int, size: int, fingerprint: str, read: Callable[[int, int], bytes]) -> Generated:
+    """The generated part at `offset` (none, or an empty one when it was stored under another
+    fingerprint or does not read)."""
+    generated = Generated(read)
+    try:
+        if not size or handle is None:
+            raise ValueError("none")
+        handle.seek(offset)
+        batches = read_batches(handle, size)
+        if marshal.loads(next(batches)) != fingerprint:
+            raise ValueError("another fingerprint")
+        for blob in batches:
+            generated.load(marshal.loads(blob))
+    except Exception:
+        generated = Generated(read)
+    return generated
+
+
+def read_small(handle: BinaryIO, end: int) -> tuple[dict, list[str], list, int]:
+    """The small part's meta, names and first column (`by_column` wrote them where `handle` stands,
+    the part ending by `end`), and where the other columns begin."""
+    meta, count = (marshal.loads(read_blob(handle, end)) for _ in range(2))
+    if not isinstance(meta, dict) or not isinstance(count, int):
+        raise ValueError("not a small part")
+    names, at = read_column(handle, handle.tell(), end, count)
+    first, at = read_column(handle, at, end, count)
+    return meta, names, first, at
+
+
+def read_records(handle: BinaryIO, at: int, end: int, names: list[str], first: list, fields: tuple[int, ...]) -> dict[str, tuple]:
+    """Name -> record, of `read_small`'s names and first column and the other columns, read from
+    `at` to `end` (`fields` is `by_column`'s)."""
+    columns = {fields[0]: first}
+    for n in fields[1:]:
+        columns[n], at = read_column(handle, at, end, len(names))
+    if at != end:
+        raise ValueError("columns do not fill the small part")
+    return dict(zip(names, zip(*(columns[n] for n in range(len(fields))), strict=True), strict=True))
+
+
+def by_column(records: list[tuple[str, tuple]], fields: Iterable[int]) -> Iterator[bytes]:
+    """The small part's batches after its meta, from (name, record) sorted by name: the count,
+    the names, then the records' `fields` one column after the other."""
+    yield marshal.dumps(len(records))
+    for start in range(0, len(records), BATCH):
+        yield marshal.dumps([name for name, _ in records[start : start + BATCH]])
+    for n in fields:
+        for start in range(0, len(records), BATCH):
+            yield marshal.dumps([rec[n] for _, rec in records[start : start + BATCH]])
+
+
 def batched(items: Iterable, size: int = BATCH) -> Iterator[list]:
     batch: list = []
     for item in items:
