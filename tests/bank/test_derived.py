@@ -346,3 +346,19 @@ def test_a_cache_of_another_version_or_broken_past_the_summaries_is_read_as_none
     path.write_bytes(bytes(data))
     parsed.clear()
     assert catalog.check(Bank.open(bank.root)) == ([], 3) and len(parsed) == 3
+
+
+def test_list_by_column_shows_what_the_rows_show(tmp_path: Path) -> None:
+    """`bank list` from the summaries' columns, a broken file among them: the same table as from rows."""
+    from click.testing import CliRunner
+
+    from lessonbank.cli import main
+    from lessonbank.cli.output import table
+
+    bank = make_bank(tmp_path / "b", [lesson("c-2", seen=3, priority=7), lesson("c-1", title="x" * 70)])
+    (bank.lessons_dir / "bad.md").write_text("---\nslug: [unclosed\n---\n", encoding="utf-8")
+    rows = [[r[0], r[1], str(r[2]), str(r[3]), r[4], r[5], r[6]] for r in catalog.summaries(Bank.open(bank.root))]
+    want = table(["slug", "type", "seen", "prio", "status", "source", "title"], rows) + "\n"
+    for _ in range(2):  # the cache written, then read
+        done = CliRunner().invoke(main, ["--root", str(bank.root), "list"])
+        assert done.exit_code == 0 and done.stdout == want and "c-1" in want and "…" in want

@@ -96,6 +96,11 @@ def summaries(bank: Bank) -> list[tuple]:
     return open_bank(bank).summaries()
 
 
+def summary_columns(bank: Bank) -> list[list]:
+    """`summaries` by S_ field, a list each (not to be changed: the cache's own)."""
+    return open_bank(bank).summary_columns()
+
+
 def check(bank: Bank) -> tuple[list[Problem], int]:
     """What `bank check` reports: every problem (parse errors, bad values, duplicate ids or
     slugs), sorted; and the file count. A file's own problems come from its record."""

@@ -22,6 +22,7 @@ a part not read in the run copied as it was; a broken or foreign cache is ignore
 from __future__ import annotations
 
 import contextlib
+import itertools
 import marshal
 import os
 import time
@@ -38,7 +39,7 @@ from lessonbank.state import statedir
 
 MAGIC = b"LBDERIV\x00"
 # Bump when what a record holds, or how a row, section or piece is worked out, changes.
-VERSION = 8
+VERSION = 9
 # The small part of a record: (stat key or None, content hash, slug, id, summary, terms, problems);
 # slug, id, summary and terms are None for a file that does not parse; each problem is (line,
 # message, whether it is a bad value: a lesson with one is left out of what `bank index` writes).
@@ -46,8 +47,10 @@ VERSION = 8
 # NamedTuples of them (and tuples again to save them) costs 25-45 ms on every `bank list`.
 KEY, DIGEST, SLUG, ID, SUMMARY, TERMS, PROBLEMS = range(7)
 # The small part is kept by column: its meta, the record count, the names, then each field in this
-# order, each column in batches; `bank list` reads the names and the summaries, and stops there.
+# order, each column in batches, the summary's fields (bank.catalog's S_ ones) a column each;
+# `bank list` reads the names and the summaries' columns, and stops there.
 ON_DISK = (SUMMARY, KEY, DIGEST, SLUG, ID, TERMS, PROBLEMS)
+SUMMARY_FIELDS = 8
 HEAD = 36  # MAGIC, VERSION, then the sizes of the small part, the texts and the generated part
 # A file changed within the last seconds may change again within the same clock tick without its
 # stat key changing (git's "racy" case): its key is not kept, so it is hashed again next time.
@@ -95,7 +98,7 @@ class Derived:
     # The small part as read, until the records are put together: the names, the summaries, and
     # where the other columns begin and the small part ends (`bank list` reads no more than that).
     _names: list[str] = field(default_factory=list)
-    _summaries: list[tuple | None] = field(default_factory=list)
+    _summaries: list[list] = field(default_factory=list)  # by field, None in each for a file that does not parse
     _rest: tuple[int, int] = (0, 0)
 
     @property
@@ -109,10 +112,6 @@ class Derived:
             self._small = self._records()
         return self._small
 
-    @small.setter
-    def small(self, records: dict[str, tuple]) -> None:
-        self._small, self._names, self._summaries = records, [], []
-
     @classmethod
     def open(
         cls,
@@ -123,11 +122,8 @@ class Derived:
         on_parse: Callable[[Derived, str, Any], None] | None = None,
     ) -> Derived:
         """The cache in `state_dir` as it is on disk, up to date with `lessons_dir` (only changed
-        files read, through `describe`).
-
-        `fingerprint` names what the generated parts are worked out with (templates, formats):
-        parts stored under another one are dropped.
-        """
+        files read, through `describe`). `fingerprint` names what the generated parts are worked
+        out with (templates, formats): parts stored under another one are dropped."""
         self = cls(lessons_dir, state_dir, describe, fingerprint, on_parse=on_parse)
         self._read()
         self.refresh()
@@ -138,16 +134,21 @@ class Derived:
         return list(self._names) if self._small is None else sorted(self._small)
 
     def summaries(self) -> list[tuple]:
-        """The summary of every file that parses, sorted by file name (only those read while the
-        records were not needed)."""
-        if self._small is None:
-            return [summary for summary in self._summaries if summary is not None]
-        small = self._small
-        return [rec[SUMMARY] for name in sorted(small) if (rec := small[name])[SUMMARY] is not None]
+        """The summary of every file that parses, sorted by file name."""
+        return list(zip(*self.summary_columns(), strict=True))
+
+    def summary_columns(self) -> list[list]:
+        """`summaries` by field, a list each (as read, while the records are not needed)."""
+        if self._small is None and self._summaries:
+            slugs = self._summaries[0]  # None for a file that does not parse: left out
+            return self._summaries if None not in slugs else [list(itertools.compress(c, [x is not None for x in slugs])) for c in self._summaries]
+        small = self.small
+        rows = [rec[SUMMARY] for name in sorted(small) if (rec := small[name])[SUMMARY] is not None]
+        return [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in range(SUMMARY_FIELDS)]
 
     def problems(self) -> list[tuple[str, int, str]]:
         """(file name, line, message) of the files that do not parse (what `Bank.load` skips), sorted by name."""
-        if self._small is None and None not in self._summaries:  # (a file that parses has a summary)
+        if self._small is None and self._summaries and None not in self._summaries[0]:  # (a file that parses has a slug)
             return []
         broken = sorted(name for name, rec in self.small.items() if rec[SLUG] is None)
         return [(name, *self.small[name][PROBLEMS][0][:2]) for name in broken]
@@ -276,8 +277,8 @@ class Derived:
         if self._generated is not None:
             small = self.small
             self._stale = {name for name, digest in self._generated.digests() if name not in small or small[name][DIGEST] != digest}
-        self._packed = [self.spool.keep(blob) for blob in derived_file.by_column(sorted(self.small.items()), ON_DISK)]
-        self.small = {}
+        self._packed = [self.spool.keep(blob) for blob in derived_file.by_column(sorted(self.small.items()), ON_DISK, SUMMARY_FIELDS)]
+        self._small = {}
 
     def keep(self, text: str) -> derived_file.Stored:
         """A section worked out in this run, kept in the spool (not in memory) until saved."""
@@ -308,7 +309,7 @@ class Derived:
             size, texts, generated = (int.from_bytes(head[n : n + 8], "little") for n in (12, 20, 28))
             if HEAD + size + texts + generated != os.fstat(handle.fileno()).st_size:
                 raise ValueError("cut short")
-            self.meta, self._names, self._summaries, at = derived_file.read_small(handle, HEAD + size)
+            self.meta, self._names, self._summaries, at = derived_file.read_small(handle, HEAD + size, SUMMARY_FIELDS)
         except Exception:  # unreadable or from another version: parse everything
             handle.close()
             return
@@ -377,7 +378,7 @@ class Derived:
                 if self._packed is not None:
                     records = (batch.data() for batch in self._packed)
                 else:
-                    records = derived_file.by_column(sorted(self.small.items()), ON_DISK)
+                    records = derived_file.by_column(sorted(self.small.items()), ON_DISK, SUMMARY_FIELDS)
                 small = derived_file.write_batches(out, derived_file.chain(marshal.dumps(self.meta), records))
                 if self._generated is None:  # not read in this run: copied as it was
                     texts, generated = (self._copy(out, *self._spans[n]) for n in (0, 1))

@@ -84,21 +84,25 @@ def read_generated(handle: BinaryIO | None, offset: int, size: int, fingerprint:
     return generated
 
 
-def read_small(handle: BinaryIO, end: int) -> tuple[dict, list[str], list, int]:
-    """The small part's meta, names and first column (`by_column` wrote them where `handle` stands,
-    the part ending by `end`), and where the other columns begin."""
+def read_small(handle: BinaryIO, end: int, width: int) -> tuple[dict, list[str], list[list], int]:
+    """The small part's meta, names and the `width` columns of its first field (`by_column` wrote
+    them where `handle` stands, the part ending by `end`), and where the other columns begin."""
     meta, count = (marshal.loads(read_blob(handle, end)) for _ in range(2))
     if not isinstance(meta, dict) or not isinstance(count, int):
         raise ValueError("not a small part")
     names, at = read_column(handle, handle.tell(), end, count)
-    first, at = read_column(handle, at, end, count)
+    first = []
+    for _ in range(width):
+        column, at = read_column(handle, at, end, count)
+        first.append(column)
     return meta, names, first, at
 
 
-def read_records(handle: BinaryIO, at: int, end: int, names: list[str], first: list, fields: tuple[int, ...]) -> dict[str, tuple]:
-    """Name -> record, of `read_small`'s names and first column and the other columns, read from
-    `at` to `end` (`fields` is `by_column`'s)."""
-    columns = {fields[0]: first}
+def read_records(handle: BinaryIO, at: int, end: int, names: list[str], first: list[list], fields: tuple[int, ...]) -> dict[str, tuple]:
+    """Name -> record, of `read_small`'s names and first field and the other columns, read from
+    `at` to `end` (`fields` is `by_column`'s); the first field is a tuple, None where its first
+    column holds None."""
+    columns = {fields[0]: [None if row[0] is None else row for row in zip(*first, strict=True)] if names else []}
     for n in fields[1:]:
         columns[n], at = read_column(handle, at, end, len(names))
     if at != end:
@@ -106,14 +110,20 @@ def read_records(handle: BinaryIO, at: int, end: int, names: list[str], first: l
     return dict(zip(names, zip(*(columns[n] for n in range(len(fields))), strict=True), strict=True))
 
 
-def by_column(records: list[tuple[str, tuple]], fields: Iterable[int]) -> Iterator[bytes]:
-    """The small part's batches after its meta, from (name, record) sorted by name: the count,
-    the names, then the records' `fields` one column after the other."""
+def by_column(records: list[tuple[str, tuple]], fields: tuple[int, ...], width: int) -> Iterator[bytes]:
+    """The small part's batches after its meta, from (name, record) sorted by name: the count, the
+    names, then the records' `fields` one column after the other, the first (a tuple of `width`
+    values, or None) as `width` columns of its own."""
     yield marshal.dumps(len(records))
-    for start in range(0, len(records), BATCH):
+    spans = range(0, len(records), BATCH)
+    for start in spans:
         yield marshal.dumps([name for name, _ in records[start : start + BATCH]])
-    for n in fields:
-        for start in range(0, len(records), BATCH):
+    first, nothing = fields[0], (None,) * width
+    for k in range(width):
+        for start in spans:
+            yield marshal.dumps([(rec[first] or nothing)[k] for _, rec in records[start : start + BATCH]])
+    for n in fields[1:]:
+        for start in spans:
             yield marshal.dumps([rec[n] for _, rec in records[start : start + BATCH]])
 
 
