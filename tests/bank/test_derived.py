@@ -362,3 +362,14 @@ def test_list_by_column_shows_what_the_rows_show(tmp_path: Path) -> None:
     for _ in range(2):  # the cache written, then read
         done = CliRunner().invoke(main, ["--root", str(bank.root), "list"])
         assert done.exit_code == 0 and done.stdout == want and "c-1" in want and "…" in want
+
+
+def test_the_tags_are_read_when_asked_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bank list`'s table reads no tags; a filter, `bank stats` or the records after it still get them."""
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
+    bank = make_bank(tmp_path / "b", [lesson("g-1", tags=["tool:git"]), lesson("g-2", tags=["area:ci", "tool:npm"])])
+    catalog.summaries(Bank.open(bank.root))
+    cache = catalog.cache(Bank.open(bank.root))
+    assert [len(cache.summary_columns(tags=False)), cache.summary_columns(tags=False)[0]] == [catalog.S_TAGS, ["g-1", "g-2"]]
+    assert [row[catalog.S_TAGS] for row in cache.summaries()] == [("tool:git",), ("area:ci", "tool:npm")]
+    assert cache.small["g-2.md"][derived.SUMMARY][catalog.S_TAGS] == ("area:ci", "tool:npm")

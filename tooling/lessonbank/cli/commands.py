@@ -229,7 +229,7 @@ def list_(
         kept = [row for row in catalog.summaries(bank) if keep_row(row, tag, status, source)]
         columns = [list(column) for column in zip(*kept, strict=True)] if kept else [[] for _ in range(S_TAGS + 1)]
     else:
-        columns = catalog.summary_columns(bank)
+        columns = catalog.summary_columns(bank, tags=False)
     warn_problems(bank)
     cells = [columns[S_SLUG], columns[S_TYPE], list(map(str, columns[S_SEEN])), list(map(str, columns[S_PRIORITY])),
              columns[S_STATUS], columns[S_SOURCE], columns[S_TITLE]]  # fmt: skip

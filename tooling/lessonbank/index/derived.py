@@ -27,7 +27,6 @@ import marshal
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -60,7 +59,6 @@ RACY_NS = 2_000_000_000
 Describe = Callable[[Path, str], "tuple[tuple, Any]"]
 
 
-@dataclass
 class Derived:
     """The cache of one bank, brought up to date with its lesson files by `refresh`.
 
@@ -73,33 +71,33 @@ class Derived:
     `listing.listed`) the records last matched, every file settled. `describe` (the bank's) parses
     the files."""
 
-    lessons_dir: Path
-    state_dir: Path
-    describe: Describe
-    fingerprint: str = ""
-    _small: dict[str, tuple] | None = None  # the records (`small`), put together from the columns on first use
-    meta: dict = field(default_factory=dict)
-    # Called with (this cache, file name, lesson) for each file parsed in this run (bank.render
-    # works out its generated part at once, so no lesson is kept: 50,000 would not fit in memory).
-    on_parse: Callable[[Derived, str, Any], None] | None = None
-    changed: bool = False  # something to save
-    settled: int = 0  # records changed in their stat key alone, and the listing (`save`'s `unsaved`)
-    # Where the texts and the generated part sit in the file as read: (offset, size) each.
-    _spans: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0), (0, 0)])
-    _handle: BinaryIO | None = None
-    _generated: derived_file.Generated | None = None
-    _pieces: derived_file.Pieces | None = None
-    spool: derived_file.Spool = field(default_factory=derived_file.Spool)  # texts worked out in this run, until saved
-    # The small part's records marshalled in batches in the spool, as `save` writes them, once `pack` let go of
-    # `small`; with the names of the generated parts to drop (their file changed or went).
-    _packed: list[derived_file.Stored] | None = None
-    _stale: set[str] = field(default_factory=set)
-    _closed: bool = False  # saved or let go: a later `save` does nothing (parts not read are gone)
-    # The small part as read, until the records are put together: the names, the summaries, and
-    # where the other columns begin and the small part ends (`bank list` reads no more than that).
-    _names: list[str] = field(default_factory=list)
-    _summaries: list[list] = field(default_factory=list)  # by field, None in each for a file that does not parse
-    _rest: tuple[int, int] = (0, 0)
+    def __init__(self, lessons_dir: Path, state_dir: Path, describe: Describe, fingerprint: str = "",
+                 on_parse: Callable[[Derived, str, Any], None] | None = None) -> None:  # fmt: skip
+        # A plain class, not a dataclass: making one of 20 fields is 1.5 ms of every `bank list`.
+        self.lessons_dir, self.state_dir, self.describe, self.fingerprint = lessons_dir, state_dir, describe, fingerprint
+        self._small: dict[str, tuple] | None = None  # the records (`small`), put together from the columns on first use
+        self.meta: dict = {}
+        # Called with (this cache, file name, lesson) for each file parsed in this run (bank.render
+        # works out its generated part at once, so no lesson is kept: 50,000 would not fit in memory).
+        self.on_parse = on_parse
+        self.changed = False  # something to save
+        self.settled = 0  # records changed in their stat key alone, and the listing (`save`'s `unsaved`)
+        # Where the texts and the generated part sit in the file as read: (offset, size) each.
+        self._spans: list[tuple[int, int]] = [(0, 0), (0, 0)]
+        self._handle: BinaryIO | None = None
+        self._generated: derived_file.Generated | None = None
+        self._pieces: derived_file.Pieces | None = None
+        self.spool = derived_file.Spool()  # texts worked out in this run, until saved
+        # The small part's records marshalled in batches in the spool, as `save` writes them, once `pack` let go of
+        # `small`; with the names of the generated parts to drop (their file changed or went).
+        self._packed: list[derived_file.Stored] | None = None
+        self._stale: set[str] = set()
+        self._closed = False  # saved or let go: a later `save` does nothing (parts not read are gone)
+        # The small part as read, until the records are put together: the names, the summaries, and
+        # where the other columns begin and the small part ends (`bank list` reads no more than that).
+        self._names = ""  # joined by NULs (no file name holds one)
+        self._summaries: list[list] = []  # by field, None in each for a file that does not parse
+        self._rest = (0, 0)
 
     @property
     def path(self) -> Path:
@@ -124,21 +122,27 @@ class Derived:
         """The cache in `state_dir` as it is on disk, up to date with `lessons_dir` (only changed
         files read, through `describe`). `fingerprint` names what the generated parts are worked
         out with (templates, formats): parts stored under another one are dropped."""
-        self = cls(lessons_dir, state_dir, describe, fingerprint, on_parse=on_parse)
+        self = cls(lessons_dir, state_dir, describe, fingerprint, on_parse)
         self._read()
         self.refresh()
         return self
 
     def names(self) -> list[str]:
         """The lesson file names, sorted."""
-        return list(self._names) if self._small is None else sorted(self._small)
+        return sorted(self._small) if self._small is not None else self._names.split("\0") if self._names else []
 
     def summaries(self) -> list[tuple]:
         """The summary of every file that parses, sorted by file name."""
         return list(zip(*self.summary_columns(), strict=True))
 
-    def summary_columns(self) -> list[list]:
-        """`summaries` by field, a list each (as read, while the records are not needed)."""
+    def summary_columns(self, tags: bool = True) -> list[list]:
+        """`summaries` by field, a list each (as read, while the records are not needed); the last,
+        S_TAGS, read from the file only for `tags` (the table of `bank list` shows none)."""
+        if self._small is None and self._summaries and tags and len(self._summaries) < SUMMARY_FIELDS:
+            try:
+                self._rest = (derived_file.read_more(self._handle, *self._rest, self._summaries, SUMMARY_FIELDS, len(self._summaries[0])), self._rest[1])
+            except Exception:  # a broken cache: read as none (`_records`)
+                self._small = self._records()
         if self._small is None and self._summaries:
             slugs = self._summaries[0]  # None for a file that does not parse: left out
             return self._summaries if None not in slugs else [list(itertools.compress(c, [x is not None for x in slugs])) for c in self._summaries]
@@ -185,7 +189,7 @@ class Derived:
         listing = listed(stats)
         # The stat keys the records were last found to match, every file settled (`listed`), and
         # the records' names: the same again and no record needs a look, nor even to be read.
-        if listing is not None and listing == self.meta.get("listing") and names == self.names():
+        if listing is not None and listing == self.meta.get("listing") and ("\0".join(names) == self._names if self._small is None else names == sorted(self._small)):
             return
         keys = list(zip(names, map(STAT_KEY, stats), strict=True))
         small, missed, whole = self.small, 0, True
@@ -309,31 +313,29 @@ class Derived:
             size, texts, generated = (int.from_bytes(head[n : n + 8], "little") for n in (12, 20, 28))
             if HEAD + size + texts + generated != os.fstat(handle.fileno()).st_size:
                 raise ValueError("cut short")
-            self.meta, self._names, self._summaries, at = derived_file.read_small(handle, HEAD + size, SUMMARY_FIELDS)
+            self.meta, self._names, self._summaries, at = derived_file.read_small(handle, HEAD + size, SUMMARY_FIELDS - 1)
         except Exception:  # unreadable or from another version: parse everything
             handle.close()
             return
-        self._rest = (at, HEAD + size)
+        self._rest, self._handle = (at, HEAD + size), handle
         self._spans = [(HEAD + size, texts), (HEAD + size + texts, generated)]
-        self._handle = handle
 
     def _records(self) -> dict[str, tuple]:
-        """The records put together from the columns of the file as read (SUMMARY's was read with
-        the names); a file found broken here is taken for none, and every lesson file read again."""
+        """The records, from the columns of the file as read (one found broken: none, every file read again)."""
         if not self._names or self._handle is None:
             return {}
         try:
-            records = derived_file.read_records(self._handle, *self._rest, self._names, self._summaries, ON_DISK)
+            records = derived_file.read_records(self._handle, *self._rest, self.names(), self._summaries, ON_DISK, SUMMARY_FIELDS)
         except Exception:
             records = None
-        self._names, self._summaries = [], []
+        self._names, self._summaries = "", []
         if self._closed:  # kept open by `close` for this alone
             self.close()
         if records is None:
             self.meta.pop("listing", None)
-            self._small, self.changed = {}, True
+            self._small = records = {}
+            self.changed = True
             self.refresh()
-            return self._small
         return records
 
     def _read_text(self, offset: int, size: int) -> bytes:

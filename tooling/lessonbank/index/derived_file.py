@@ -84,24 +84,37 @@ def read_generated(handle: BinaryIO | None, offset: int, size: int, fingerprint:
     return generated
 
 
-def read_small(handle: BinaryIO, end: int, width: int) -> tuple[dict, list[str], list[list], int]:
-    """The small part's meta, names and the `width` columns of its first field (`by_column` wrote
-    them where `handle` stands, the part ending by `end`), and where the other columns begin."""
-    meta, count = (marshal.loads(read_blob(handle, end)) for _ in range(2))
-    if not isinstance(meta, dict) or not isinstance(count, int):
+def read_small(handle: BinaryIO, end: int, width: int) -> tuple[dict, str, list[list], int]:
+    """The small part's meta, names (joined by NULs) and the first `width` columns of its first
+    field (`by_column` wrote them where `handle` stands, the part ending by `end`), and where the
+    other columns begin."""
+    meta, count, names = (marshal.loads(read_blob(handle, end)) for _ in range(3))
+    if not isinstance(meta, dict) or not isinstance(names, str) or (names.count("\0") + 1 if names else 0) != count:
         raise ValueError("not a small part")
-    names, at = read_column(handle, handle.tell(), end, count)
-    first = []
+    at, first = handle.tell(), []
     for _ in range(width):
         column, at = read_column(handle, at, end, count)
         first.append(column)
     return meta, names, first, at
 
 
-def read_records(handle: BinaryIO, at: int, end: int, names: list[str], first: list[list], fields: tuple[int, ...]) -> dict[str, tuple]:
-    """Name -> record, of `read_small`'s names and first field and the other columns, read from
-    `at` to `end` (`fields` is `by_column`'s); the first field is a tuple, None where its first
-    column holds None."""
+def read_more(handle: BinaryIO | None, at: int, end: int, columns: list[list], width: int, count: int) -> int:
+    """Read the columns that follow `columns` (of `count` values each) from `at` till there are
+    `width`; where the next begins."""
+    while len(columns) < width:
+        if count and handle is None:
+            raise ValueError("the cache was let go")
+        column, at = read_column(handle, at, end, count) if handle is not None and count else ([], at)
+        columns.append(column)
+    return at
+
+
+def read_records(handle: BinaryIO, at: int, end: int, names: list[str], first: list[list], fields: tuple[int, ...],
+                 width: int) -> dict[str, tuple]:  # fmt: skip
+    """Name -> record, of `read_small`'s names and columns and the others, read from `at` to
+    `end` (`fields` and `width` are `by_column`'s); the first field is a tuple, None where its
+    first column holds None."""
+    at = read_more(handle, at, end, first, width, len(names))
     columns = {fields[0]: [None if row[0] is None else row for row in zip(*first, strict=True)] if names else []}
     for n in fields[1:]:
         columns[n], at = read_column(handle, at, end, len(names))
@@ -112,12 +125,12 @@ def read_records(handle: BinaryIO, at: int, end: int, names: list[str], first: l
 
 def by_column(records: list[tuple[str, tuple]], fields: tuple[int, ...], width: int) -> Iterator[bytes]:
     """The small part's batches after its meta, from (name, record) sorted by name: the count, the
-    names, then the records' `fields` one column after the other, the first (a tuple of `width`
-    values, or None) as `width` columns of its own."""
+    names joined by NULs (compared as one string with the folder's), then the records' `fields` one
+    column after the other, the first (a tuple of `width` values, or None) as `width` columns of
+    its own."""
     yield marshal.dumps(len(records))
+    yield marshal.dumps("\0".join(name for name, _ in records))
     spans = range(0, len(records), BATCH)
-    for start in spans:
-        yield marshal.dumps([name for name, _ in records[start : start + BATCH]])
     first, nothing = fields[0], (None,) * width
     for k in range(width):
         for start in spans:
