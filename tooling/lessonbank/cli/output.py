@@ -26,7 +26,8 @@ def table_of_columns(headers: list[str], columns: list[list[str]], max_width: in
             column = columns[i] = [c if len(c) <= max_width else c[: max_width - 1] + "…" for c in column]
             width = max(map(len, column), default=0)
         widths.append(max(len(header), width))
-    line = "  ".join(f"{{:<{w}}}" for w in widths).format
+    # the last column unpadded: each line's trailing spaces are stripped anyway
+    line = "  ".join([*(f"{{:<{w}}}" for w in widths[:-1]), "{}"]).format
     lines = [line(*headers).rstrip()]
     lines += [line(*row).rstrip() for row in zip(*columns, strict=True)]
     if not columns or not columns[0]:

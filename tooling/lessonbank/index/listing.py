@@ -7,12 +7,12 @@ in C where it can be, so that 10,000 files cost their system calls and little mo
 
 from __future__ import annotations
 
-import array
 import contextlib
 import operator
 import os
 import posix
 import stat
+import struct
 from pathlib import Path
 
 # A file's stat key, what the records keep; taken from each stat result in C, no Python per file.
@@ -60,9 +60,10 @@ def lesson_keys(lessons_dir: Path) -> list[tuple[str, tuple[int, int, int, int]]
 def listed(stats: list[os.stat_result]) -> bytes | None:
     """The stat keys of `stats` packed, as the listing keeps them (compared as one bytes object, not
     10,000 tuples); None for a key that does not fit 64 bits (such a bank just keeps no listing)."""
-    try:  # field by field: no tuple made per file
-        return b"".join(array.array("q", map(field, stats)).tobytes() for field in KEY_FIELDS)
-    except OverflowError:
+    packed = struct.Struct(f"{len(stats)}q")  # field by field, no tuple per file (and twice array's speed)
+    try:
+        return b"".join([packed.pack(*map(field, stats)) for field in KEY_FIELDS])
+    except struct.error:
         return None
 
 
