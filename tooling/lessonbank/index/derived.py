@@ -33,7 +33,7 @@ from typing import Any, BinaryIO
 from lessonbank.errors import LessonFormatError
 from lessonbank.index import derived_file
 from lessonbank.index.derived_file import Part
-from lessonbank.index.listing import STAT_KEY, listed, scan, stat_key
+from lessonbank.index.listing import STAT_KEY, by_name, listed, scan, stat_key
 from lessonbank.state import statedir
 
 MAGIC = b"LBDERIV\x00"
@@ -67,9 +67,8 @@ class Derived:
     file name -> (content hash, row, where its section and its row's piece sit among the texts)),
     read on first use. `meta` holds the fingerprint the generated parts were worked out with and
     the hashes of the INDEX.md and BANK.md last written from them, so a run where nothing changed
-    reads neither the generated part nor the texts, and the listing (the records' stat keys packed,
-    `listing.listed`) the records last matched, every file settled. `describe` (the bank's) parses
-    the files."""
+    reads neither the generated part nor the texts, and the listing (names and stat keys as the
+    folder lists them) the records last matched, every file settled. `describe` parses the files."""
 
     def __init__(self, lessons_dir: Path, state_dir: Path, describe: Describe, fingerprint: str = "",
                  on_parse: Callable[[Derived, str, Any], None] | None = None) -> None:  # fmt: skip
@@ -185,12 +184,13 @@ class Derived:
                 elif self.small.pop(name, None) is not None:
                     self.changed = True
             return
-        names, stats = scan(self.lessons_dir)
-        listing = listed(stats)
-        # The stat keys the records were last found to match, every file settled (`listed`), and
-        # the records' names: the same again and no record needs a look, nor even to be read.
-        if listing is not None and listing == self.meta.get("listing") and ("\0".join(names) == self._names if self._small is None else names == sorted(self._small)):
+        names, stats = scan(self.lessons_dir, ordered=False)
+        # The files as the folder lists them (names, stat keys), kept when the records last matched
+        # them all, settled: the same again and no record is looked at, read, nor a name sorted.
+        listing = ("\0".join(names), listed(stats))
+        if listing[1] is not None and listing == self.meta.get("listing"):
             return
+        names, stats = by_name(names, stats)
         keys = list(zip(names, map(STAT_KEY, stats), strict=True))
         small, missed, whole = self.small, 0, True
         for name, key in keys:  # the unchanged files cost a look-up each, not a call
@@ -206,7 +206,7 @@ class Derived:
                 del small[name]
                 self.changed = True
         # every record now of a listed file at the key listed (one that is not settled has none)
-        kept = listing if whole and not missed and len(small) == len(keys) else None
+        kept = listing if whole and not missed and len(small) == len(keys) and listing[1] is not None else None
         if self.meta.get("listing") != kept:
             if kept is None:
                 del self.meta["listing"]
