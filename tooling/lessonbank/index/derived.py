@@ -6,7 +6,7 @@ what is worked out from its text alone, in three parts, each read only when used
 - the small part, all that `bank list`, `stats`, `check` and capture's duplicate gate read: the
   lesson's summary, slug and id, its problems with their lines (a parse error, or `lint`'s), the
   words of its *when* and *do*; kept by column, the summaries first, so that `bank list` of a
-  settled bank reads the names and the summaries and no other column;
+  settled bank reads its meta, names and the summaries' columns (but the tags), and no more;
 - the generated part (bank.render, index.compiled_update): its INDEX.md row, and where its BANK.md section
   and the compiled-index piece of its row sit in the file;
 - the texts: each section and piece, read one at a time when they are written out (at 50,000
@@ -47,7 +47,7 @@ VERSION = 9
 KEY, DIGEST, SLUG, ID, SUMMARY, TERMS, PROBLEMS = range(7)
 # The small part is kept by column: its meta, the record count, the names, then each field in this
 # order, each column in batches, the summary's fields (bank.catalog's S_ ones) a column each;
-# `bank list` reads the names and the summaries' columns, and stops there.
+# `bank list` reads the names and the summaries' columns but the last (the tags), and stops there.
 ON_DISK = (SUMMARY, KEY, DIGEST, SLUG, ID, TERMS, PROBLEMS)
 SUMMARY_FIELDS = 8
 HEAD = 36  # MAGIC, VERSION, then the sizes of the small part, the texts and the generated part

@@ -125,9 +125,9 @@ def read_records(handle: BinaryIO, at: int, end: int, names: list[str], first: l
 
 def by_column(records: list[tuple[str, tuple]], fields: tuple[int, ...], width: int) -> Iterator[bytes]:
     """The small part's batches after its meta, from (name, record) sorted by name: the count, the
-    names joined by NULs (compared as one string with the folder's), then the records' `fields` one
-    column after the other, the first (a tuple of `width` values, or None) as `width` columns of
-    its own."""
+    names joined by NULs (one string, split only when the records are read), then the records'
+    `fields` one column after the other, the first (a tuple of `width` values, or None) as `width`
+    columns of its own."""
     yield marshal.dumps(len(records))
     yield marshal.dumps("\0".join(name for name, _ in records))
     spans = range(0, len(records), BATCH)
