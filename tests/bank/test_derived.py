@@ -294,11 +294,19 @@ def test_a_settled_bank_is_refreshed_by_its_listing_alone(tmp_path: Path, monkey
     assert [row[6] for row in catalog.summaries(Bank.open(bank.root))] == ["l 0", "retitled", "l 2"]
     (bank.lessons_dir / "l-2.md").unlink()
     assert [row[0] for row in catalog.summaries(Bank.open(bank.root))] == ["l-0", "l-1"]
-    # a file that has not settled keeps no listing: it is looked at again next time
+    # a file that has not settled is listed with its content hash: its bytes alone are hashed again
+    # next time (it could change again within the same clock tick, its stat key unchanged)
     monkeypatch.setattr(derived, "RACY_NS", 10**18)
     path.write_text(path.read_text(encoding="utf-8").replace("retitled", "again"), encoding="utf-8")
     catalog.summaries(Bank.open(bank.root))
-    assert not catalog.cache(Bank.open(bank.root)).meta.get("listing")
+    assert list(catalog.cache(Bank.open(bank.root)).meta["listing"][2]) == ["l-1.md"]
+    hashed: list[str] = []
+    real = derived.same_bytes
+    monkeypatch.setattr(derived, "same_bytes", lambda path, digest: hashed.append(path.name) or real(path, digest))
+    with monkeypatch.context() as patched:
+        patched.setattr(derived.Derived, "_update", lambda *a: pytest.fail("a record was looked at"))
+        assert [row[6] for row in catalog.summaries(Bank.open(bank.root))] == ["l 0", "again"]
+    assert hashed == ["l-1.md"]
 
 
 def _parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -373,3 +381,33 @@ def test_the_tags_are_read_when_asked_for(tmp_path: Path, monkeypatch: pytest.Mo
     assert [len(cache.summary_columns(tags=False)), cache.summary_columns(tags=False)[0]] == [catalog.S_TAGS, ["g-1", "g-2"]]
     assert [row[catalog.S_TAGS] for row in cache.summaries()] == [("tool:git",), ("area:ci", "tool:npm")]
     assert cache.small["g-2.md"][derived.SUMMARY][catalog.S_TAGS] == ("area:ci", "tool:npm")
+
+
+def test_a_file_a_command_wrote_keeps_the_listing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A capture writes a lesson file and refreshes that one alone: the listing is kept, with that
+    file at its new key (not settled: hashed again), so the next `bank list` reads no record; a file
+    removed the same way leaves the listing too."""
+    bank = make_bank(tmp_path / "b", [lesson(f"w-{i}") for i in range(3)])
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
+    catalog.summaries(Bank.open(bank.root))
+    render.regenerate(Bank.open(bank.root))
+    monkeypatch.setattr(derived, "RACY_NS", 10**18)
+    cache = render.open_cache(Bank.open(bank.root))
+    path = bank.lessons_dir / "w-1.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("title: w 1", "title: written"), encoding="utf-8")
+    (bank.lessons_dir / "w-2.md").unlink()
+    render.regenerate(Bank.open(bank.root), cache=cache, written=["w-1.md", "w-2.md"])
+    kept = catalog.cache(Bank.open(bank.root)).meta["listing"]
+    assert kept[0] == "w-0.md\0w-1.md" and "w-1.md" in kept[2]
+    with monkeypatch.context() as patched:
+        patched.setattr(derived.Derived, "_update", lambda *a: pytest.fail("a record was looked at"))
+        assert [row[6] for row in catalog.summaries(Bank.open(bank.root))] == ["w 0", "written"]
+
+
+def test_more_files_not_settled_than_are_hashed_each_time_are_settled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bank = make_bank(tmp_path / "b", [lesson(f"u-{i}") for i in range(3)])  # written moments ago: none settled
+    assert len(catalog.cache(Bank.open(bank.root)).meta["listing"][2]) == 3
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
+    monkeypatch.setattr(derived, "UNSETTLED", 2)
+    render.regenerate(Bank.open(bank.root))
+    assert catalog.cache(Bank.open(bank.root)).meta["listing"][2] == {}

@@ -33,12 +33,12 @@ from typing import Any, BinaryIO
 from lessonbank.errors import LessonFormatError
 from lessonbank.index import derived_file
 from lessonbank.index.derived_file import Part
-from lessonbank.index.listing import STAT_KEY, by_name, listed, scan, stat_key
+from lessonbank.index.listing import STAT_KEY, content_hash, listed, patched, same_bytes, scan, stat_key
 from lessonbank.state import statedir
 
 MAGIC = b"LBDERIV\x00"
 # Bump when what a record holds, or how a row, section or piece is worked out, changes.
-VERSION = 9
+VERSION = 10
 # The small part of a record: (stat key or None, content hash, slug, id, summary, terms, problems);
 # slug, id, summary and terms are None for a file that does not parse; each problem is (line,
 # message, whether it is a bad value: a lesson with one is left out of what `bank index` writes).
@@ -54,6 +54,7 @@ HEAD = 36  # MAGIC, VERSION, then the sizes of the small part, the texts and the
 # A file changed within the last seconds may change again within the same clock tick without its
 # stat key changing (git's "racy" case): its key is not kept, so it is hashed again next time.
 RACY_NS = 2_000_000_000
+UNSETTLED = 100  # up to this many such files are hashed on each run rather than all records read (and settled)
 # What the bank makes of a lesson file's text: (slug, id, summary, terms, problems) and the parsed
 # lesson, or LessonFormatError with a line (bank.catalog.describe).
 Describe = Callable[[Path, str], "tuple[tuple, Any]"]
@@ -67,8 +68,8 @@ class Derived:
     file name -> (content hash, row, where its section and its row's piece sit among the texts)),
     read on first use. `meta` holds the fingerprint the generated parts were worked out with and
     the hashes of the INDEX.md and BANK.md last written from them, so a run where nothing changed
-    reads neither the generated part nor the texts, and the listing (names and stat keys as the
-    folder lists them) the records last matched, every file settled. `describe` parses the files."""
+    reads neither the generated part nor the texts, and the listing (names, stat keys, the hash of
+    those not settled) the records were last brought in line with. `describe` parses the files."""
 
     def __init__(self, lessons_dir: Path, state_dir: Path, describe: Describe, fingerprint: str = "",
                  on_parse: Callable[[Derived, str, Any], None] | None = None) -> None:  # fmt: skip
@@ -175,43 +176,44 @@ class Derived:
         just those file names (a caller that has just written them, the rest seen moments ago)."""
         now = time.time_ns()
         if only is not None:
-            if self.meta.pop("listing", None) is not None:  # it no longer describes the records
-                self.changed = True
+            kept, moved = self.meta.get("listing"), {}
             for name in only:
-                key = stat_key(self.lessons_dir / name)
-                if key is not None:
-                    self._update(name, key, now)
-                elif self.small.pop(name, None) is not None:
+                moved[name] = key = stat_key(self.lessons_dir / name)
+                if key is None and self.small.pop(name, None) is not None:
                     self.changed = True
-            return
-        names, stats = scan(self.lessons_dir, ordered=False)
-        # The files as the folder lists them (names, stat keys), kept when the records last matched
-        # them all, settled: the same again and no record is looked at, read, nor a name sorted.
-        listing = ("\0".join(names), listed(stats))
-        if listing[1] is not None and listing == self.meta.get("listing"):
-            return
-        names, stats = by_name(names, stats)
+                if key is not None and self._update(name, key, now) is None:
+                    kept = None  # unreadable: the listing cannot say what its record holds
+            small = self.small
+            unsettled = {name: rec[DIGEST] if (rec := small.get(name)) and rec[KEY] is None else None for name in only}
+            return self._keep_listing(None if kept is None else patched(kept, moved, unsettled))
+        names, stats = scan(self.lessons_dir)
+        # The files as the folder held them when the records were last brought in line (names, stat
+        # keys; the hash of those not settled then): the same again and no record is read (those hashed).
+        listing, kept = ("\0".join(names), listed(stats)), self.meta.get("listing")
+        if (listing[1] is not None and kept is not None and kept[:2] == listing and len(kept[2]) <= UNSETTLED
+                and all(same_bytes(self.lessons_dir / n, d) for n, d in kept[2].items())):  # fmt: skip
+            return None
         keys = list(zip(names, map(STAT_KEY, stats), strict=True))
-        small, missed, whole = self.small, 0, True
+        small, missed, unsettled = self.small, 0, {}
         for name, key in keys:  # the unchanged files cost a look-up each, not a call
             old = small.get(name)
             if old is None or old[KEY] != key:
                 settled = self._update(name, key, now)
                 if settled is None:
                     missed += 1
-                whole = whole and bool(settled)
+                elif not settled:
+                    unsettled[name] = small[name][DIGEST]
         if len(small) != len(keys) - missed:  # records of files that went
             present = set(names)
             for name in [n for n in small if n not in present]:
                 del small[name]
                 self.changed = True
         # every record now of a listed file at the key listed (one that is not settled has none)
-        kept = listing if whole and not missed and len(small) == len(keys) and listing[1] is not None else None
-        if self.meta.get("listing") != kept:
-            if kept is None:
-                del self.meta["listing"]
-            else:
-                self.meta["listing"] = kept
+        return self._keep_listing((*listing, unsettled) if not missed and len(small) == len(keys) and listing[1] is not None else None)
+
+    def _keep_listing(self, listing: tuple | None) -> None:
+        if self.meta.get("listing") != listing:
+            self.meta["listing"] = listing
             self.settled += 1
 
     def _update(self, name: str, key: tuple, now: int) -> bool | None:
@@ -227,9 +229,7 @@ class Derived:
             data = path.read_bytes()
         except OSError:
             return None
-        import hashlib
-
-        digest = hashlib.blake2b(data, digest_size=16).digest()
+        digest = content_hash(data)
         if old is not None and old[DIGEST] == digest:
             if old[KEY] != settled:
                 self.small[name] = (settled, *old[1:])

@@ -21,19 +21,17 @@ KEY_FIELDS = [operator.attrgetter(name) for name in ("st_size", "st_mtime_ns", "
 MODE = operator.attrgetter("st_mode")
 
 
-def scan(lessons_dir: Path, ordered: bool = True) -> tuple[list[str], list[os.stat_result]]:
-    """The names and stat results of every *.md file in `lessons_dir` (not hidden, links followed,
-    regular files only), sorted by name, or (not `ordered`) as the folder lists them: the same
-    order again while it does not change. One `stat` per file relative to the folder's descriptor:
-    a third cheaper than os.scandir's entries at 10,000 files."""
+def scan(lessons_dir: Path) -> tuple[list[str], list[os.stat_result]]:
+    """The names, sorted, and stat results of every *.md file in `lessons_dir` (not hidden, links
+    followed, regular files only). One `stat` per file relative to the folder's descriptor: a third
+    cheaper than os.scandir's entries at 10,000 files."""
     try:
         fd = posix.open(str(lessons_dir), posix.O_RDONLY | posix.O_DIRECTORY)
     except (FileNotFoundError, NotADirectoryError):
         return [], []
     try:
         names = [name for name in posix.listdir(fd) if name.endswith(".md") and name[0] != "."]
-        if ordered:
-            names.sort()
+        names.sort()
         lstat = posix.stat
         try:
             stats = [lstat(name, dir_fd=fd) for name in names]
@@ -49,12 +47,6 @@ def scan(lessons_dir: Path, ordered: bool = True) -> tuple[list[str], list[os.st
         kept = [i for i, st in enumerate(stats) if stat.S_ISREG(st.st_mode)]
         names, stats = [names[i] for i in kept], [stats[i] for i in kept]
     return names, stats
-
-
-def by_name(names: list[str], stats: list[os.stat_result]) -> tuple[list[str], list[os.stat_result]]:
-    """`scan`'s lists, sorted by name."""
-    order = sorted(range(len(names)), key=names.__getitem__)
-    return [names[i] for i in order], [stats[i] for i in order]
 
 
 def lesson_keys(lessons_dir: Path) -> list[tuple[str, tuple[int, int, int, int]]]:
@@ -82,3 +74,40 @@ def stat_key(path: Path) -> tuple[int, int, int, int] | None:
     except OSError:
         return None
     return STAT_KEY(st) if stat.S_ISREG(st.st_mode) else None
+
+
+def patched(listing: tuple, keys: dict[str, tuple | None], unsettled: dict[str, bytes | None]) -> tuple | None:
+    """A listing (names joined by NULs, `listed` keys, name -> content hash of those not settled)
+    with the files of `keys` at their new stat keys (None: gone) and `unsettled` brought in (None:
+    settled); None when a key does not fit (`listed`)."""
+    names = listing[0].split("\0") if listing[0] else []
+    count = len(names)
+    values = struct.unpack(f"{4 * count}q", listing[1])
+    found = dict(zip(names, zip(*(values[n * count : n * count + count] for n in range(4)), strict=True), strict=True))
+    for name, key in keys.items():
+        if key is None:
+            found.pop(name, None)
+        else:
+            found[name] = key
+    names = sorted(found)
+    try:
+        packed = struct.pack(f"{4 * len(names)}q", *(found[name][n] for n in range(4) for name in names))
+    except struct.error:
+        return None
+    left = {name: digest for name, digest in {**listing[2], **unsettled}.items() if digest is not None and name in found}
+    return "\0".join(names), packed, left
+
+
+def content_hash(data: bytes) -> bytes:
+    """What the records keep of a file's bytes."""
+    import hashlib  # here: its import loads OpenSSL (3-10 ms), which a settled bank's `bank list` never needs
+
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def same_bytes(path: Path, digest: bytes) -> bool:
+    """Whether a file not settled when last looked at still holds the bytes of its record."""
+    try:
+        return content_hash(path.read_bytes()) == digest
+    except OSError:
+        return False
