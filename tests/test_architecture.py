@@ -241,7 +241,7 @@ def test_the_hook_process_loads_none_of_the_index_packages_writers() -> None:
     (and their fallback build) must still load none of the writers."""
     import subprocess
 
-    writers = ("compiled_update", "compiled_patch", "derived", "derived_file", "derived_write", "lesson_cache")
+    writers = ("compiled_update", "compiled_patch", "derived", "derived_file", "derived_write", "lesson_cache", "listing")
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
         "import lessonbank.hooks.dispatch, lessonbank.hooks.pre_tool, lessonbank.hooks.prompt,"

@@ -294,8 +294,120 @@ def test_a_settled_bank_is_refreshed_by_its_listing_alone(tmp_path: Path, monkey
     assert [row[6] for row in catalog.summaries(Bank.open(bank.root))] == ["l 0", "retitled", "l 2"]
     (bank.lessons_dir / "l-2.md").unlink()
     assert [row[0] for row in catalog.summaries(Bank.open(bank.root))] == ["l-0", "l-1"]
-    # a file that has not settled keeps no listing: it is looked at again next time
+    # a file that has not settled is listed with its content hash: its bytes alone are hashed again
+    # next time (it could change again within the same clock tick, its stat key unchanged)
     monkeypatch.setattr(derived, "RACY_NS", 10**18)
     path.write_text(path.read_text(encoding="utf-8").replace("retitled", "again"), encoding="utf-8")
     catalog.summaries(Bank.open(bank.root))
-    assert not catalog.cache(Bank.open(bank.root)).meta.get("listing")
+    assert list(catalog.cache(Bank.open(bank.root)).meta["listing"][2]) == ["l-1.md"]
+    hashed: list[str] = []
+    real = derived.same_bytes
+    monkeypatch.setattr(derived, "same_bytes", lambda path, digest: hashed.append(path.name) or real(path, digest))
+    with monkeypatch.context() as patched:
+        patched.setattr(derived.Derived, "_update", lambda *a: pytest.fail("a record was looked at"))
+        assert [row[6] for row in catalog.summaries(Bank.open(bank.root))] == ["l 0", "again"]
+    assert hashed == ["l-1.md"]
+
+
+def _parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts parsed from here on."""
+    parsed: list[str] = []
+    real = lessonbank.bank.lesson.parse
+    monkeypatch.setattr(lessonbank.bank.lesson, "parse", lambda text: parsed.append(text) or real(text))
+    return parsed
+
+
+def test_a_settled_bank_lists_from_its_summaries_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bank list` reads the names and the summaries, no other column; `check` after it (the cache
+    saved and let go) still reads the records, and a broken file is still named."""
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
+    bank = make_bank(tmp_path / "b", [lesson(f"s-{i}") for i in range(3)])
+    (bank.lessons_dir / "bad.md").write_text("---\nslug: [unclosed\n---\n", encoding="utf-8")
+    catalog.summaries(Bank.open(bank.root))
+    with monkeypatch.context() as patched:
+        patched.setattr(derived.Derived, "_records", lambda self: pytest.fail("a record was read"))
+        patched.setattr(derived.Derived, "problems", lambda self: [])
+        assert [row[0] for row in catalog.summaries(Bank.open(bank.root))] == ["s-0", "s-1", "s-2"]
+    listed = Bank.open(bank.root)
+    catalog.summaries(listed)
+    assert [p.path.name for p in listed.load_problems] == ["bad.md"]
+    problems, count = catalog.check(Bank.open(bank.root))
+    assert count == 4 and [p.path.name for p in problems] == ["bad.md"]
+
+
+def test_a_cache_of_another_version_or_broken_past_the_summaries_is_read_as_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache of the previous VERSION, or one whose later columns do not read, is no cache: every
+    file parsed again (and the cache written anew)."""
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
+    bank = make_bank(tmp_path / "b", [lesson(f"v-{i}") for i in range(3)])
+    catalog.summaries(Bank.open(bank.root))
+    path = bank.state_dir / statedir.DERIVED_CACHE
+    data = bytearray(path.read_bytes())
+    data[8:12] = (derived.VERSION - 1).to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+    parsed = _parsed(monkeypatch)
+    assert len(catalog.summaries(Bank.open(bank.root))) == 3 and len(parsed) == 3
+    data = bytearray(path.read_bytes())
+    assert int.from_bytes(data[8:12], "little") == derived.VERSION
+    end = derived.HEAD + int.from_bytes(data[12:20], "little")
+    data[end - 3 : end] = b"\xff\xff\xff"  # the last batch of the last column
+    path.write_bytes(bytes(data))
+    parsed.clear()
+    assert catalog.check(Bank.open(bank.root)) == ([], 3) and len(parsed) == 3
+
+
+def test_list_by_column_shows_what_the_rows_show(tmp_path: Path) -> None:
+    """`bank list` from the summaries' columns, a broken file among them: the same table as from rows."""
+    from click.testing import CliRunner
+
+    from lessonbank.cli import main
+    from lessonbank.cli.output import table
+
+    bank = make_bank(tmp_path / "b", [lesson("c-2", seen=3, priority=7), lesson("c-1", title="x" * 70)])
+    (bank.lessons_dir / "bad.md").write_text("---\nslug: [unclosed\n---\n", encoding="utf-8")
+    rows = [[r[0], r[1], str(r[2]), str(r[3]), r[4], r[5], r[6]] for r in catalog.summaries(Bank.open(bank.root))]
+    want = table(["slug", "type", "seen", "prio", "status", "source", "title"], rows) + "\n"
+    for _ in range(2):  # the cache written, then read
+        done = CliRunner().invoke(main, ["--root", str(bank.root), "list"])
+        assert done.exit_code == 0 and done.stdout == want and "c-1" in want and "…" in want
+
+
+def test_the_tags_are_read_when_asked_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bank list`'s table reads no tags; a filter, `bank stats` or the records after it still get them."""
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
+    bank = make_bank(tmp_path / "b", [lesson("g-1", tags=["tool:git"]), lesson("g-2", tags=["area:ci", "tool:npm"])])
+    catalog.summaries(Bank.open(bank.root))
+    cache = catalog.cache(Bank.open(bank.root))
+    assert [len(cache.summary_columns(tags=False)), cache.summary_columns(tags=False)[0]] == [catalog.S_TAGS, ["g-1", "g-2"]]
+    assert [row[catalog.S_TAGS] for row in cache.summaries()] == [("tool:git",), ("area:ci", "tool:npm")]
+    assert cache.small["g-2.md"][derived.SUMMARY][catalog.S_TAGS] == ("area:ci", "tool:npm")
+
+
+def test_a_file_a_command_wrote_keeps_the_listing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A capture writes a lesson file and refreshes that one alone: the listing is kept, with that
+    file at its new key (not settled: hashed again), so the next `bank list` reads no record; a file
+    removed the same way leaves the listing too."""
+    bank = make_bank(tmp_path / "b", [lesson(f"w-{i}") for i in range(3)])
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
+    catalog.summaries(Bank.open(bank.root))
+    render.regenerate(Bank.open(bank.root))
+    monkeypatch.setattr(derived, "RACY_NS", 10**18)
+    cache = render.open_cache(Bank.open(bank.root))
+    path = bank.lessons_dir / "w-1.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("title: w 1", "title: written"), encoding="utf-8")
+    (bank.lessons_dir / "w-2.md").unlink()
+    render.regenerate(Bank.open(bank.root), cache=cache, written=["w-1.md", "w-2.md"])
+    kept = catalog.cache(Bank.open(bank.root)).meta["listing"]
+    assert kept[0] == "w-0.md\0w-1.md" and "w-1.md" in kept[2]
+    with monkeypatch.context() as patched:
+        patched.setattr(derived.Derived, "_update", lambda *a: pytest.fail("a record was looked at"))
+        assert [row[6] for row in catalog.summaries(Bank.open(bank.root))] == ["w 0", "written"]
+
+
+def test_more_files_not_settled_than_are_hashed_each_time_are_settled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bank = make_bank(tmp_path / "b", [lesson(f"u-{i}") for i in range(3)])  # written moments ago: none settled
+    assert len(catalog.cache(Bank.open(bank.root)).meta["listing"][2]) == 3
+    monkeypatch.setattr(derived, "RACY_NS", -(10**18))
+    monkeypatch.setattr(derived, "UNSETTLED", 2)
+    render.regenerate(Bank.open(bank.root))
+    assert catalog.cache(Bank.open(bank.root)).meta["listing"][2] == {}

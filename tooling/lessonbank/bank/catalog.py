@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lessonbank.bank.store import Bank, Problem
-from lessonbank.index.derived import ID, PROBLEMS, SLUG, SUMMARY, Derived
-from lessonbank.matching import words
+from lessonbank.index.derived import ID, PROBLEMS, SLUG, Derived
 from lessonbank.state import statedir
 
 if TYPE_CHECKING:  # the YAML parser and the checks are imported only when a file is parsed
@@ -37,6 +36,8 @@ def summary(lesson: Lesson) -> tuple:
 def terms(when: str, do: str) -> set[str]:
     """The words that say what a lesson says (its when and do, stemmed), for capture's duplicate
     gate; records keep them sorted and space-separated."""
+    from lessonbank.matching import words  # here, as the parser: `bank list` parses no lesson
+
     return words.terms(f"{when} {do}")
 
 
@@ -91,8 +92,14 @@ def records(bank: Bank) -> list[tuple[str, tuple]]:
 
 
 def summaries(bank: Bank) -> list[tuple]:
-    """`summary` of every well-formed lesson, sorted by file name (only changed files parsed)."""
-    return [rec[SUMMARY] for _, rec in records(bank)]
+    """`summary` of every well-formed lesson, sorted by file name (only changed files parsed; of a
+    settled bank, no record read but the summaries)."""
+    return open_bank(bank).summaries()
+
+
+def summary_columns(bank: Bank, tags: bool = True) -> list[list]:
+    """`summaries` by S_ field, a list each (not to be changed: the cache's own); S_TAGS only with `tags`."""
+    return open_bank(bank).summary_columns(tags)
 
 
 def check(bank: Bank) -> tuple[list[Problem], int]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -14,7 +13,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from lessonbank import config
 from lessonbank.config import Config
 from lessonbank.errors import BankError, LessonFormatError, NoBankError, NotFoundError
-from lessonbank.index import derived, derived_write, lesson_cache
+from lessonbank.index import derived_write, listing
 from lessonbank.state import statedir
 
 if TYPE_CHECKING:  # the YAML parser is imported only when a lesson is parsed
@@ -190,8 +189,8 @@ class Bank:
 
     def lesson_keys(self) -> list[tuple[str, tuple[int, int, int, int]]]:
         """(name, stat key) of every lessons/*.md file (not hidden, links followed), sorted by
-        name (index.derived.lesson_keys)."""
-        return derived.lesson_keys(self.lessons_dir)
+        name (index.listing.lesson_keys)."""
+        return listing.lesson_keys(self.lessons_dir)
 
     def read(self, path: Path) -> Loaded:
         """Read and parse one lesson file; LessonFormatError (with a line) when it is malformed."""
@@ -213,6 +212,7 @@ class Bank:
         parsed again.
         """
         from lessonbank.bank import lesson
+        from lessonbank.index import lesson_cache  # here, as the parser: `bank list` loads no lesson
 
         def read(path: Path) -> tuple[str, Lesson]:
             item = self.read(path)
@@ -279,6 +279,8 @@ def flocked(path: Path, wait: bool = True) -> Iterator[None]:
 
     With `wait` False, BlockingIOError at once when another process holds it.
     """
+    import fcntl  # here: `bank list` takes no lock
+
     with open(path, "a+b") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         try:

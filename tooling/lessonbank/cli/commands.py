@@ -17,7 +17,7 @@ from lessonbank.bank import fields
 from lessonbank.bank.catalog import S_PRIORITY, S_SEEN, S_SLUG, S_SOURCE, S_STATUS, S_TAGS, S_TITLE, S_TYPE
 from lessonbank.bank.store import Bank
 from lessonbank.cli import get_bank, main
-from lessonbank.cli.output import emit_json, keep_row, table, warn_problems
+from lessonbank.cli.output import emit_json, keep_row, table, table_of_columns, warn_problems
 from lessonbank.errors import BankError, GateRefusal
 
 if TYPE_CHECKING:
@@ -215,21 +215,25 @@ def list_(
         list_layers(ctx, tag, status, source, as_json)
         return
     bank = get_bank(ctx)
+    filtered = tag or status or source
     if as_json:
         items = [x.lesson for x in bank.load()]
         rows_of = [(x.slug, x.type, x.seen, x.priority, x.status, x.source, x.title, x.tags) for x in items]
-    else:  # the table needs only the lessons' summaries, which the derived cache holds apart
-        from lessonbank.bank import catalog
-
-        rows_of = catalog.summaries(bank)
-    filtered = tag or status or source
-    keep = [i for i, row in enumerate(rows_of) if keep_row(row, tag, status, source)] if filtered else range(len(rows_of))
-    warn_problems(bank)
-    if as_json:
-        emit_json([_summary_json(items[i]) for i in keep])
+        warn_problems(bank)
+        emit_json([_summary_json(items[i]) for i, row in enumerate(rows_of) if not filtered or keep_row(row, tag, status, source)])
         return
-    rows = [[r[S_SLUG], r[S_TYPE], str(r[S_SEEN]), str(r[S_PRIORITY]), r[S_STATUS], r[S_SOURCE], r[S_TITLE]] for r in (rows_of[i] for i in keep)]
-    click.echo(table(["slug", "type", "seen", "prio", "status", "source", "title"], rows))
+    # The table needs only the lessons' summaries, which the derived cache holds apart, by field.
+    from lessonbank.bank import catalog
+
+    if filtered:
+        kept = [row for row in catalog.summaries(bank) if keep_row(row, tag, status, source)]
+        columns = [list(column) for column in zip(*kept, strict=True)] if kept else [[] for _ in range(S_TAGS + 1)]
+    else:
+        columns = catalog.summary_columns(bank, tags=False)
+    warn_problems(bank)
+    cells = [columns[S_SLUG], columns[S_TYPE], list(map(str, columns[S_SEEN])), list(map(str, columns[S_PRIORITY])),
+             columns[S_STATUS], columns[S_SOURCE], columns[S_TITLE]]  # fmt: skip
+    click.echo(table_of_columns(["slug", "type", "seen", "prio", "status", "source", "title"], cells))
 
 
 def _summary_json(x: Lesson) -> dict[str, Any]:

@@ -12,18 +12,25 @@ if TYPE_CHECKING:
 
 def table(headers: list[str], rows: list[list[str]], max_width: int = 60) -> str:
     """A plain text table; long cells are cut with '…' so rows stay on one line."""
+    return table_of_columns(headers, [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in headers], max_width)
+
+
+def table_of_columns(headers: list[str], columns: list[list[str]], max_width: int = 60) -> str:
+    """`table` of its columns (a list of cells each, the same length)."""
     # Column by column, each row padded by one format string: `bank list` of 10,000 lessons is
     # 70,000 cells, and a call per cell was a fifth of the command.
-    columns = [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in headers]
     widths = []
     for i, (header, column) in enumerate(zip(headers, columns, strict=True)):
-        if max(map(len, column), default=0) > max_width:
+        width = max(map(len, column), default=0)
+        if width > max_width:
             column = columns[i] = [c if len(c) <= max_width else c[: max_width - 1] + "…" for c in column]
-        widths.append(max(len(header), max(map(len, column), default=0)))
-    line = "  ".join(f"{{:<{w}}}" for w in widths).format
+            width = max(map(len, column), default=0)
+        widths.append(max(len(header), width))
+    # the last column unpadded: each line's trailing spaces are stripped anyway
+    line = "  ".join([*(f"{{:<{w}}}" for w in widths[:-1]), "{}"]).format
     lines = [line(*headers).rstrip()]
     lines += [line(*row).rstrip() for row in zip(*columns, strict=True)]
-    if not rows:
+    if not columns or not columns[0]:
         lines.append("(none)")
     return "\n".join(lines)
 

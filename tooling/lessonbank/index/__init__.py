@@ -10,7 +10,7 @@ pieces into its tables (in memory for the hooks' fallback, streamed for `bank in
 patch or a build; the compiled regexes kept in triggers.cache). The caches of the lessons:
 `derived` (with `derived_file`, its layout on disk, and `derived_write`, its writing) is derived.cache, what each lesson file gives
 the whole-bank commands, and `lesson_cache` is lessons.cache, the parsed lessons `Bank.load`
-reads. `layers` finds the personal and team banks and reads every layer's index for one hook call.
+reads; `listing` is what both compare of the lessons folder (names and stat keys). `layers` finds the personal and team banks and reads every layer's index for one hook call.
 
 The hooks import `compiled_read`, `layers` and (when the file is stale) `compiled_build`, so
 nothing here may import the bank: what these modules need of it (how a lesson file is parsed and

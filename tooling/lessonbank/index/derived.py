@@ -5,7 +5,8 @@ what is worked out from its text alone, in three parts, each read only when used
 
 - the small part, all that `bank list`, `stats`, `check` and capture's duplicate gate read: the
   lesson's summary, slug and id, its problems with their lines (a parse error, or `lint`'s), the
-  words of its *when* and *do*;
+  words of its *when* and *do*; kept by column, the summaries first, so that `bank list` of a
+  settled bank reads its meta, names and the summaries' columns (but the tags), and no more;
 - the generated part (bank.render, index.compiled_update): its INDEX.md row, and where its BANK.md section
   and the compiled-index piece of its row sit in the file;
 - the texts: each section and piece, read one at a time when they are written out (at 50,000
@@ -21,104 +22,93 @@ a part not read in the run copied as it was; a broken or foreign cache is ignore
 from __future__ import annotations
 
 import contextlib
+import itertools
 import marshal
 import os
-import posix
-import stat
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from lessonbank.errors import LessonFormatError
 from lessonbank.index import derived_file, derived_write
 from lessonbank.index.derived_file import Part
+from lessonbank.index.listing import STAT_KEY, content_hash, listed, patched, same_bytes, scan, stat_key
 from lessonbank.state import statedir
 
 MAGIC = b"LBDERIV\x00"
 # Bump when what a record holds, or how a row, section or piece is worked out, changes.
-VERSION = 7
+VERSION = 10
 # The small part of a record: (stat key or None, content hash, slug, id, summary, terms, problems);
 # slug, id, summary and terms are None for a file that does not parse; each problem is (line,
 # message, whether it is a bad value: a lesson with one is left out of what `bank index` writes).
 # Named constants, not a NamedTuple: the records come from marshal as tuples, and making 50,000
 # NamedTuples of them (and tuples again to save them) costs 25-45 ms on every `bank list`.
 KEY, DIGEST, SLUG, ID, SUMMARY, TERMS, PROBLEMS = range(7)
+# The small part is kept by column: its meta, the record count, the names, then each field in this
+# order, each column in batches, the summary's fields (bank.catalog's S_ ones) a column each;
+# `bank list` reads the names and the summaries' columns but the last (the tags), and stops there.
+ON_DISK = (SUMMARY, KEY, DIGEST, SLUG, ID, TERMS, PROBLEMS)
+SUMMARY_FIELDS = 8
 HEAD = 36  # MAGIC, VERSION, then the sizes of the small part, the texts and the generated part
 # A file changed within the last seconds may change again within the same clock tick without its
 # stat key changing (git's "racy" case): its key is not kept, so it is hashed again next time.
 RACY_NS = 2_000_000_000
+UNSETTLED = 100  # up to this many such files are hashed on each run rather than all records read (and settled)
 # What the bank makes of a lesson file's text: (slug, id, summary, terms, problems) and the parsed
 # lesson, or LessonFormatError with a line (bank.catalog.describe).
 Describe = Callable[[Path, str], "tuple[tuple, Any]"]
 
 
-def lesson_keys(lessons_dir: Path) -> list[tuple[str, tuple[int, int, int, int]]]:
-    """(name, stat key) of every *.md file in `lessons_dir` (not hidden, links followed, regular
-    files only), sorted by name; the key is (size, mtime_ns, ctime_ns, inode), what the caches
-    compare (a stat result each would be 40 MB at 50,000 lessons). One `stat` per file relative to
-    the folder's descriptor: a third cheaper than os.scandir's entries at 10,000 files."""
-    out = []
-    try:
-        fd = posix.open(str(lessons_dir), posix.O_RDONLY | posix.O_DIRECTORY)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    try:
-        names = posix.listdir(fd)
-        lstat, regular = posix.stat, stat.S_ISREG
-        for name in names:
-            if name.endswith(".md") and name[0] != ".":
-                try:
-                    st = lstat(name, dir_fd=fd)
-                except OSError:
-                    continue
-                if regular(st.st_mode):
-                    out.append((name, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)))
-    finally:
-        posix.close(fd)
-    out.sort()
-    return out
-
-
-@dataclass
 class Derived:
     """The cache of one bank, brought up to date with its lesson files by `refresh`.
 
-    The file holds the small part ((meta, records by file name), read at once), the texts, and
-    the generated part (fingerprint, file name -> (content hash, row, where its section and its
-    row's piece sit among the texts)), read on first use. `meta` holds the fingerprint the
-    generated parts were worked out with and the hashes of the INDEX.md and BANK.md last written
-    from them, so a run where nothing changed reads neither the generated part nor the texts, and
-    the listing (names and stat keys) the records last matched, every file settled. `describe`
-    (the bank's) parses the files."""
+    The file holds the small part (meta, then the records by column: the names and summaries read
+    at once, the rest on first use of `small`), the texts, and the generated part (fingerprint,
+    file name -> (content hash, row, where its section and its row's piece sit among the texts)),
+    read on first use. `meta` holds the fingerprint the generated parts were worked out with and
+    the hashes of the INDEX.md and BANK.md last written from them, so a run where nothing changed
+    reads neither the generated part nor the texts, and the listing (names, stat keys, the hash of
+    those not settled) the records were last brought in line with. `describe` parses the files."""
 
-    lessons_dir: Path
-    state_dir: Path
-    describe: Describe
-    fingerprint: str = ""
-    small: dict[str, tuple] = field(default_factory=dict)
-    meta: dict = field(default_factory=dict)
-    # Called with (this cache, file name, lesson) for each file parsed in this run (bank.render
-    # works out its generated part at once, so no lesson is kept: 50,000 would not fit in memory).
-    on_parse: Callable[[Derived, str, Any], None] | None = None
-    changed: bool = False  # something to save
-    settled: int = 0  # records changed in their stat key alone, and the listing (`save`'s `unsaved`)
-    # Where the texts and the generated part sit in the file as read: (offset, size) each.
-    _spans: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0), (0, 0)])
-    _handle: BinaryIO | None = None
-    _generated: derived_file.Generated | None = None
-    _pieces: derived_file.Pieces | None = None
-    spool: derived_file.Spool = field(default_factory=derived_file.Spool)  # texts worked out in this run, until saved
-    # The small part's records marshalled in batches in the spool, as `save` writes them, once `pack` let go of
-    # `small`; with the names of the generated parts to drop (their file changed or went).
-    _packed: list[derived_file.Stored] | None = None
-    _stale: set[str] = field(default_factory=set)
-    _closed: bool = False  # saved or let go: a later `save` does nothing (parts not read are gone)
+    def __init__(self, lessons_dir: Path, state_dir: Path, describe: Describe, fingerprint: str = "",
+                 on_parse: Callable[[Derived, str, Any], None] | None = None) -> None:  # fmt: skip
+        # A plain class, not a dataclass: making one of 20 fields is 1.5 ms of every `bank list`.
+        self.lessons_dir, self.state_dir, self.describe, self.fingerprint = lessons_dir, state_dir, describe, fingerprint
+        self._small: dict[str, tuple] | None = None  # the records (`small`), put together from the columns on first use
+        self.meta: dict = {}
+        # Called with (this cache, file name, lesson) for each file parsed in this run (bank.render
+        # works out its generated part at once, so no lesson is kept: 50,000 would not fit in memory).
+        self.on_parse = on_parse
+        self.changed = False  # something to save
+        self.settled = 0  # records changed in their stat key alone, and the listing (`save`'s `unsaved`)
+        # Where the texts and the generated part sit in the file as read: (offset, size) each.
+        self._spans: list[tuple[int, int]] = [(0, 0), (0, 0)]
+        self._handle: BinaryIO | None = None
+        self._generated: derived_file.Generated | None = None
+        self._pieces: derived_file.Pieces | None = None
+        self.spool = derived_file.Spool()  # texts worked out in this run, until saved
+        # The small part's records marshalled in batches in the spool, as `save` writes them, once `pack` let go of
+        # `small`; with the names of the generated parts to drop (their file changed or went).
+        self._packed: list[derived_file.Stored] | None = None
+        self._stale: set[str] = set()
+        self._closed = False  # saved or let go: a later `save` does nothing (parts not read are gone)
+        # The small part as read, until the records are put together: the names, the summaries, and
+        # where the other columns begin and the small part ends (`bank list` reads no more than that).
+        self._names = ""  # joined by NULs (no file name holds one)
+        self._summaries: list[list] = []  # by field, None in each for a file that does not parse
+        self._rest = (0, 0)
 
     @property
     def path(self) -> Path:
         return self.state_dir / statedir.DERIVED_CACHE
+
+    @property
+    def small(self) -> dict[str, tuple]:
+        """File name -> its small record (KEY ... PROBLEMS), read from the file's columns on first use."""
+        if self._small is None:
+            self._small = self._records()
+        return self._small
 
     @classmethod
     def open(
@@ -130,22 +120,40 @@ class Derived:
         on_parse: Callable[[Derived, str, Any], None] | None = None,
     ) -> Derived:
         """The cache in `state_dir` as it is on disk, up to date with `lessons_dir` (only changed
-        files read, through `describe`).
-
-        `fingerprint` names what the generated parts are worked out with (templates, formats):
-        parts stored under another one are dropped.
-        """
-        self = cls(lessons_dir, state_dir, describe, fingerprint, on_parse=on_parse)
+        files read, through `describe`). `fingerprint` names what the generated parts are worked
+        out with (templates, formats): parts stored under another one are dropped."""
+        self = cls(lessons_dir, state_dir, describe, fingerprint, on_parse)
         self._read()
         self.refresh()
         return self
 
     def names(self) -> list[str]:
         """The lesson file names, sorted."""
-        return sorted(self.small)
+        return sorted(self._small) if self._small is not None else self._names.split("\0") if self._names else []
+
+    def summaries(self) -> list[tuple]:
+        """The summary of every file that parses, sorted by file name."""
+        return list(zip(*self.summary_columns(), strict=True))
+
+    def summary_columns(self, tags: bool = True) -> list[list]:
+        """`summaries` by field, a list each (as read, while the records are not needed); the last,
+        S_TAGS, read from the file only for `tags` (the table of `bank list` shows none)."""
+        if self._small is None and self._summaries and tags and len(self._summaries) < SUMMARY_FIELDS:
+            try:
+                self._rest = (derived_file.read_more(self._handle, *self._rest, self._summaries, SUMMARY_FIELDS, len(self._summaries[0])), self._rest[1])
+            except Exception:  # a broken cache: read as none (`_records`)
+                self._small = self._records()
+        if self._small is None and self._summaries:
+            slugs = self._summaries[0]  # None for a file that does not parse: left out
+            return self._summaries if None not in slugs else [list(itertools.compress(c, [x is not None for x in slugs])) for c in self._summaries]
+        small = self.small
+        rows = [rec[SUMMARY] for name in sorted(small) if (rec := small[name])[SUMMARY] is not None]
+        return [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in range(SUMMARY_FIELDS)]
 
     def problems(self) -> list[tuple[str, int, str]]:
         """(file name, line, message) of the files that do not parse (what `Bank.load` skips), sorted by name."""
+        if self._small is None and self._summaries and None not in self._summaries[0]:  # (a file that parses has a slug)
+            return []
         broken = sorted(name for name, rec in self.small.items() if rec[SLUG] is None)
         return [(name, *self.small[name][PROBLEMS][0][:2]) for name in broken]
 
@@ -168,44 +176,44 @@ class Derived:
         just those file names (a caller that has just written them, the rest seen moments ago)."""
         now = time.time_ns()
         if only is not None:
-            if self.meta.pop("listing", None) is not None:  # it no longer describes the records
-                self.changed = True
+            kept, moved = self.meta.get("listing"), {}
             for name in only:
-                try:
-                    st = posix.stat(str(self.lessons_dir / name))
-                    if not stat.S_ISREG(st.st_mode):
-                        raise FileNotFoundError(name)
-                except OSError:
-                    if self.small.pop(name, None) is not None:
-                        self.changed = True
-                    continue
-                self._update(name, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino), now)
-            return
-        keys = lesson_keys(self.lessons_dir)
-        # The listing (every name and stat key) the records were last found to match, every file
-        # settled: the same listing again and no record needs a look (10,000 look-ups saved).
-        if keys == self.meta.get("listing"):
-            return
-        small, missed, whole = self.small, 0, True
+                moved[name] = key = stat_key(self.lessons_dir / name)
+                if key is None and self.small.pop(name, None) is not None:
+                    self.changed = True
+                if key is not None and self._update(name, key, now) is None:
+                    kept = None  # unreadable: the listing cannot say what its record holds
+            small = self.small
+            unsettled = {name: rec[DIGEST] if (rec := small.get(name)) and rec[KEY] is None else None for name in only}
+            return self._keep_listing(None if kept is None else patched(kept, moved, unsettled))
+        names, stats = scan(self.lessons_dir)
+        # The files as the folder held them when the records were last brought in line (names, stat
+        # keys; the hash of those not settled then): the same again and no record is read (those hashed).
+        listing, kept = ("\0".join(names), listed(stats)), self.meta.get("listing")
+        if (listing[1] is not None and kept is not None and kept[:2] == listing and len(kept[2]) <= UNSETTLED
+                and all(same_bytes(self.lessons_dir / n, d) for n, d in kept[2].items())):  # fmt: skip
+            return None
+        keys = list(zip(names, map(STAT_KEY, stats), strict=True))
+        small, missed, unsettled = self.small, 0, {}
         for name, key in keys:  # the unchanged files cost a look-up each, not a call
             old = small.get(name)
             if old is None or old[KEY] != key:
                 settled = self._update(name, key, now)
                 if settled is None:
                     missed += 1
-                whole = whole and bool(settled)
+                elif not settled:
+                    unsettled[name] = small[name][DIGEST]
         if len(small) != len(keys) - missed:  # records of files that went
-            listed = {name for name, _ in keys}
-            for name in [n for n in small if n not in listed]:
+            present = set(names)
+            for name in [n for n in small if n not in present]:
                 del small[name]
                 self.changed = True
         # every record now of a listed file at the key listed (one that is not settled has none)
-        whole = whole and not missed and len(small) == len(keys)
-        if self.meta.get("listing") != (keys if whole else None):
-            if whole:
-                self.meta["listing"] = keys
-            else:
-                del self.meta["listing"]
+        return self._keep_listing((*listing, unsettled) if not missed and len(small) == len(keys) and listing[1] is not None else None)
+
+    def _keep_listing(self, listing: tuple | None) -> None:
+        if self.meta.get("listing") != listing:
+            self.meta["listing"] = listing
             self.settled += 1
 
     def _update(self, name: str, key: tuple, now: int) -> bool | None:
@@ -221,9 +229,7 @@ class Derived:
             data = path.read_bytes()
         except OSError:
             return None
-        import hashlib
-
-        digest = hashlib.blake2b(data, digest_size=16).digest()
+        digest = content_hash(data)
         if old is not None and old[DIGEST] == digest:
             if old[KEY] != settled:
                 self.small[name] = (settled, *old[1:])
@@ -263,19 +269,7 @@ class Derived:
         return self._pieces
 
     def _read_generated(self) -> None:
-        generated = derived_file.Generated(self._read_text)
-        offset, size = self._spans[1]
-        try:
-            if not size or self._handle is None:
-                raise ValueError("none")
-            self._handle.seek(offset)
-            batches = derived_file.read_batches(self._handle, size)
-            if marshal.loads(next(batches)) != self.fingerprint:
-                raise ValueError("another fingerprint")
-            for blob in batches:
-                generated.load(marshal.loads(blob))
-        except Exception:
-            generated = derived_file.Generated(self._read_text)
+        generated = derived_file.read_generated(self._handle, *self._spans[1], self.fingerprint, self._read_text)
         self._generated, self._pieces = generated, derived_file.Pieces(self.spool, generated)
 
     def pack(self) -> None:
@@ -287,8 +281,8 @@ class Derived:
         if self._generated is not None:
             small = self.small
             self._stale = {name for name, digest in self._generated.digests() if name not in small or small[name][DIGEST] != digest}
-        self._packed = [self.spool.keep(marshal.dumps(dict(batch))) for batch in derived_file.batched(sorted(self.small.items()))]
-        self.small = {}
+        self._packed = [self.spool.keep(blob) for blob in derived_file.by_column(sorted(self.small.items()), ON_DISK, SUMMARY_FIELDS)]
+        self._small = {}
 
     def keep(self, text: str) -> derived_file.Stored:
         """A section worked out in this run, kept in the spool (not in memory) until saved."""
@@ -331,20 +325,30 @@ class Derived:
             size, texts, generated = (int.from_bytes(head[n : n + 8], "little") for n in (12, 20, 28))
             if HEAD + size + texts + generated != os.fstat(handle.fileno()).st_size:
                 raise ValueError("cut short")
-            batches = derived_file.read_batches(handle, size)
-            meta = marshal.loads(next(batches))
-            small: dict[str, tuple] = {}
-            for blob in batches:
-                small.update(marshal.loads(blob))
+            self.meta, self._names, self._summaries, at = derived_file.read_small(handle, HEAD + size, SUMMARY_FIELDS - 1)
         except Exception:  # unreadable or from another version: parse everything
             handle.close()
             return
-        if isinstance(meta, dict):
-            self.small, self.meta = small, meta
-            self._spans = [(HEAD + size, texts), (HEAD + size + texts, generated)]
-            self._handle = handle
-        else:
-            handle.close()
+        self._rest, self._handle = (at, HEAD + size), handle
+        self._spans = [(HEAD + size, texts), (HEAD + size + texts, generated)]
+
+    def _records(self) -> dict[str, tuple]:
+        """The records, from the columns of the file as read (one found broken: none, every file read again)."""
+        if not self._names or self._handle is None:
+            return {}
+        try:
+            records = derived_file.read_records(self._handle, *self._rest, self.names(), self._summaries, ON_DISK, SUMMARY_FIELDS)
+        except Exception:
+            records = None
+        self._names, self._summaries = "", []
+        if self._closed:  # kept open by `close` for this alone
+            self.close()
+        if records is None:
+            self.meta.pop("listing", None)
+            self._small = records = {}
+            self.changed = True
+            self.refresh()
+        return records
 
     def _read_text(self, offset: int, size: int) -> bytes:
         """Bytes of the texts (a section or a piece) of the file as read."""
@@ -372,10 +376,11 @@ class Derived:
         try:
             with open(tmp, "wb") as out:
                 out.write(bytes(HEAD))
+                records: Iterator[bytes]
                 if self._packed is not None:
                     records = (batch.data() for batch in self._packed)
                 else:
-                    records = (marshal.dumps(dict(batch)) for batch in derived_file.batched(sorted(self.small.items())))
+                    records = derived_file.by_column(sorted(self.small.items()), ON_DISK, SUMMARY_FIELDS)
                 small = derived_file.write_batches(out, derived_file.chain(marshal.dumps(self.meta), records))
                 if self._generated is None:  # not read in this run: copied as it was
                     texts, generated = (self._copy(out, *self._spans[n]) for n in (0, 1))
@@ -403,16 +408,11 @@ class Derived:
         return derived_write.copy(self._handle, out, offset, size) if self._handle is not None else 0
 
     def close(self) -> None:
-        """Let go of the file as read (save does; the parts not read by then are gone)."""
+        """Let go of the file as read (save does; the parts not read by then are gone, but for the
+        records: `bank check` reads them after `save`, `bank list` never)."""
         self._closed = True
         self.spool.close()
-        if self._handle is not None:
+        self._spans = [(0, 0), (0, 0)]
+        if self._handle is not None and (self._small is not None or not self._names):
             self._handle.close()
             self._handle = None
-            self._spans = [(0, 0), (0, 0)]
-
-
-def bad_values(rec: tuple) -> list[tuple[int, str]]:
-    """(line, message) of a record's bad values (see lint.lesson_problems)."""
-    return [(line, message) for line, message, bad in rec[PROBLEMS] if bad]
-

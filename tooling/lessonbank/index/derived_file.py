@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import array
+import marshal
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import BinaryIO
 
@@ -39,6 +40,104 @@ def read_batches(handle: BinaryIO, size: int) -> Iterator[bytes]:
         yield blob
     if size:
         raise ValueError("batches do not fill their part")
+
+
+def read_blob(handle: BinaryIO, end: int) -> bytes:
+    """The blob `write_batches` wrote where `handle` stands, which ends by `end`."""
+    length = int.from_bytes(handle.read(4), "little")
+    blob = handle.read(length)
+    if len(blob) != length or handle.tell() > end:
+        raise ValueError("a batch cut short")
+    return blob
+
+
+def read_column(handle: BinaryIO, at: int, end: int, count: int) -> tuple[list, int]:
+    """The `count` values of a column that `by_column` wrote from `at` (by `end`), and where the
+    next column begins."""
+    handle.seek(at)
+    values: list = []
+    while len(values) < count:
+        batch = marshal.loads(read_blob(handle, end))
+        if not isinstance(batch, list) or not batch:
+            raise ValueError("not a column")
+        values += batch
+    if len(values) != count:
+        raise ValueError("a column of another length")
+    return values, handle.tell()
+
+
+def read_generated(handle: BinaryIO | None, offset: int, size: int, fingerprint: str, read: Callable[[int, int], bytes]) -> Generated:
+    """The generated part at `offset` (none, or an empty one when it was stored under another
+    fingerprint or does not read)."""
+    generated = Generated(read)
+    try:
+        if not size or handle is None:
+            raise ValueError("none")
+        handle.seek(offset)
+        batches = read_batches(handle, size)
+        if marshal.loads(next(batches)) != fingerprint:
+            raise ValueError("another fingerprint")
+        for blob in batches:
+            generated.load(marshal.loads(blob))
+    except Exception:
+        generated = Generated(read)
+    return generated
+
+
+def read_small(handle: BinaryIO, end: int, width: int) -> tuple[dict, str, list[list], int]:
+    """The small part's meta, names (joined by NULs) and the first `width` columns of its first
+    field (`by_column` wrote them where `handle` stands, the part ending by `end`), and where the
+    other columns begin."""
+    meta, count, names = (marshal.loads(read_blob(handle, end)) for _ in range(3))
+    if not isinstance(meta, dict) or not isinstance(names, str) or (names.count("\0") + 1 if names else 0) != count:
+        raise ValueError("not a small part")
+    at, first = handle.tell(), []
+    for _ in range(width):
+        column, at = read_column(handle, at, end, count)
+        first.append(column)
+    return meta, names, first, at
+
+
+def read_more(handle: BinaryIO | None, at: int, end: int, columns: list[list], width: int, count: int) -> int:
+    """Read the columns that follow `columns` (of `count` values each) from `at` till there are
+    `width`; where the next begins."""
+    while len(columns) < width:
+        if count and handle is None:
+            raise ValueError("the cache was let go")
+        column, at = read_column(handle, at, end, count) if handle is not None and count else ([], at)
+        columns.append(column)
+    return at
+
+
+def read_records(handle: BinaryIO, at: int, end: int, names: list[str], first: list[list], fields: tuple[int, ...],
+                 width: int) -> dict[str, tuple]:  # fmt: skip
+    """Name -> record, of `read_small`'s names and columns and the others, read from `at` to
+    `end` (`fields` and `width` are `by_column`'s); the first field is a tuple, None where its
+    first column holds None."""
+    at = read_more(handle, at, end, first, width, len(names))
+    columns = {fields[0]: [None if row[0] is None else row for row in zip(*first, strict=True)] if names else []}
+    for n in fields[1:]:
+        columns[n], at = read_column(handle, at, end, len(names))
+    if at != end:
+        raise ValueError("columns do not fill the small part")
+    return dict(zip(names, zip(*(columns[n] for n in range(len(fields))), strict=True), strict=True))
+
+
+def by_column(records: list[tuple[str, tuple]], fields: tuple[int, ...], width: int) -> Iterator[bytes]:
+    """The small part's batches after its meta, from (name, record) sorted by name: the count, the
+    names joined by NULs (one string, split only when the records are read), then the records'
+    `fields` one column after the other, the first (a tuple of `width` values, or None) as `width`
+    columns of its own."""
+    yield marshal.dumps(len(records))
+    yield marshal.dumps("\0".join(name for name, _ in records))
+    spans = range(0, len(records), BATCH)
+    first, nothing = fields[0], (None,) * width
+    for k in range(width):
+        for start in spans:
+            yield marshal.dumps([(rec[first] or nothing)[k] for _, rec in records[start : start + BATCH]])
+    for n in fields[1:]:
+        for start in spans:
+            yield marshal.dumps([rec[n] for _, rec in records[start : start + BATCH]])
 
 
 def batched(items: Iterable, size: int = BATCH) -> Iterator[list]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lessonbank.errors import LessonFormatError
-from lessonbank.index import derived
+from lessonbank.index import derived, listing
 from lessonbank.state import statedir
 
 MAGIC = b"LBLESS\x00\x00"
@@ -36,7 +36,7 @@ def load(
     loaded: list[tuple[Path, str, Any]] = []
     problems: list[tuple[Path, int, str]] = []
     now = time.time_ns()
-    for name, key in derived.lesson_keys(lessons_dir):
+    for name, key in listing.lesson_keys(lessons_dir):
         path = lessons_dir / name
         hit = cache.get(name)
         if hit is not None and hit[0] == key:
