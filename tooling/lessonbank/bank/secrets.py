@@ -186,6 +186,13 @@ def _own_pattern(at: int) -> re.Pattern[str]:
     return re.compile(_OWN[at][1], re.S)
 
 
+@cache
+def _library_pattern(pattern: str, flags: int) -> re.Pattern[str]:
+    # Kept here, not in `re`'s cache: that holds 512, and a `bank index` from nothing compiles
+    # thousands of trigger regexes between two lessons' checks, so every check compiled them again.
+    return re.compile(pattern, flags)
+
+
 # detect-secrets plugin class -> our kind name (the rest keep the library's own name, lower-cased).
 _KINDS = {
     "AWSKeyDetector": "aws access key", "GitHubTokenDetector": "github token",
@@ -412,7 +419,7 @@ def find(text: str) -> list[Found]:
         for kind, pattern, flags, hint in regexes:
             if hint and hint not in low:
                 continue
-            for m in re.compile(pattern, flags).finditer(piece):
+            for m in _library_pattern(pattern, flags).finditer(piece):
                 start, end = _span(m)
                 # Library matches stop at white space (npm's pattern runs to the end of the line).
                 cut = re.search(r"[\s\"'`]", piece[start:end])
