@@ -308,6 +308,15 @@ def test_anchor_numbers_repeated_targets_as_github_does() -> None:
     assert got == ["topic-c", "topic-c-1", "topic-c-2", "topic-git", "topic-c-1-1", "topic-c-3"]
 
 
+def test_bank_md_fields_table_names_each_field_once(tmp_path: Path) -> None:
+    bank = make_bank(tmp_path / "b", [lesson("one", commands=["make"])])
+    text = (bank.root / "BANK.md").read_text(encoding="utf-8")
+    table = text.split("## Fields\n", 1)[1].split("\n\n", 1)[0]
+    fields = [line.split(" | ")[0] for line in table.strip().splitlines()[2:]]
+    assert "| `guard`" in fields
+    assert len(fields) == len(set(fields)) > 20
+
+
 def test_bank_md_contents_link_each_topic_to_its_first_heading(tmp_path: Path) -> None:
     """`c` and `c++` share a target; a topic met again under another status takes the next number."""
     bank = make_bank(
