@@ -53,8 +53,8 @@ from lessonbank.index.compiled_bytes import (
     hashed_buckets,
     hashed_sections,
     layout,
+    lesson_buckets,
     serialize,
-    table_size,
 )
 from lessonbank.index.compiled_pieces import (
     MARSHAL_VERSION,
@@ -111,7 +111,8 @@ def _gather(pieces: Iterable[tuple], settings: dict, add_record: Callable[[int, 
     recall: dict[str, array.array] = {}
     shared: dict = {}  # one object per gram and per tuple of them
     for head, record, tools, triggers, keys in pieces:
-        number = base = base_number(head[0])
+        slug, _, _ = head
+        number = base = base_number(slug)
         while number in heads:
             number = (number + 1) & NUMBERS
         if number != base:
@@ -265,16 +266,8 @@ def stream(pieces: Iterable[tuple], settings: dict, key: Callable[[], tuple]) ->
         for group in data.pop("groups"):
             groups.append(marshal.dumps(group, MARSHAL_VERSION))
         buckets = spool()
-        size = table_size(len(numbers))
-        placed = sorted((n % size, n, at) for at, n in enumerate(numbers))
-        start = 0
-        for number in range(size):  # compiled_bytes.lesson_buckets, each record read back from its spool
-            found = {}
-            while start < len(placed) and placed[start][0] == number:
-                found[placed[start][1]] = records[placed[start][2]]
-                start += 1
-            buckets.append(marshal.dumps(found, MARSHAL_VERSION) if found else b"")
-        del placed
+        for blob in lesson_buckets(_Spooled(records, numbers)):
+            buckets.append(blob)
         for name, spooled in (("lessons", buckets), ("groups", groups)):
             sections += [(name + ".table", [spooled.table()]), (name + ".data", spooled.chunks())]
         sections.append(grams_section(data["grams"]))
@@ -284,6 +277,18 @@ def stream(pieces: Iterable[tuple], settings: dict, key: Callable[[], tuple]) ->
             each.close()
         raise
     return _read_out(parts, spools)
+
+
+class _Spooled(dict):
+    """Lesson number -> record, the records read back from the spool they were kept in (for
+    compiled_bytes.lesson_buckets, which reads each once)."""
+
+    def __init__(self, records: Spool, numbers: array.array) -> None:
+        super().__init__((n, at) for at, n in enumerate(numbers))
+        self.records = records
+
+    def __getitem__(self, number: int) -> bytes:
+        return self.records[dict.__getitem__(self, number)]
 
 
 def _read_out(parts: list, spools: list[Spool]) -> Iterator[bytes]:

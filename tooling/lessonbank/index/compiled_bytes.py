@@ -16,7 +16,7 @@ section again with a few of its records replaced.
 import array
 import marshal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import IO
 
 from lessonbank.index.compiled_pieces import MARSHAL_VERSION
@@ -36,7 +36,8 @@ def serialize_parts(data: dict, key: tuple) -> list[bytes]:
     sections: list[tuple[str, list[bytes]]] = []
     for name in ("pre", "recall"):
         sections.extend(hashed_sections(name, data[name]))
-    table, payload = array_parts(list(lesson_buckets(data["lessons"])))
+    records = {n: r if type(r) is bytes else marshal.dumps(r, MARSHAL_VERSION) for n, r in data["lessons"].items()}
+    table, payload = array_parts(list(lesson_buckets(records)))
     sections += [("lessons.table", [table]), ("lessons.data", payload)]
     table, payload = array_parts([marshal.dumps(g, MARSHAL_VERSION) for g in data["groups"]])
     sections += [("groups.table", [table]), ("groups.data", payload)]
@@ -57,19 +58,10 @@ def table_size(count: int) -> int:
     return _prime_at_least(step(count))
 
 
-def lesson_buckets(records: "dict[int, bytes | tuple]") -> Iterator[bytes]:
-    """The `lessons` table's buckets in order: lesson number -> marshalled record, for the numbers
-    that are the bucket's modulo the table's size (compiled_read.DiskIndex.lesson)."""
-    size = table_size(len(records))
-    placed = sorted((n % size, n) for n in records)
-    start = 0
-    for number in range(size):
-        found = {}
-        while start < len(placed) and placed[start][0] == number:
-            record = records[placed[start][1]]
-            found[placed[start][1]] = record if type(record) is bytes else marshal.dumps(record, MARSHAL_VERSION)
-            start += 1
-        yield marshal.dumps(found, MARSHAL_VERSION) if found else b""
+def lesson_buckets(records: "Mapping[int, bytes]") -> Iterator[bytes]:
+    """The `lessons` table's buckets in order (lesson number -> marshalled record): a hashed
+    table whose keys are their own numbers (compiled_read.DiskIndex.lesson)."""
+    return hashed_buckets(records, [(n, n, n) for n in records])
 
 
 def grams_section(grams: dict) -> "tuple[str, list[bytes]]":
@@ -118,7 +110,7 @@ def serialize_meta(meta: dict) -> bytes:
     return MAGIC + FORMAT.to_bytes(4, "little") + len(blob).to_bytes(4, "little") + blob
 
 
-def hashed_buckets(mapping: dict, keys: "list[tuple[str, int, int]] | None" = None) -> Iterator[bytes]:
+def hashed_buckets(mapping: "Mapping", keys: "list[tuple] | None" = None) -> Iterator[bytes]:
     """A hashed table's buckets in order, each marshalled as soon as it is filled (an array value
     as the tuple it stands for), so no second copy of the mapping is made; `keys`: the mapping's
     keys `hashed` (compiled_read.bucket's number for each), when the caller has them."""

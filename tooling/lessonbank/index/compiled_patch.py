@@ -147,7 +147,7 @@ def _numbers(lessons: compiled_bytes.Buckets, probed: tuple, gone: list, new: li
     a row that stays, or a gone row's number one a probed lesson went past."""
     gone_numbers: list[int] = []
     for p in gone:
-        slug = p[HEAD][0]
+        slug, _, _ = p[HEAD]
         n = compiled_build.base_number(slug)
         while True:  # past the lessons probed past: the one of this slug (and not taken out already)
             record = lessons[n % lessons.size].get(n)
@@ -162,7 +162,8 @@ def _numbers(lessons: compiled_bytes.Buckets, probed: tuple, gone: list, new: li
             return None
     new_numbers: list[int] = []
     for p in new:
-        n = compiled_build.base_number(p[HEAD][0])
+        slug, _, _ = p[HEAD]
+        n = compiled_build.base_number(slug)
         if n in new_numbers or (n not in gone_numbers and n in lessons[n % lessons.size]):
             return None
         new_numbers.append(n)
@@ -333,7 +334,8 @@ def _regroup(
             entries.sort(key=compiled_build.group_order)
             parts.append(marshal.dumps(tuple(entries), MARSHAL_VERSION))
             view_end, size = -1, len(parts[-1])
-        key_table.setdefault(place[0], {})[place[1]] = len(offsets) - 1
+        gram_key, second = place
+        key_table.setdefault(gram_key, {})[second] = len(offsets) - 1
         offsets.append(offsets[-1] + size)
     sections = [("groups.table", [offsets.tobytes()]), ("groups.data", parts)]
     return key_table, sections, counts, compiled_build.gram_lengths(key_table)
