@@ -14,7 +14,7 @@ import pytest
 import lessonbank.bank.lesson
 from lessonbank.bank import catalog, render
 from lessonbank.bank.store import Bank
-from lessonbank.index import compiled_read, compiled_update, derived
+from lessonbank.index import compiled_read, compiled_update, derived, listing
 from lessonbank.state import statedir
 from tests.hook_support import lesson, make_bank
 
@@ -196,7 +196,7 @@ def test_a_change_seen_first_by_another_command_still_reaches_index_md(tmp_path:
     render.regenerate(Bank.open(bank.root))
     path = bank.lessons_dir / "e-2.md"
     path.write_text(path.read_text(encoding="utf-8").replace("remember e-2", "remember the edit"), encoding="utf-8")
-    assert [row[0] for row in catalog.summaries(Bank.open(bank.root))] == ["e-1", "e-2"]
+    assert [row[catalog.S_SLUG] for row in catalog.summaries(Bank.open(bank.root))] == ["e-1", "e-2"]
     assert dict(render.regenerate(Bank.open(bank.root)))["INDEX.md"] == "update"
     assert "remember the edit" in (bank.root / "INDEX.md").read_text(encoding="utf-8")
 
@@ -291,21 +291,21 @@ def test_a_settled_bank_is_refreshed_by_its_listing_alone(tmp_path: Path, monkey
     stamp = path.stat().st_mtime_ns
     path.write_text(path.read_text(encoding="utf-8").replace("title: l 1", "title: retitled"), encoding="utf-8")
     os.utime(path, ns=(stamp, stamp))
-    assert [row[6] for row in catalog.summaries(Bank.open(bank.root))] == ["l 0", "retitled", "l 2"]
+    assert [row[catalog.S_TITLE] for row in catalog.summaries(Bank.open(bank.root))] == ["l 0", "retitled", "l 2"]
     (bank.lessons_dir / "l-2.md").unlink()
-    assert [row[0] for row in catalog.summaries(Bank.open(bank.root))] == ["l-0", "l-1"]
+    assert [row[catalog.S_SLUG] for row in catalog.summaries(Bank.open(bank.root))] == ["l-0", "l-1"]
     # a file that has not settled is listed with its content hash: its bytes alone are hashed again
     # next time (it could change again within the same clock tick, its stat key unchanged)
     monkeypatch.setattr(derived, "RACY_NS", 10**18)
     path.write_text(path.read_text(encoding="utf-8").replace("retitled", "again"), encoding="utf-8")
     catalog.summaries(Bank.open(bank.root))
-    assert list(catalog.cache(Bank.open(bank.root)).meta["listing"][2]) == ["l-1.md"]
+    assert list(catalog.cache(Bank.open(bank.root)).meta["listing"][listing.LISTED_HASHES]) == ["l-1.md"]
     hashed: list[str] = []
     real = derived.same_bytes
     monkeypatch.setattr(derived, "same_bytes", lambda path, digest: hashed.append(path.name) or real(path, digest))
     with monkeypatch.context() as patched:
         patched.setattr(derived.Derived, "_update", lambda *a: pytest.fail("a record was looked at"))
-        assert [row[6] for row in catalog.summaries(Bank.open(bank.root))] == ["l 0", "again"]
+        assert [row[catalog.S_TITLE] for row in catalog.summaries(Bank.open(bank.root))] == ["l 0", "again"]
     assert hashed == ["l-1.md"]
 
 
@@ -327,7 +327,7 @@ def test_a_settled_bank_lists_from_its_summaries_alone(tmp_path: Path, monkeypat
     with monkeypatch.context() as patched:
         patched.setattr(derived.Derived, "_records", lambda self: pytest.fail("a record was read"))
         patched.setattr(derived.Derived, "problems", lambda self: [])
-        assert [row[0] for row in catalog.summaries(Bank.open(bank.root))] == ["s-0", "s-1", "s-2"]
+        assert [row[catalog.S_SLUG] for row in catalog.summaries(Bank.open(bank.root))] == ["s-0", "s-1", "s-2"]
     listed = Bank.open(bank.root)
     catalog.summaries(listed)
     assert [p.path.name for p in listed.load_problems] == ["bad.md"]
@@ -365,7 +365,8 @@ def test_list_by_column_shows_what_the_rows_show(tmp_path: Path) -> None:
 
     bank = make_bank(tmp_path / "b", [lesson("c-2", seen=3, priority=7), lesson("c-1", title="x" * 70)])
     (bank.lessons_dir / "bad.md").write_text("---\nslug: [unclosed\n---\n", encoding="utf-8")
-    rows = [[r[0], r[1], str(r[2]), str(r[3]), r[4], r[5], r[6]] for r in catalog.summaries(Bank.open(bank.root))]
+    fields = (catalog.S_SLUG, catalog.S_TYPE, catalog.S_SEEN, catalog.S_PRIORITY, catalog.S_STATUS, catalog.S_SOURCE, catalog.S_TITLE)
+    rows = [[str(r[f]) for f in fields] for r in catalog.summaries(Bank.open(bank.root))]
     want = table(["slug", "type", "seen", "prio", "status", "source", "title"], rows) + "\n"
     for _ in range(2):  # the cache written, then read
         done = CliRunner().invoke(main, ["--root", str(bank.root), "list"])
@@ -398,16 +399,16 @@ def test_a_file_a_command_wrote_keeps_the_listing(tmp_path: Path, monkeypatch: p
     (bank.lessons_dir / "w-2.md").unlink()
     render.regenerate(Bank.open(bank.root), cache=cache, written=["w-1.md", "w-2.md"])
     kept = catalog.cache(Bank.open(bank.root)).meta["listing"]
-    assert kept[0] == "w-0.md\0w-1.md" and "w-1.md" in kept[2]
+    assert kept[listing.LISTED_NAMES] == "w-0.md\0w-1.md" and "w-1.md" in kept[listing.LISTED_HASHES]
     with monkeypatch.context() as patched:
         patched.setattr(derived.Derived, "_update", lambda *a: pytest.fail("a record was looked at"))
-        assert [row[6] for row in catalog.summaries(Bank.open(bank.root))] == ["w 0", "written"]
+        assert [row[catalog.S_TITLE] for row in catalog.summaries(Bank.open(bank.root))] == ["w 0", "written"]
 
 
 def test_more_files_not_settled_than_are_hashed_each_time_are_settled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bank = make_bank(tmp_path / "b", [lesson(f"u-{i}") for i in range(3)])  # written moments ago: none settled
-    assert len(catalog.cache(Bank.open(bank.root)).meta["listing"][2]) == 3
+    assert len(catalog.cache(Bank.open(bank.root)).meta["listing"][listing.LISTED_HASHES]) == 3
     monkeypatch.setattr(derived, "RACY_NS", -(10**18))
     monkeypatch.setattr(derived, "UNSETTLED", 2)
     render.regenerate(Bank.open(bank.root))
-    assert catalog.cache(Bank.open(bank.root)).meta["listing"][2] == {}
+    assert catalog.cache(Bank.open(bank.root)).meta["listing"][listing.LISTED_HASHES] == {}

@@ -33,7 +33,18 @@ from typing import Any, BinaryIO
 from lessonbank.errors import LessonFormatError
 from lessonbank.index import derived_file, derived_write
 from lessonbank.index.derived_file import Part
-from lessonbank.index.listing import STAT_KEY, content_hash, listed, patched, same_bytes, scan, stat_key
+from lessonbank.index.listing import (
+    LISTED_HASHES,
+    LISTED_KEYS,
+    LISTED_NAMES,
+    STAT_KEY,
+    content_hash,
+    listed,
+    patched,
+    same_bytes,
+    scan,
+    stat_key,
+)
 from lessonbank.state import statedir
 
 MAGIC = b"LBDERIV\x00"
@@ -189,9 +200,10 @@ class Derived:
         names, stats = scan(self.lessons_dir)
         # The files as the folder held them when the records were last brought in line (names, stat
         # keys; the hash of those not settled then): the same again and no record is read (those hashed).
-        listing, kept = ("\0".join(names), listed(stats)), self.meta.get("listing")
-        if (listing[1] is not None and kept is not None and kept[:2] == listing and len(kept[2]) <= UNSETTLED
-                and all(same_bytes(self.lessons_dir / n, d) for n, d in kept[2].items())):  # fmt: skip
+        joined, packed, kept = "\0".join(names), listed(stats), self.meta.get("listing")
+        if (packed is not None and kept is not None and (kept[LISTED_NAMES], kept[LISTED_KEYS]) == (joined, packed)
+                and len(kept[LISTED_HASHES]) <= UNSETTLED
+                and all(same_bytes(self.lessons_dir / n, d) for n, d in kept[LISTED_HASHES].items())):  # fmt: skip
             return None
         keys = list(zip(names, map(STAT_KEY, stats), strict=True))
         small, missed, unsettled = self.small, 0, {}
@@ -209,7 +221,7 @@ class Derived:
                 del small[name]
                 self.changed = True
         # every record now of a listed file at the key listed (one that is not settled has none)
-        return self._keep_listing((*listing, unsettled) if not missed and len(small) == len(keys) and listing[1] is not None else None)
+        return self._keep_listing((joined, packed, unsettled) if not missed and len(small) == len(keys) and packed is not None else None)
 
     def _keep_listing(self, listing: tuple | None) -> None:
         if self.meta.get("listing") != listing:

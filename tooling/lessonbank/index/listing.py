@@ -19,6 +19,9 @@ from pathlib import Path
 STAT_KEY = operator.attrgetter("st_size", "st_mtime_ns", "st_ctime_ns", "st_ino")
 KEY_FIELDS = [operator.attrgetter(name) for name in ("st_size", "st_mtime_ns", "st_ctime_ns", "st_ino")]
 MODE = operator.attrgetter("st_mode")
+# A listing (derived.cache's meta "listing", a marshalled tuple): the names joined by NULs, their
+# stat keys `listed`, and name -> content hash of the files not settled then.
+LISTED_NAMES, LISTED_KEYS, LISTED_HASHES = range(3)
 
 
 def scan(lessons_dir: Path) -> tuple[list[str], list[os.stat_result]]:
@@ -80,9 +83,9 @@ def patched(listing: tuple, keys: dict[str, tuple | None], unsettled: dict[str, 
     """A listing (names joined by NULs, `listed` keys, name -> content hash of those not settled)
     with the files of `keys` at their new stat keys (None: gone) and `unsettled` brought in (None:
     settled); None when a key does not fit (`listed`)."""
-    names = listing[0].split("\0") if listing[0] else []
+    names = listing[LISTED_NAMES].split("\0") if listing[LISTED_NAMES] else []
     count = len(names)
-    values = struct.unpack(f"{4 * count}q", listing[1])
+    values = struct.unpack(f"{4 * count}q", listing[LISTED_KEYS])
     found = dict(zip(names, zip(*(values[n * count : n * count + count] for n in range(4)), strict=True), strict=True))
     for name, key in keys.items():
         if key is None:
@@ -94,7 +97,7 @@ def patched(listing: tuple, keys: dict[str, tuple | None], unsettled: dict[str, 
         packed = struct.pack(f"{4 * len(names)}q", *(found[name][n] for n in range(4) for name in names))
     except struct.error:
         return None
-    left = {name: digest for name, digest in {**listing[2], **unsettled}.items() if digest is not None and name in found}
+    left = {name: digest for name, digest in {**listing[LISTED_HASHES], **unsettled}.items() if digest is not None and name in found}
     return "\0".join(names), packed, left
 
 
