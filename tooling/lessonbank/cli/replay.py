@@ -25,6 +25,7 @@ import click
 from lessonbank.cli import get_bank, main
 from lessonbank.cli.output import emit_json, table
 from lessonbank.errors import BankError
+from lessonbank.state import records
 
 if TYPE_CHECKING:
     from lessonbank.scan.history import Call, Session
@@ -165,7 +166,7 @@ def summary(report: Report, accept_above: float) -> list[str]:
         f"{report.repeats} repeat an error of an earlier session, {report.intercepted} intercepted "
         f"({report.own} by the lesson learned from that error)",
         f"lessons handed over {report.fires} time(s): {report.on_success} on calls that succeeded, "
-        f"{report.on_failure} on calls that failed; ~{report.tokens} tokens (bytes/4)",
+        f"{report.on_failure} on calls that failed; ~{report.tokens} tokens (bytes/{records.BYTES_PER_TOKEN})",
         "",
         table(["kind", "failures", "repeats", "intercepted"],
               [[k, str(v.failures), str(v.repeats), str(v.intercepted)] for k, v in sorted(report.kinds.items())]),

@@ -31,20 +31,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from lessonbank.errors import LessonFormatError
-from lessonbank.index import derived_file, derived_write
+from lessonbank.index import derived_file, derived_write, listing
 from lessonbank.index.derived_file import Part
-from lessonbank.index.listing import (
-    LISTED_HASHES,
-    LISTED_KEYS,
-    LISTED_NAMES,
-    STAT_KEY,
-    content_hash,
-    listed,
-    patched,
-    same_bytes,
-    scan,
-    stat_key,
-)
+from lessonbank.index.listing import STAT_KEY, content_hash, listed, patched, same_bytes, scan, stat_key
 from lessonbank.state import statedir
 
 MAGIC = b"LBDERIV\x00"
@@ -201,9 +190,9 @@ class Derived:
         # The files as the folder held them when the records were last brought in line (names, stat
         # keys; the hash of those not settled then): the same again and no record is read (those hashed).
         joined, packed, kept = "\0".join(names), listed(stats), self.meta.get("listing")
-        if (packed is not None and kept is not None and (kept[LISTED_NAMES], kept[LISTED_KEYS]) == (joined, packed)
-                and len(kept[LISTED_HASHES]) <= UNSETTLED
-                and all(same_bytes(self.lessons_dir / n, d) for n, d in kept[LISTED_HASHES].items())):  # fmt: skip
+        if (packed is not None and kept is not None and (kept[listing.LISTED_NAMES], kept[listing.LISTED_KEYS]) == (joined, packed)
+                and len(kept[listing.LISTED_HASHES]) <= UNSETTLED
+                and all(same_bytes(self.lessons_dir / n, d) for n, d in kept[listing.LISTED_HASHES].items())):  # fmt: skip
             return None
         keys = list(zip(names, map(STAT_KEY, stats), strict=True))
         small, missed, unsettled = self.small, 0, {}

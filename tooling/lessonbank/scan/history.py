@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonbank.errors import BankError
-from lessonbank.scan.streams import AnyStream, format_of
-from lessonbank.scan.streams import make as make_stream
+from lessonbank.scan.streams import AnyStream, for_record
 
 
 @dataclass(slots=True)
@@ -58,9 +57,7 @@ def _read(path: Path) -> tuple[str, str, list[Call]]:
             if not isinstance(record, dict):
                 continue
             if stream is None:
-                stream = make_stream(format_of(record))
-                if stream is None:  # the sniffers name only formats make reads
-                    raise AssertionError(format_of(record))
+                _, stream = for_record(record)
             for ev in stream.events(record):
                 if ev.kind != "tool" or not (ev.command or ev.paths):
                     continue

@@ -10,15 +10,14 @@ can see. `Hook` is what the CLI passes in: the real PreToolUse code on a compile
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from lessonbank.scan import failures
 from lessonbank.scan.history import Call, Session
+from lessonbank.state import records
 
-BYTES_PER_TOKEN = 4  # the ledger's estimate: bytes / 4, rounded up
 MAX_EXAMPLES = 12
 
 # (call, session) -> (what the hook handed over: (slug, bytes of its line), the text's total bytes,
@@ -41,7 +40,7 @@ class LessonCount:
 
     @property
     def tokens(self) -> int:
-        return math.ceil(self.bytes / BYTES_PER_TOKEN)
+        return records.tokens(self.bytes)
 
 
 @dataclass
@@ -77,7 +76,7 @@ class Report:
 
     @property
     def tokens(self) -> int:
-        return math.ceil(self.bytes / BYTES_PER_TOKEN)
+        return records.tokens(self.bytes)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -86,7 +85,7 @@ class Report:
             "failures": self.failures, "repeats": self.repeats, "intercepted": self.intercepted,
             "intercepted_by_own_lesson": self.own, "fires": self.fires, "fires_on_success": self.on_success,
             "fires_on_failure": self.on_failure, "bytes": self.bytes, "tokens": self.tokens,
-            "tokens_method": f"bytes/{BYTES_PER_TOKEN}",
+            "tokens_method": f"bytes/{records.BYTES_PER_TOKEN}",
             "kinds": {k: vars(v) for k, v in sorted(self.kinds.items())},
             "lessons": [{**vars(v), "tokens": v.tokens} for v in self.sorted_lessons()],
             "repeats_seen": self.examples,

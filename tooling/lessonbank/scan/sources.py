@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from lessonbank.errors import BankError
+from lessonbank.scan import streams
 from lessonbank.scan.detect import Detector
 from lessonbank.scan.events import Candidate
 from lessonbank.scan.parse import LONG_USER_LINE
-from lessonbank.scan.streams import AnyStream, copilot_cwd, copilot_files, format_of, gemini_files
-from lessonbank.scan.streams import make as make_stream
+from lessonbank.scan.streams import AnyStream, copilot_cwd, copilot_files, gemini_files
 
 CHUNK = 1 << 18  # small enough to stay in cache while its lines are searched (1 MB reads ran 3x slower)
 MAX_LINE = 64 << 20  # a longer line is skipped (counted malformed) without being held in memory
@@ -289,7 +289,7 @@ def scan_file(
             entry = {"offset": 0, "format": "", "stream": {}, "detector": {}}
             offset = 0
         handle.seek(offset)
-        stream: AnyStream | None = make_stream(str(entry.get("format")), entry.get("stream"))
+        stream: AnyStream | None = streams.make(str(entry.get("format")), entry.get("stream"))
         detector = Detector(str(path), entry.get("detector"))
         if stream is not None:
             stream.want = detector.wants_result
@@ -313,10 +313,7 @@ def scan_file(
                 continue
             stats.parsed += 1
             if stream is None:
-                entry["format"] = format_of(record)
-                stream = make_stream(entry["format"])
-                if stream is None:  # the sniffers name only formats make reads
-                    raise AssertionError(entry["format"])
+                entry["format"], stream = streams.for_record(record)
                 stream.want = detector.wants_result
                 entry["spaced"] = spaced(line)
                 if not entry["spaced"]:

@@ -248,3 +248,12 @@ def make(fmt: str, state: dict[str, Any] | None = None) -> AnyStream | None:
     if fmt == "gemini":
         return GeminiStream(state)
     return None
+
+
+def for_record(record: dict[str, Any]) -> tuple[str, AnyStream]:
+    """(format, a new stream) of a transcript whose first record is `record`."""
+    fmt = format_of(record)
+    stream = make(fmt)
+    if stream is None:  # the sniffers name only formats make reads
+        raise AssertionError(fmt)
+    return fmt, stream

@@ -33,6 +33,15 @@ whether a turn ended with a check whose last run failed.
 from lessonbank.state import jsonio, statedir
 
 MAX_COMMAND = 2000
+# The estimate the ledger, the trial and `bank replay` print of a text's tokens: its bytes / 4,
+# rounded up.
+BYTES_PER_TOKEN = 4
+
+
+def tokens(n_bytes: int) -> int:
+    """The tokens estimated for `n_bytes` bytes of text (BYTES_PER_TOKEN)."""
+    return -(-n_bytes // BYTES_PER_TOKEN)
+
 # Each file's fields in the order they are written: (name, type, value when absent or null, None
 # when the field is required). A line missing a required field, or holding a value its type
 # cannot take, is skipped by the readers.

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -20,7 +19,7 @@ from typing import Any
 
 from lessonbank.bank.store import Bank, Loaded, write_atomic
 from lessonbank.errors import BankError
-from lessonbank.state import arms, statedir
+from lessonbank.state import arms, records, statedir
 from lessonbank.trial import stats
 from lessonbank.trial.turns import (
     CheckRun,
@@ -34,7 +33,6 @@ from lessonbank.trial.turns import (
     turn_key,
 )
 
-BYTES_PER_TOKEN = 4
 # A lesson is flagged for repeated failure only when the same check failed after it in at least
 # this many turns, and in at least half of the turns it was injected in.
 SAME_FAILURE_MIN_TURNS = 2
@@ -67,7 +65,7 @@ class SessionUse:
     @property
     def tokens(self) -> int:
         """Estimated tokens: bytes / 4, rounded up (an estimate, not a tokenizer count)."""
-        return math.ceil(self.bytes / BYTES_PER_TOKEN)
+        return records.tokens(self.bytes)
 
 
 @dataclass
@@ -90,7 +88,7 @@ class Summary:
 
     @property
     def tokens(self) -> int:
-        return math.ceil(self.bytes / BYTES_PER_TOKEN)
+        return records.tokens(self.bytes)
 
     @property
     def logged_only(self) -> int:
@@ -331,7 +329,7 @@ def summary_lines(summary: Summary) -> list[str]:
     lines = [
         f"mode: {summary.mode}",
         f"injected: {summary.injected} lesson texts, {summary.bytes} bytes, "
-        f"~{summary.tokens} tokens (estimated as bytes/{BYTES_PER_TOKEN}); "
+        f"~{summary.tokens} tokens (estimated as bytes/{records.BYTES_PER_TOKEN}); "
         f"logged only (trial's without arm): {summary.logged_only}",
     ]
     if summary.lessons:
@@ -363,7 +361,7 @@ def summary_json(summary: Summary) -> dict[str, Any]:
         "injected": summary.injected,
         "bytes": summary.bytes,
         "tokens_estimate": summary.tokens,
-        "tokens_estimate_method": f"bytes/{BYTES_PER_TOKEN}",
+        "tokens_estimate_method": f"bytes/{records.BYTES_PER_TOKEN}",
         "logged_only": summary.logged_only,
         "lessons": [asdict(u) for u in summary.lessons],
         "sessions": [{**asdict(s), "tokens_estimate": s.tokens} for s in summary.sessions],
