@@ -132,3 +132,36 @@ def test_a_symlinked_trial_file_is_never_written_through(bank: Path, target: Pat
     with pytest.raises(OSError):
         arms.assign(state, "session-1")
     assert target.read_text(encoding="utf-8") == "# mine\n"
+
+
+def test_a_symlinked_lock_is_never_opened_through(bank: Path, tmp_path: Path) -> None:
+    """A committed `.lessonbank/lock` link to a file that does not exist yet: taking the bank's lock
+    (capture, groom, the Stop hook's capture) makes no file at its target, and says why in one line."""
+    from tests.conftest import run as bank_command
+
+    target = tmp_path / "home" / ".profile"
+    target.parent.mkdir()
+    os.symlink(target, bank / ".lessonbank" / statedir.LOCK)
+    result = bank_command(bank, "capture", "--when", "the zq build step fails", "--do", "run zq first", "--promote-to", "rule:x")
+    assert result.exit_code == 1 and result.output.startswith("Error: ") and result.output.count("\n") == 1
+    assert not target.exists()
+
+
+def test_a_lesson_linked_to_a_fifo_is_read_as_nothing_at_once(tmp_path: Path) -> None:
+    """statedir.read_text refuses what is no regular file before reading it: a FIFO with no writer
+    would otherwise hold the hook until it is killed."""
+    fifo = tmp_path / "lessons" / "guard.md"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    import signal
+
+    def waited(*_: object) -> None:
+        raise RuntimeError("read_text waited for a writer on the FIFO")  # not an OSError: read_text catches those
+
+    before = signal.signal(signal.SIGALRM, waited)
+    signal.alarm(5)
+    try:
+        assert statedir.read_text(str(fifo), limit=10) is None
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)

@@ -85,3 +85,37 @@ def test_a_template_cache_committed_in_the_repository_is_never_loaded(tmp_path: 
     )
     render.regenerate(Bank.open(root))
     assert not mark.exists()
+
+
+@pytest.mark.parametrize(
+    ("xdg", "home"),
+    [("rel", "/nonexistent-home"), ("", "rel-home"), ("rel", "rel-home"), ("./rel", "/nonexistent-home")],
+)
+def test_the_committed_command_never_runs_a_launcher_the_repository_holds(tmp_path: Path, xdg: str, home: str) -> None:
+    """A relative XDG_DATA_HOME or HOME is looked up nowhere: the shell in the repository would
+    otherwise run the repository's own `rel/lessonbank/bank-hook`; the command exits 0, silent."""
+    from lessonbank.install import launcher
+
+    mark = tmp_path / "ran"
+    for folder in ("rel/lessonbank", "rel-home/.local/share/lessonbank"):
+        hook = tmp_path / folder / launcher.NAME
+        hook.parent.mkdir(parents=True)
+        hook.write_text(f"#!/bin/sh\necho ran >> {mark}\n", encoding="utf-8")
+        hook.chmod(0o755)
+    env = {"PATH": os.environ["PATH"], "HOME": home, **({"XDG_DATA_HOME": xdg} if xdg else {})}
+    done = subprocess.run(["/bin/sh", "-c", launcher.COMMAND + " claude PreToolUse"], cwd=tmp_path, env=env, capture_output=True, timeout=30)
+    assert (done.returncode, done.stdout, mark.exists()) == (0, b"", False)
+
+
+def test_the_committed_command_runs_the_users_launcher(tmp_path: Path) -> None:
+    """An absolute XDG_DATA_HOME, and else HOME's .local/share: the launcher there runs, with the agent and event."""
+    from lessonbank.install import launcher
+
+    for env_of, folder in (({"XDG_DATA_HOME": str(tmp_path / "data")}, tmp_path / "data"), ({}, tmp_path / "home/.local/share")):
+        hook = folder / "lessonbank" / launcher.NAME
+        hook.parent.mkdir(parents=True)
+        hook.write_text('#!/bin/sh\necho "$@"\n', encoding="utf-8")
+        hook.chmod(0o755)
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), **env_of}
+        done = subprocess.run(["/bin/sh", "-c", launcher.COMMAND + " claude PreToolUse"], cwd=tmp_path, env=env, capture_output=True, timeout=30)
+        assert (done.returncode, done.stdout) == (0, b"claude PreToolUse\n")

@@ -281,7 +281,8 @@ def flocked(path: Path, wait: bool = True) -> Iterator[None]:
     """
     import fcntl  # here: `bank list` takes no lock
 
-    with open(path, "a+b") as handle:
+    # Never through a symlink: a repository may commit `.lessonbank/lock` as one (statedir).
+    with os.fdopen(statedir.open_for_write(str(path), os.O_RDWR), "r+b") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         try:
             yield

@@ -22,8 +22,14 @@ from lessonbank.state import userdirs
 
 NAME = "bank-hook"
 # The committed command: the same bytes on every machine. POSIX sh (every agent runs hook
-# commands through a shell); the agent's name and event are appended by the caller.
-COMMAND = 'h="${XDG_DATA_HOME:-$HOME/.local/share}/lessonbank/' + NAME + '"; [ -x "$h" ] || exit 0; exec "$h"'
+# commands through a shell); the agent's name and event are appended by the caller. A folder
+# is taken as userdirs.user_dir takes it: XDG_DATA_HOME only when absolute, else HOME's, and
+# nothing at all when that is not absolute either. A relative one would be looked up in the
+# folder the agent runs the hook in, the repository, which could hold a `bank-hook` of its own.
+COMMAND = (
+    'd="${XDG_DATA_HOME-}"; case "$d" in /*) ;; *) d="$HOME/.local/share";; esac; '
+    'h="$d/lessonbank/' + NAME + '"; case "$h" in /*) [ -x "$h" ] || exit 0;; *) exit 0;; esac; exec "$h"'
+)
 MARKER = "lessonbank/" + NAME
 # Linux reads at most 127 bytes of a `#!` line on older kernels, and no line may hold a space.
 SHEBANG_MOST = 120

@@ -89,7 +89,9 @@ def read_text(path: str, limit: int | None = None) -> str | None:
     """A small file's text (at most its first `limit` bytes when given), or None when it cannot be
     read or is no regular file (a committed link to /dev/zero must not be read for ever)."""
     try:
-        fd = posix.open(path, posix.O_RDONLY)
+        # O_NONBLOCK: opening a FIFO (a committed lesson linked to one) would wait for a writer
+        # before fstat could refuse it; a regular file reads as it always does.
+        fd = posix.open(path, posix.O_RDONLY | posix.O_NONBLOCK)
     except OSError:
         return None
     try:
