@@ -375,7 +375,8 @@ class Derived:
         """Write the header, the small part, the texts and the generated part (derived_write) through a temporary file and a rename."""
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
-            with open(tmp, "wb") as out:
+            # never through a symlink a repository committed at that name (statedir)
+            with os.fdopen(statedir.open_for_write(str(tmp), os.O_WRONLY | os.O_TRUNC), "wb") as out:
                 out.write(bytes(HEAD))
                 records: Iterator[bytes]
                 if self._packed is not None:
