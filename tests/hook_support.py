@@ -11,7 +11,7 @@ from typing import Any
 from lessonbank.bank.lesson import Lesson, render
 from lessonbank.bank.render import regenerate
 from lessonbank.bank.store import Bank
-from lessonbank.install.claude import hook_script
+from lessonbank.install.launcher import entry_script
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude-code-2.1.197"
 # The Claude Code hook events recorded in FIXTURES, in the order a session fires them.
@@ -34,7 +34,7 @@ fix: keep calc.add returning a + b and rerun pytest -q after editing calc.py
 tags: tool:pytest, area:calc
 promote-to: rule:testing
 #/lesson"""
-HOOK = [sys.executable, "-I", "-S", str(hook_script())]
+HOOK = [sys.executable, "-I", "-S", str(entry_script())]
 # `python -I -S -c PROBE <hook script> [args]` runs the hook script and, as the process ends
 # (entry.py ends it with posix._exit, which skips atexit), writes "MODULES <every module loaded>"
 # to stderr: what the tests check the hook process never imports.

@@ -39,7 +39,7 @@ def test_a_teammate_shares_the_committed_hooks(tmp_path: Path, monkeypatch: pyte
     git(tmp_path, "clone", "-q", str(project), str(clone))
     _as(monkeypatch, theirs)
     command = claude.installed_command(clone)
-    assert command == claude.hook_command()  # nothing of the first machine in it
+    assert command == launcher.COMMAND  # nothing of the first machine in it
     assert not launcher.path().exists()
     code, out = claude.run_hook(command, bash(clone, "pytest -q"), clone)
     assert (code, out) == (0, "")  # no lessonbank on this machine yet: silent

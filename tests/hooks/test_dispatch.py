@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.install import claude
+from lessonbank.install import launcher
 from tests.hook_support import EVENTS, PROBE, bash, context, lesson, make_bank, payload, run
 
 HEAVY = ("click", "yaml", "jinja2", "frontmatter", "markdown_it", "git")
@@ -87,7 +87,7 @@ def test_no_bank_no_output_no_files(tmp_path: Path) -> None:
 
 def _modules(data: dict) -> tuple[str, set[str]]:
     done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", PROBE, str(claude.hook_script())],
+        [sys.executable, "-I", "-S", "-c", PROBE, str(launcher.entry_script())],
         input=json.dumps(data).encode(),
         capture_output=True,
         timeout=60,

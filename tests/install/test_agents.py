@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from lessonbank.cli import main
-from lessonbank.install import claude, hookfiles
+from lessonbank.install import hookfiles, launcher
 from tests.hook_support import lesson, make_bank
 
 MINE_GROUPED = {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}
@@ -59,7 +59,7 @@ def test_install_keeps_the_users_hooks_and_is_idempotent(root: Path, name: str) 
     assert "echo mine" in commands(data)
     ours = [c for c in commands(data) if c != "echo mine"]
     assert len(ours) == len(hookfiles.AGENTS[name].events)
-    assert all(c.startswith(f"{claude.hook_command()} {name}") for c in ours)
+    assert all(c.startswith(f"{launcher.COMMAND} {name}") for c in ours)
     for key, value in USER_FILES[name].items():
         if key != "hooks":
             assert data[key] == value
@@ -75,7 +75,7 @@ def test_codex_uses_claude_codes_shape_with_its_own_command(root: Path) -> None:
     assert list(data["hooks"]) == ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
     (group,) = data["hooks"]["PreToolUse"]
     assert group["matcher"] == "Bash"
-    assert group["hooks"] == [{"type": "command", "command": claude.hook_command() + " codex", "timeout": 10}]
+    assert group["hooks"] == [{"type": "command", "command": launcher.COMMAND + " codex", "timeout": 10}]
 
 
 def test_gemini_timeouts_are_milliseconds(root: Path) -> None:
@@ -95,7 +95,7 @@ def test_qwen_hooks_both_outcomes_and_leaves_its_own_version_alone(root: Path) -
     ]  # fmt: skip
     tools = "run_shell_command|read_file|write_file|edit|notebook_edit|glob|grep_search"
     assert [g["matcher"] for g in data["hooks"]["PostToolUseFailure"]] == [tools]
-    assert data["hooks"]["Stop"][0]["hooks"] == [{"type": "command", "command": claude.hook_command() + " qwen", "timeout": 60}]
+    assert data["hooks"]["Stop"][0]["hooks"] == [{"type": "command", "command": launcher.COMMAND + " qwen", "timeout": 60}]
     # Qwen's first run rewrites the file with its settings version; a later install changes nothing.
     path.write_text(json.dumps({**data, "$version": 4}, indent=2) + "\n", encoding="utf-8")
     text = path.read_text(encoding="utf-8")
@@ -109,9 +109,9 @@ def test_copilot_and_cursor_commands_name_the_event(root: Path) -> None:
     copilot = read(root, "copilot")
     assert copilot["version"] == 1
     assert copilot["hooks"]["postToolUse"] == [
-        {"type": "command", "bash": claude.hook_command() + " copilot postToolUse", "timeoutSec": 10}
+        {"type": "command", "bash": launcher.COMMAND + " copilot postToolUse", "timeoutSec": 10}
     ]
-    assert read(root, "cursor")["hooks"]["stop"] == [{"command": claude.hook_command() + " cursor stop"}]
+    assert read(root, "cursor")["hooks"]["stop"] == [{"command": launcher.COMMAND + " cursor stop"}]
 
 
 def test_copilots_own_file_goes_when_only_ours_was_in_it(root: Path) -> None:
@@ -147,7 +147,7 @@ def test_cli_install_explains_codex_trust_and_lists_agents(root: Path, monkeypat
     lines = done.output.splitlines()
     assert lines[0] == "create    .codex/hooks.json"
     assert lines[1] == "hooks: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop"
-    assert lines[2] == f"command: {claude.hook_command()} codex"
+    assert lines[2] == f"command: {launcher.COMMAND} codex"
     assert lines[3].startswith("Codex runs project hooks only once trusted")
     assert len(lines) == 4
 
@@ -168,6 +168,6 @@ def test_claude_local_settings_are_not_the_committed_ones(root: Path) -> None:
     assert done.output.startswith("create    .claude/settings.local.json\n")
     assert not (root / ".claude" / "settings.json").exists()
     data = json.loads((root / ".claude" / "settings.local.json").read_text())
-    assert claude.hook_command() in [h["command"] for gs in data["hooks"].values() for g in gs for h in g["hooks"]]
+    assert launcher.COMMAND in [h["command"] for gs in data["hooks"].values() for g in gs for h in g["hooks"]]
     gone = CliRunner().invoke(main, ["--root", str(root), "install", "claude", "--local", "--uninstall"])
     assert gone.output.startswith("update    .claude/settings.local.json\n")

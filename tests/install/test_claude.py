@@ -54,7 +54,7 @@ def test_install_merges_and_keeps_the_users_hooks(root: Path) -> None:
     assert data["permissions"] == USER_SETTINGS["permissions"]
     assert data["hooks"]["Notification"] == USER_SETTINGS["hooks"]["Notification"]
     assert data["hooks"]["PreToolUse"][0] == USER_SETTINGS["hooks"]["PreToolUse"][0]
-    command = claude.hook_command()
+    command = launcher.COMMAND
     assert ours(data) == {
         event: [{**({"matcher": matcher} if matcher else {}), "hooks": [{"type": "command", "command": command, "timeout": timeout}]}]
         for event, matcher, timeout in claude.EVENTS
@@ -71,14 +71,14 @@ def test_install_is_idempotent(root: Path) -> None:
 
 
 def test_reinstall_replaces_an_old_command_of_ours(root: Path) -> None:
-    old = {"type": "command", "command": f"/old/python3 -I -S {claude.hook_script()}", "timeout": 10}
+    old = {"type": "command", "command": f"/old/python3 -I -S {launcher.entry_script()}", "timeout": 10}
     (root / ".claude").mkdir(exist_ok=True)
     (root / ".claude" / "settings.json").write_text(
         json.dumps({"hooks": {"Stop": [{"hooks": [old]}]}}), encoding="utf-8"
     )
     assert claude.install(root).action == "update"
     commands = [h["command"] for gs in settings(root)["hooks"].values() for g in gs for h in g["hooks"]]
-    assert commands == [claude.hook_command()] * len(claude.EVENTS)
+    assert commands == [launcher.COMMAND] * len(claude.EVENTS)
 
 
 def test_uninstall_removes_only_ours(root: Path) -> None:
@@ -110,7 +110,7 @@ def test_cli_output(root: Path) -> None:
     assert done.output == (
         "create    .claude/settings.json\n"
         "hooks: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, Stop\n"
-        f"command: {claude.hook_command()}\n"
+        f"command: {launcher.COMMAND}\n"
     )
     again = runner.invoke(main, ["--root", str(root), "install", "claude"])
     assert again.output.splitlines()[0] == "unchanged .claude/settings.json"
@@ -150,7 +150,7 @@ def test_paths_with_spaces_work(root: Path, tmp_path: Path) -> None:
     launcher.path().write_text(
         launcher.text(str(python), spaced / "tooling" / "lessonbank" / "hooks" / "entry.py"), encoding="utf-8"
     )
-    code, out = claude.run_hook(claude.hook_command(), bash(root, "pytest"), root)
+    code, out = claude.run_hook(launcher.COMMAND, bash(root, "pytest"), root)
     assert code == 0 and "pytest-lesson" in out
 
 

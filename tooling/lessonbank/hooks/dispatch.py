@@ -69,12 +69,12 @@ def run(event: str, internal: dict, root: str, state_dir: str, mode: str) -> str
     if event == "PostToolUse":
         from lessonbank.hooks import post_tool
 
-        out = post_tool.post_tool_use(internal, root, state_dir, mode)
-        if internal.get("deliver") == "after":  # the agent hands a call's lessons over with its result
-            from lessonbank.hooks import pre_tool
+        post_tool.post_tool_use(internal, root, state_dir, mode)  # records a check; answers nothing
+        if internal.get("deliver") != "after":
+            return ""
+        from lessonbank.hooks import pre_tool  # the agent hands a call's lessons over with its result
 
-            return pre_tool.pre_tool_use(internal, root, state_dir, mode)
-        return out
+        return pre_tool.pre_tool_use(internal, root, state_dir, mode)
     if event == "Stop":
         from lessonbank.hooks import stop
 

@@ -44,17 +44,6 @@ class Result:
     events: list[str]
 
 
-def hook_script() -> Path:
-    """The hook entry script of this installation of the package."""
-    return launcher.entry_script()
-
-
-def hook_command() -> str:
-    """The shell command the agent runs for every hook event: the same on every machine (it runs
-    the user's own launcher, and does nothing where there is none), so the file can be committed."""
-    return launcher.COMMAND
-
-
 def is_ours(hook: Any) -> bool:
     """Is this settings entry one of lessonbank's hooks?"""
     if not isinstance(hook, dict):
@@ -160,11 +149,11 @@ def install(
     project: Path, uninstall: bool = False, dry_run: bool = False, python: str | None = None, local: bool = False
 ) -> Result:
     """Merge (or remove) our hooks in `project`/.claude/settings.json (settings.local.json with
-    `local`: not committed, for a machine-specific interpreter path); write only when it changes."""
+    `local`: the file teams do not commit, for hooks only this machine runs); write only when it changes."""
     path = project / (LOCAL_SETTINGS if local else SETTINGS)
     if not uninstall:
         launcher.write(python, dry_run=dry_run)
-    command = hook_command()
+    command = launcher.COMMAND
     current = read_settings(path)
     base = current if current is not None else {}
     new = removed(base, path) if uninstall else merged(base, command, path)

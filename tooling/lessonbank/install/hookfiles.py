@@ -30,6 +30,9 @@ from lessonbank.matching import agent_tools
 
 GEMINI_TOOLS = "|".join(agent_tools.GEMINI)
 QWEN_TOOLS = "|".join(agent_tools.QWEN)
+# Claude Code's events and timeouts (Qwen Code took its hooks from it), with Qwen's tool names
+# where Claude's have a matcher: a call's lessons come with its result, so every tool is matched.
+QWEN_EVENTS = tuple((event, QWEN_TOOLS if matcher else None, timeout) for event, matcher, timeout in claude.EVENTS)
 
 
 @dataclass(frozen=True)
@@ -86,14 +89,7 @@ AGENTS: dict[str, Agent] = {
         "qwen",
         Path(agent_tools.QWEN_SETTINGS),
         "grouped",
-        (
-            ("SessionStart", None, 10),
-            ("UserPromptSubmit", None, 10),
-            ("PreToolUse", QWEN_TOOLS, 10),
-            ("PostToolUse", QWEN_TOOLS, 10),
-            ("PostToolUseFailure", QWEN_TOOLS, 10),
-            ("Stop", None, 60),
-        ),
+        QWEN_EVENTS,
         binaries=("qwen",),
         home=".qwen",
     ),
@@ -132,7 +128,7 @@ AGENTS: dict[str, Agent] = {
 
 def command(agent: Agent, event: str) -> str:
     """The shell command the agent runs for `event` (the same on every machine)."""
-    base = f"{claude.hook_command()} {agent.name}"
+    base = f"{launcher.COMMAND} {agent.name}"
     return f"{base} {event}" if agent.named else base
 
 
