@@ -91,9 +91,9 @@ def test_the_count_tells_repeats_interceptions_and_fires_on_successes() -> None:
     handed = {"3": [("nvcc-path", 40)], "6": [("make-lesson", 30)]}
     matching = {"3": ["nvcc-path"], "4": ["nvcc-path"], "6": ["make-lesson"]}
 
-    def hook(call: Call, session: Session) -> tuple[list[tuple[str, int]], int, list[str]]:
+    def hook(call: Call, session: Session) -> replay.Answer:
         out = handed.get(call.time, [])
-        return out, sum(n for _, n in out) + 100 * bool(out), matching.get(call.time, [])
+        return replay.Answer(out, sum(n for _, n in out) + 100 * bool(out), matching.get(call.time, []))
 
     report = replay.replay(earlier, later, hook, {"nvcc-path": ("shell", "nvcc is not on PATH")},
                            {"nvcc-path": {"not-found|nvcc: command not found"}})  # fmt: skip
@@ -106,3 +106,12 @@ def test_the_count_tells_repeats_interceptions_and_fires_on_successes() -> None:
     assert [(v.slug, v.fires, v.on_success, v.intercepted, v.tokens) for v in report.sorted_lessons()] == [
         ("nvcc-path", 1, 0, 2, 10), ("make-lesson", 1, 1, 0, 8),
     ]  # fmt: skip
+
+
+def test_a_lessons_origin_is_the_signature_its_evidence_kept() -> None:
+    """A recurring failure's evidence keeps the signature taken from the raw output; the redacted
+    excerpt is classified only when there is none."""
+    excerpt = ["bash: nvcc: command not found"]
+    assert replay.origin({"signature": "not-found|kept", "failing": "nvcc -o x", "excerpt": excerpt}) == "not-found|kept"
+    assert replay.origin({"failing": "nvcc -o x", "excerpt": excerpt}) == "not-found|nvcc: command not found"
+    assert replay.origin({"failing": "", "excerpt": []}) is None

@@ -12,11 +12,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,18 +27,9 @@ from lessonbank.state import records
 
 if TYPE_CHECKING:
     from lessonbank.scan.history import Call, Session
-    from lessonbank.scan.replay import Report
+    from lessonbank.scan.replay import Answer, Report
 
 DEFAULT_ACCEPT = 0.8
-
-
-@dataclass
-class Learned:
-    """What the temporary bank learned: candidates, accepted ones by slug, and the failures each came from."""
-
-    candidates: int
-    lessons: dict[str, tuple[str, str]]  # slug -> (kind, title)
-    origins: dict[str, set[str]]  # slug -> signatures of the failures in its evidence
 
 
 class HookCalls:
@@ -64,8 +53,9 @@ class HookCalls:
             path = self.root + path[len(cwd) :]
         return call.tool, {"file_path": path}
 
-    def __call__(self, call: Call, session: Session) -> tuple[list[tuple[str, int]], int, list[str]]:
-        from lessonbank.hooks import dispatch, pre_tool
+    def __call__(self, call: Call, session: Session) -> Answer:
+        from lessonbank.hooks import dispatch, handover, pre_tool
+        from lessonbank.scan.replay import Answer
         from lessonbank.state import statedir
 
         tool, tool_input = self.tool_input(call, session)
@@ -81,11 +71,12 @@ class HookCalls:
             text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
             size = len(text.encode("utf-8"))
             for line in text.splitlines():
-                if line.startswith("- [") and "] " in line:
-                    handed.append((line[3 : line.index("] ")], len(line.encode("utf-8"))))
+                slug = handover.slug_of(line)
+                if slug is not None:
+                    handed.append((slug, len(line.encode("utf-8"))))
         commands, paths = pre_tool.subjects(tool, tool_input, self.root, self.root)
         hits = pre_tool.layered_hits([self.index], tool, commands, paths, self.probe)
-        return handed, size, [slug for _, slug, _ in hits]
+        return Answer(handed, size, [slug for _, slug, _ in hits])
 
 
 @contextlib.contextmanager
@@ -100,35 +91,6 @@ def _no_other_layers(tmp: Path) -> Iterator[None]:
             del os.environ["XDG_DATA_HOME"]
         else:
             os.environ["XDG_DATA_HOME"] = old
-
-
-def learn(root: Path, sessions: list[Session], accept_above: float, bank_toml: Path | None) -> Learned:
-    """Scan the sessions into a new bank at `root`, accepting what reaches `accept_above`."""
-    from lessonbank.bank import render, scaffold
-    from lessonbank.bank.store import Bank
-    from lessonbank.scan import failures
-    from lessonbank.scan.candidates import Store, run_scan
-
-    root.mkdir(parents=True)
-    if bank_toml is not None and bank_toml.is_file():
-        shutil.copyfile(bank_toml, root / "bank.toml")  # the user's weights and recall budgets
-    scaffold.init(root)
-    bank = Bank.find(root=root)
-    store = Store(bank).load()
-    run_scan(bank, [f for s in sessions for f in s.files], store, accept_above)
-    render.regenerate(bank)
-    lessons: dict[str, tuple[str, str]] = {}
-    origins: dict[str, set[str]] = {}
-    for cand in store.candidates.values():
-        if cand.status != "accepted" or not cand.lesson:
-            continue
-        lessons[cand.lesson] = (cand.kind, cand.title or cand.when[:60])
-        for item in cand.evidence:
-            found = failures.classify(str(item.get("failing", "")), "\n".join(item.get("excerpt") or []))
-            if found is not None:
-                origins.setdefault(cand.lesson, set()).add(found.signature)
-    proposed = sum(c.status in ("pending", "accepted") for c in store.candidates.values())
-    return Learned(proposed, lessons, origins)
 
 
 def run_replay(
@@ -146,13 +108,14 @@ def run_replay(
             f"{cut or 'the cut'} and {len(later)} from it on (give --before a date between two sessions)"
         )
     with tempfile.TemporaryDirectory(prefix="bank-replay-") as tmp, _no_other_layers(Path(tmp)):
-        learned = learn(Path(tmp) / "bank", earlier, accept_above, bank_toml)
+        learned = replay.learn(Path(tmp) / "bank", earlier, accept_above, bank_toml)
         hook = HookCalls(Path(tmp) / "bank")
-        if progress:
-            with click.progressbar(length=len(later), label="replaying", file=sys.stderr) as bar:
-                report = replay.replay(earlier, later, hook, learned.lessons, learned.origins, lambda: bar.update(1))
-        else:
-            report = replay.replay(earlier, later, hook, learned.lessons, learned.origins)
+        with contextlib.ExitStack() as shown:
+            step = None
+            if progress:
+                bar = shown.enter_context(click.progressbar(length=len(later), label="replaying", file=sys.stderr))
+                step = lambda: bar.update(1)  # noqa: E731
+            report = replay.replay(earlier, later, hook, learned.lessons, learned.origins, step)
     report.cut, report.candidates, report.accepted = cut, learned.candidates, len(learned.lessons)
     return report
 

@@ -12,6 +12,14 @@ def line(slug: str, text: str, layer: str = "project") -> str:
     return f"- [{slug}] {text}" if layer == "project" else f"- [{slug}] ({layer}) {text}"
 
 
+def slug_of(text: str) -> "str | None":
+    """The slug of a line `line` wrote, None for any other line (slugs hold no "] ")."""
+    if not text.startswith("- ["):
+        return None
+    end = text.find("] ", 3)
+    return text[3:end] if end > 3 else None
+
+
 def as_data(text: str) -> str:
     """Lesson text as data: on one line (no line of it can open a `Human:` or `System:` turn), and
     every `<` that could open a tag (`</system-reminder>`, `<instructions>`) turned into `‹`."""

@@ -1,18 +1,21 @@
-"""`bank replay`'s count: the later sessions' calls put to the hook, against the failures of the earlier ones. Pure.
+"""`bank replay`: what a bank learned from the earlier sessions, and its count of the later sessions' calls put to the hook.
 
 A later shell failure *repeats* when its signature (scan/failures) was met in an earlier session:
 the mistake the bank had the chance to learn. It is *intercepted* when a lesson whose trigger
 matches that very call was in front of the agent when it ran: handed over on that call, or on an
 earlier call of the same session (a lesson goes out once a session). A *fire* is a lesson handed
 over on a call; a fire on a call that then succeeded cost tokens and prevented nothing the replay
-can see. `Hook` is what the CLI passes in: the real PreToolUse code on a compiled index.
+can see. `Hook` is what the CLI passes in: the real PreToolUse code on a compiled index. The count
+is pure; `learn` scans the earlier sessions into a temporary bank first.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from lessonbank.scan import failures
 from lessonbank.scan.history import Call, Session
@@ -20,9 +23,17 @@ from lessonbank.state import records
 
 MAX_EXAMPLES = 12
 
-# (call, session) -> (what the hook handed over: (slug, bytes of its line), the text's total bytes,
-# the slugs whose triggers match the call whether or not they went out).
-Hook = Callable[[Call, Session], tuple[list[tuple[str, int]], int, list[str]]]
+
+
+class Answer(NamedTuple):
+    """What the hook made of one call."""
+
+    handed: list[tuple[str, int]]  # (slug, bytes of its line) of each lesson handed over
+    bytes: int  # of the text handed over
+    matching: list[str]  # the slugs whose triggers match the call, whether or not they went out
+
+
+Hook = Callable[[Call, Session], Answer]
 
 
 @dataclass
@@ -127,9 +138,9 @@ def replay(
         in_context: set[str] = set()
         for call in session.calls:
             report.calls += 1
-            handed, size, matching = hook(call, session)
-            report.bytes += size
-            for slug, line_bytes in handed:
+            answer = hook(call, session)
+            report.bytes += answer.bytes
+            for slug, line_bytes in answer.handed:
                 in_context.add(slug)
                 kind, title = lessons.get(slug, ("", ""))
                 count = report.lessons.setdefault(slug, LessonCount(slug, kind, title))
@@ -143,7 +154,7 @@ def replay(
                     count.on_failure += 1
                     report.on_failure += 1
             if call.command and call.status == "fail":
-                _failure(report, call, session, seen, [s for s in matching if s in in_context], origins)
+                _failure(report, call, session, seen, [s for s in answer.matching if s in in_context], origins)
         if on_session is not None:
             on_session()
     return report
@@ -173,3 +184,50 @@ def _failure(
             "session": session.id, "time": call.time, "kind": kind, "command": call.command[:160],
             "error": found.line[:160], "intercepted_by": hit,
         })  # fmt: skip
+
+
+@dataclass
+class Learned:
+    """What the temporary bank learned: candidates, accepted ones by slug, and the failures each came from."""
+
+    candidates: int
+    lessons: dict[str, tuple[str, str]]  # slug -> (kind, title)
+    origins: dict[str, set[str]]  # slug -> signatures of the failures in its evidence
+
+
+def learn(root: Path, sessions: list[Session], accept_above: float, bank_toml: Path | None) -> Learned:
+    """Scan the sessions into a new bank at `root`, accepting what reaches `accept_above`."""
+    from lessonbank.bank import render, scaffold
+    from lessonbank.bank.store import Bank
+    from lessonbank.scan.candidates import Store, run_scan
+
+    root.mkdir(parents=True)
+    if bank_toml is not None and bank_toml.is_file():
+        shutil.copyfile(bank_toml, root / "bank.toml")  # the user's weights and recall budgets
+    scaffold.init(root)
+    bank = Bank.find(root=root)
+    store = Store(bank).load()
+    run_scan(bank, [f for s in sessions for f in s.files], store, accept_above)
+    render.regenerate(bank)
+    lessons: dict[str, tuple[str, str]] = {}
+    origins: dict[str, set[str]] = {}
+    for cand in store.candidates.values():
+        if cand.status != "accepted" or not cand.lesson:
+            continue
+        lessons[cand.lesson] = (cand.kind, cand.title or cand.when[:60])
+        for item in cand.evidence:
+            signature = origin(item)
+            if signature:
+                origins.setdefault(cand.lesson, set()).add(signature)
+    proposed = sum(c.status in ("pending", "accepted") for c in store.candidates.values())
+    return Learned(proposed, lessons, origins)
+
+
+def origin(item: dict[str, Any]) -> str | None:
+    """The signature of the failure an evidence item records: the one the scan took from the raw
+    output (recurring failures keep it), else one worked out from its excerpt (redacted, so it may differ)."""
+    signature = item.get("signature")
+    if signature:
+        return str(signature)
+    found = failures.classify(str(item.get("failing", "")), "\n".join(item.get("excerpt") or []))
+    return found.signature if found is not None else None
