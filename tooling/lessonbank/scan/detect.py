@@ -58,7 +58,9 @@ class Detector:
         self.dropped: dict[str, int] = {}  # episodes that teach nothing, by why (this scan)
         self.recent: list[Candidate] = []  # fixes of this turn, waiting for the agent to say what it did
         self.slip: dict[str, Any] | None = state.get("slip")  # a recurring shell error, waiting for a way round
-        self.watch = recurring.Watch(state.get("watch"))  # failures of any teachable kind, waiting the same way
+        # failures of any teachable kind, waiting the same way; each scan ends them (`flush`), so
+        # none is kept between scans
+        self.watch = recurring.Watch()
         self.succeeded: list[str] = []  # shell calls that succeeded, this scan: what a trigger must stay quiet on
 
     def state(self) -> dict[str, Any]:
@@ -73,8 +75,6 @@ class Detector:
             "turn_files": self.turn_files,
             "slip": self.slip and {**self.slip, "command": _clean(self.slip["command"]),
                                    "between": [_clean(c) for c in self.slip["between"]]},
-            "watch": [{**w, "failing": _clean(str(w["failing"])), "later": [[_clean(c), st] for c, st in w["later"]]}
-                      for w in self.watch.state()],
         }  # fmt: skip
 
     @property
@@ -279,7 +279,7 @@ class Detector:
         return recurring.candidate(item, cand, self._evidence(str(item["time"])), _clean)
 
     def flush(self) -> list[Candidate]:
-        """The failures still waiting for a way round when the transcript ends, as candidates."""
+        """The failures still waiting for a way round at the end of what this scan read, as candidates."""
         return [self._recurring(item) for item in self.watch.flush()]
 
     def _slip_candidate(self, slip: dict[str, Any], passing: str) -> Candidate:

@@ -31,11 +31,6 @@ _CONFIG_FILES = {"CMakeLists.txt", "Makefile", "package.json", "tsconfig.json", 
                  "vitest.config.ts", "vite.config.ts", "jest.config.js", "Cargo.toml", "go.mod"}  # fmt: skip
 
 
-def _tool_regex(name: str) -> str:
-    """`pnpm test` -> the program at the start of a command with that subcommand; never the files it was given."""
-    return outcomes.invocation_regex(name)
-
-
 def _words(command: str) -> list[str]:
     try:
         return shlex.split(command.replace("…", ""))
@@ -51,7 +46,7 @@ def fix_flags(failing: str, passing: str) -> list[str]:
 
 def command_trigger(name: str, without: list[str] | None = None) -> str:
     """The regex that matches the invocation making the mistake; without the fix's flag when it is one."""
-    regex = _tool_regex(name)
+    regex = outcomes.invocation_regex(name)
     if without:
         ahead = "|".join(re.escape(w.split("=", 1)[0]) for w in without[:2])
         return rf"^(?!.*(?:{ahead})){regex.removeprefix('^')}"
@@ -166,7 +161,7 @@ def _recurring(cand: Candidate) -> str:
 def _not_installed(cand: Candidate, named: str, failing: str, passing: str, installs: list[str]) -> str:
     """A tool not found in several sessions: install it first when the history shows how, else do not call it."""
     cand.key, cand.promote_to, cand.keywords = f"notfound|{named}", "rule:conventions", [named.lower()]
-    cand.commands = [rf"(?:^|[;&|(]\s*|\s)(?<![\w/.-]){re.escape(named)}(?![\w.-])"]
+    cand.commands = [shellfail.tool_trigger(named)]
     cand.title = f"{named} is not installed here"
     cand.when = f"running `{named}` in this environment: `{named}: command not found`"
     setup = next((c for c in installs if shellfail.installs(c, named)), "")
@@ -295,10 +290,7 @@ def _correction(cand: Candidate) -> str:
     check = outcomes.check_of(command) if command else None
     words = _words(outcomes.display(command))[:2] if command else []
     words = words if words and re.fullmatch(r"[\w.-]+", words[0]) else []
-    if words and words[0] in ("git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "kubectl", "pip", "uv"):
-        head = " ".join(words[:2])
-    else:
-        head = words[0] if words else ""
+    head = " ".join(words[:2]) if words and words[0] in prose.SUBCOMMAND_TOOLS else (words[0] if words else "")
     if check is not None:
         head = check.name
     if head and not any(w.lower() in said.lower() for w in head.split()[-1:]):
@@ -306,13 +298,13 @@ def _correction(cand: Candidate) -> str:
     forbids = prose.forbidden(said)
     if forbids is not None:  # the trigger is the command the user forbade, not every use of the tool
         head, options = forbids
-        regex = _tool_regex(head)
+        regex = outcomes.invocation_regex(head)
         cand.commands = [rf"^(?=.*(?:{options})){regex.removeprefix('^')}" if options else regex]
         cand.when = f"running `{head}`{' with ' + _shown(options) if options else ''} (the user forbade this)"
         cand.key = f"correction|{head}|{' '.join(sorted(set(said.lower().split())))[:120]}"
     elif head:
         cand.when = f"running `{head}` (the user corrected this)"
-        cand.commands = [_tool_regex(head)]
+        cand.commands = [outcomes.invocation_regex(head)]
         cand.key = f"correction|{head}|{' '.join(sorted(set(said.lower().split())))[:120]}"
     elif str(ev.get("context", "")).startswith("editing ") and ev["context"][8:].strip() in said:
         name = ev["context"].removeprefix("editing ").strip()

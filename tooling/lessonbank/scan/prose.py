@@ -178,7 +178,8 @@ _FORBIDS = (
     (re.compile(r"(?i)\breset\s+--hard|\bhard\s+reset"), "git reset", r"--hard\b"),
 )
 _NEGATED_CODE = re.compile(r"(?i)\b(?:never|don'?t|do\s+not|avoid|stop|no)\s+(?:\w+\s+){0,2}?`([^`\n]{2,60})`")
-_SUBCOMMANDS = ("git", "npm", "pnpm", "yarn", "bun", "cargo", "go", "docker", "kubectl", "pip", "uv", "gh")
+# Programs named with their subcommand (`git push`, `gh pr`) in a trigger or an instruction.
+SUBCOMMAND_TOOLS = ("git", "npm", "pnpm", "yarn", "bun", "cargo", "go", "docker", "kubectl", "pip", "uv", "gh")
 
 
 def forbidden(said: str) -> tuple[str, str] | None:
@@ -194,6 +195,6 @@ def forbidden(said: str) -> tuple[str, str] | None:
     if not re.fullmatch(r"[a-z][\w.-]*", words[0]):
         return None  # `--force` alone, `X.y()`: no command to key on
     plain = [w for w in words[1:] if not w.startswith("-")]
-    head = " ".join(words[:1] + plain[:1]) if words[0] in _SUBCOMMANDS and plain else words[0]
+    head = " ".join(words[:1] + plain[:1]) if words[0] in SUBCOMMAND_TOOLS and plain else words[0]
     options = "|".join(re.escape(w.split("=", 1)[0]) + r"\b" for w in words[1:] if w.startswith("-"))
     return head, options

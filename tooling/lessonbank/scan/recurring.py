@@ -240,11 +240,8 @@ MAX_WATCHES = 6
 class Watch:
     """The failures of one session waiting for their way round; each ends as one evidence item."""
 
-    def __init__(self, state: list[dict[str, Any]] | None = None) -> None:
-        self.open: list[dict[str, Any]] = list(state or [])
-
-    def state(self) -> list[dict[str, Any]]:
-        return self.open
+    def __init__(self) -> None:
+        self.open: list[dict[str, Any]] = []
 
     def feed(self, command: str, status: str, output: str, time: str) -> list[dict[str, Any]]:
         """The watches this call ends (the way round found, or no call left to find it in)."""

@@ -193,13 +193,13 @@ def lesson(kind: str, named: str, failing: str, passing: str, between: list[str]
                 f"running `{named}` in this environment: `{named}: command not found` (its successor is the "
                 f"`{other} {sub}` subcommand)",
                 f"Run `{other} {sub} …` instead of `{named} …` (`{named}` is not installed here).",
-                rf"(?:^|[;&|(]\s*|\s)(?<![\w/.-]){re.escape(named)}(?![\w.-])",
+                tool_trigger(named),
             )
         return (
             f"Use {other}, not {named}",
             f"running `{named}` in this environment: `{named}: command not found`",
             f"Use `{other}` instead of `{named}` here (`{named}` is not installed).",
-            rf"(?:^|[;&|(]\s*|\s)(?<![\w/.-]){re.escape(named)}(?![\w.-])",
+            tool_trigger(named),
         )
     if LESSON.get(kind, kind) == "cd-relative":
         return (
@@ -256,3 +256,9 @@ def lesson(kind: str, named: str, failing: str, passing: str, between: list[str]
         "(`git commit --amend` for the last commit, `git rebase -i` for an earlier one), then push again.",
         outcomes.invocation_regex("git push"),
     )
+
+
+def tool_trigger(named: str) -> str:
+    """A command trigger on running `named` anywhere in a command line (after a separator or a
+    space, not inside another word or path)."""
+    return rf"(?:^|[;&|(]\s*|\s)(?<![\w/.-]){re.escape(named)}(?![\w.-])"

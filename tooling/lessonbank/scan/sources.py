@@ -327,7 +327,7 @@ def scan_file(
                     stats.skip("interrupted")
                 found.extend(detector.feed(event))
         end = reader.end
-        found.extend(detector.flush())  # failures still waiting for a way round end with the transcript
+        found.extend(detector.flush())  # failures still waiting for a way round end with what was read
         stats.succeeded.setdefault(detector.session or str(path), []).extend(detector.succeeded)
         for cand in found:  # whose transcript: the #lesson protocol's compliance is counted per agent
             cand.evidence[0].setdefault("agent", str(entry.get("format") or ""))
