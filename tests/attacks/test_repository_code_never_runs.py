@@ -119,3 +119,35 @@ def test_the_committed_command_runs_the_users_launcher(tmp_path: Path) -> None:
         env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), **env_of}
         done = subprocess.run(["/bin/sh", "-c", launcher.COMMAND + " claude PreToolUse"], cwd=tmp_path, env=env, capture_output=True, timeout=30)
         assert (done.returncode, done.stdout) == (0, b"claude PreToolUse\n")
+
+
+def test_capture_s_git_calls_run_no_fsmonitor_or_hook_a_folder_configures(tmp_path: Path) -> None:
+    """A folder's own .git/config (not carried by a clone, but by a folder unpacked or copied) can
+    name an fsmonitor command `git ls-files` would start: capture's calls switch it off."""
+    from lessonbank.capture import repository
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    mark = tmp_path / "ran"
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / "a.txt").write_text("x\n", encoding="utf-8")
+    subprocess.run(["git", "add", "a.txt"], cwd=root, check=True)
+    monitor = root / "monitor.sh"
+    monitor.write_text(f"#!/bin/sh\necho ran >> {mark}\n", encoding="utf-8")
+    monitor.chmod(0o755)
+    subprocess.run(["git", "config", "core.fsmonitor", str(monitor)], cwd=root, check=True)
+    assert repository.tracked(root) == frozenset({"a.txt"})
+    assert repository.contains(root, "x") is True
+    assert not mark.exists()
+
+
+def test_capture_reads_no_tracked_link_nor_fifo(tmp_path: Path) -> None:
+    from lessonbank.capture import repository
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (tmp_path / "secret.txt").write_text("outside\n", encoding="utf-8")
+    os.symlink(tmp_path / "secret.txt", root / "link.txt")
+    os.mkfifo(root / "fifo.txt")
+    (root / "plain.txt").write_text("inside\n", encoding="utf-8")
+    assert [repository.read(root, name) for name in ("link.txt", "fifo.txt", "plain.txt")] == [None, None, "inside\n"]

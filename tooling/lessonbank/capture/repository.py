@@ -8,19 +8,28 @@ repository no anchor is derived. Each git call is bounded in time.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 from lessonbank.bank import anchors
 from lessonbank.capture.draft import Draft
+from lessonbank.state import statedir
 
 TIMEOUT = 10  # seconds for one git call
 MAX_READ = 1 << 20
 
 
+# What a folder's own .git/config could make git run (an fsmonitor command, hooks) is switched
+# off, and no optional lock is taken: these calls only read.
+HARDENED = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+
+
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+        return subprocess.run(["git", *HARDENED, *args], cwd=root, capture_output=True, timeout=TIMEOUT,
+                              stdin=subprocess.DEVNULL, env=env)  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return None
 
@@ -34,11 +43,11 @@ def tracked(root: Path) -> frozenset[str]:
 
 
 def read(root: Path, path: str) -> str | None:
-    try:
-        with open(root / path, "rb") as handle:
-            return handle.read(MAX_READ).decode("utf-8", "replace")
-    except OSError:
+    """A tracked file's text (its first MAX_READ bytes); None for a link (it could point out of the
+    repository), anything but a regular file, or one that cannot be read."""
+    if (root / path).is_symlink():
         return None
+    return statedir.read_text(str(root / path), MAX_READ)
 
 
 def contains(root: Path, literal: str) -> bool:
