@@ -8,6 +8,7 @@ import pytest
 
 from lessonbank.bank.lesson import parse, render
 from lessonbank.hooks import guards
+from lessonbank.index import layers
 from tests.hook_support import lesson
 
 
@@ -39,8 +40,8 @@ def test_each_layer_is_read_in_its_own_bank(tmp_path: Path, monkeypatch: pytest.
     team = tmp_path / "data" / "lessonbank" / "teams" / "acme" / "lessons"
     team.mkdir(parents=True)
     (team / "held.md").write_text(render(lesson("held", guard=True)))
-    assert guards.bank_root("/p", "project") == "/p"
-    assert guards.bank_root("/p", "personal") == str(tmp_path / "data" / "lessonbank" / "personal")
+    assert layers.root_of("/p", "project") == "/p"
+    assert layers.root_of("/p", "personal") == str(tmp_path / "data" / "lessonbank" / "personal")
     assert guards.is_guard("/p", "team:acme", "held")
     assert not guards.is_guard("/p", "personal", "held")  # no such file: not a guard
     assert not guards.is_guard("/p", "elsewhere", "held")

@@ -15,20 +15,6 @@ TRUE = frozenset({"true", "yes", "on"})
 FRONT_MOST = 1 << 16
 
 
-def bank_root(root: str, layer: str) -> "str | None":
-    """The folder of the bank that holds a layer's lessons (`root` is the project's)."""
-    if layer == layers.PROJECT:
-        return root
-    data = layers.data_dir()
-    if data is None:
-        return None
-    if layer == layers.PERSONAL:
-        return layers.personal_root(data)
-    if layer.startswith(layers.TEAM_PREFIX):
-        return layers.team_root(data, layer[len(layers.TEAM_PREFIX) :])
-    return None
-
-
 def flagged(text: str) -> bool:
     """Does a lesson file's frontmatter say `guard: true`?"""
     first, _, rest = text.partition("\n")
@@ -45,7 +31,7 @@ def flagged(text: str) -> bool:
 
 def is_guard(root: str, layer: str, slug: str) -> bool:
     """Is the lesson `slug` of `layer` marked as a guard? (False when its file cannot be read.)"""
-    bank = bank_root(root, layer)
+    bank = layers.root_of(root, layer)
     if bank is None:
         return False
     if "/" in slug or slug.startswith("."):  # INDEX.md is the repository's: a slug names no other file

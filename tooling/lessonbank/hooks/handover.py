@@ -92,8 +92,10 @@ def hand_over(
     mode: str,
     heading: str,
     tool_use_id: str = "",
+    as_block: bool = False,
 ) -> str:
-    """Claim, record and render the chosen lessons; the hook's stdout ("" when nothing goes out)."""
+    """Claim, record and render the chosen lessons; the hook's stdout ("" when nothing goes out):
+    context the agent reads, or with `as_block` a block (the call held back, the lessons its reason)."""
     won = [(slug, priority, text, layer) for slug, priority, text, layer in chosen if session.claim(slug, priority)]
     if not won:
         return ""
@@ -112,9 +114,15 @@ def hand_over(
         )
     if not injected:
         return ""
-    return context(event, heading + " " + FRAME + "\n" + "\n".join(text for _, _, text, _ in won))
+    text = heading + " " + FRAME + "\n" + "\n".join(text for _, _, text, _ in won)
+    return block(text) if as_block else context(event, text)
 
 
 def context(event: str, text: str) -> str:
     """The hook's JSON answer that adds `text` to the agent's context."""
     return jsonio.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+
+
+def block(reason: str) -> str:
+    """The hook's JSON answer that holds the agent back (a call, or its stop), with `reason` to read."""
+    return jsonio.dumps({"decision": "block", "reason": reason})

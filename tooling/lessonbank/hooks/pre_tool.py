@@ -250,7 +250,7 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
     if deliver == "guards":
         from lessonbank.hooks import guards
 
-        ranked = (hit for hit in ranked if guards.is_guard(root, index.layer(hit[0]), hit[1]))
+        ranked = ((n, slug, *rest) for n, slug, *rest in ranked if guards.is_guard(root, index.layer(n), slug))
     first = next(ranked, None)
     if first is None:
         return ""
@@ -266,23 +266,15 @@ def pre_tool_use(payload: dict, root: str, state_dir: str, mode: str) -> str:
             "Use one only where it fits what you are doing; ignore the rest."
         )
         return handover.hand_over(chosen, session, turn, "PostToolUse", mode, heading)
-    heading = (
-        f"lessonbank: {handover.source(chosen)} that may bear on this {tool} call. "
-        "Use one only where it fits what you are doing; ignore the rest."
-    )
-    if deliver == "guards":
+    if deliver == "guards":  # a block: the agent's deny (hooks/agents), the lessons its reason
         heading = (
             f"lessonbank held this {tool} call back once: {handover.source(chosen)}, marked as guards, bear on it. "
             "Nothing else is wrong with the call: read them, then run it again, changed only where a lesson applies."
         )
+    else:
+        heading = (
+            f"lessonbank: {handover.source(chosen)} that may bear on this {tool} call. "
+            "Use one only where it fits what you are doing; ignore the rest."
+        )
     tool_use_id = str(payload.get("tool_use_id") or "")
-    out = handover.hand_over(chosen, session, turn, "PreToolUse", mode, heading, tool_use_id)
-    if out and deliver == "guards":
-        # The same text as a block: the agent's deny (hooks/agents), the lessons as its reason.
-        from lessonbank.state import jsonio
-
-        data = jsonio.loads(out)
-        inner = data.get("hookSpecificOutput") if isinstance(data, dict) else None
-        if isinstance(inner, dict):
-            return jsonio.dumps({"decision": "block", "reason": inner.get("additionalContext")})
-    return out
+    return handover.hand_over(chosen, session, turn, "PreToolUse", mode, heading, tool_use_id, deliver == "guards")

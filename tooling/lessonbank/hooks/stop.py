@@ -7,6 +7,7 @@ no block blocks the stop once with a request for the one durable lesson or a pla
 slip". Nothing blocks when `stop_hook_active` is set (the agent is already answering a block).
 """
 
+from lessonbank.hooks import handover
 from lessonbank.state import jsonio, records, statedir, userdirs
 
 NUDGE = (
@@ -75,10 +76,6 @@ def capture(root: str, session_id: str, message: str) -> str | None:
     raise RuntimeError(f"bank capture --blocks exited {done.returncode}: {err[-800:]}")
 
 
-def block(reason: str) -> str:
-    return jsonio.dumps({"decision": "block", "reason": reason})
-
-
 def stop(payload: dict, root: str, state_dir: str, mode: str) -> str:
     """The Stop answer: a block with a reason, or "" to let the agent stop."""
     session = statedir.Session(state_dir, str(payload.get("session_id") or ""))
@@ -92,14 +89,14 @@ def stop(payload: dict, root: str, state_dir: str, mode: str) -> str:
             return keep_pending(state_dir, session, turn, message, exc, active)
         if reason is None or active or not session.claim_stop(turn):
             return ""
-        return block(REFUSED.format(reason=reason.rstrip(".")))
+        return handover.block(REFUSED.format(reason=reason.rstrip(".")))
     if active:
         return ""
     rows, _ = records.read_checks(session.dir)
     fixed = records.recovered([(r["check"], r["ok"]) for r in rows if r["turn"] == turn])
     if not fixed or not session.claim_stop(turn):
         return ""
-    return block(NUDGE.format(checks=" and ".join(fixed), root=root))
+    return handover.block(NUDGE.format(checks=" and ".join(fixed), root=root))
 
 
 def keep_pending(
@@ -134,11 +131,11 @@ def keep_pending(
     if not claimed:
         return ""
     if kept is not None:
-        return block(LOST.format(error=error, kept=f"{path}: {kept.strerror or kept}"))
+        return handover.block(LOST.format(error=error, kept=f"{path}: {kept.strerror or kept}"))
     if disk:
-        return block(PENDING_DISK.format(error=error.rstrip("."), path=path))
+        return handover.block(PENDING_DISK.format(error=error.rstrip("."), path=path))
     import posixpath
 
     # <repository>/tooling/lessonbank/hooks/stop.py, however the hook put the package on sys.path
     source = posixpath.normpath(posixpath.abspath(__file__)).rsplit("/", 4)[0]
-    return block(PENDING_REASON.format(error=error, path=path, source=source))
+    return handover.block(PENDING_REASON.format(error=error, path=path, source=source))

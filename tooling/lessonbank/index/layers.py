@@ -77,6 +77,21 @@ def read_registry(data: str) -> "dict[str, dict[str, str]]":
     return out
 
 
+def root_of(project_root: str, layer: str) -> "str | None":
+    """The folder of the bank that holds a layer's lessons (`project_root` for the project's); None
+    for a layer of no bank."""
+    if layer == PROJECT:
+        return project_root
+    data = data_dir()
+    if data is None:
+        return None
+    if layer == PERSONAL:
+        return personal_root(data)
+    if layer.startswith(TEAM_PREFIX):
+        return team_root(data, layer[len(TEAM_PREFIX) :])
+    return None
+
+
 def other_layers(data: "str | None") -> "list[tuple[str, str]]":
     """(layer name, bank root) of the personal bank and every registered team bank that exists,
     in precedence order: personal, then the teams by name."""
