@@ -69,11 +69,10 @@ def _gate_and_write(
     bank: Bank, draft: Draft, dest: Destination, redactions: list[Redaction], cache: derived.Derived, dry_run: bool
 ) -> Outcome:
     """The gates that read the bank, then the lesson written (or the one it repeats bumped)."""
-    slug, terms = derived.SLUG, derived.TERMS
-    banked = [(rec[slug], rec[terms]) for rec in cache.small.values() if rec[slug] is not None]
+    banked = [(rec[derived.SLUG], rec[derived.TERMS]) for rec in cache.small.values() if rec[derived.SLUG] is not None]
     dup = gates.find_duplicate(draft, banked, bank.config.get("gates.duplicate_threshold"))
     if dup is not None:  # the first file by name of that slug (none sorted when there is no repeat)
-        name = min(name for name, rec in cache.small.items() if rec[slug] == dup)
+        name = min(name for name, rec in cache.small.items() if rec[derived.SLUG] == dup)
         return _bump(bank, bank.read(bank.lessons_dir / name), draft.session, dry_run, cache)
     dest_path = bank.destination_path(dest)
     if dest_path.is_file():

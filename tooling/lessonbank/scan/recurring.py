@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from lessonbank.matching import check_commands
 from lessonbank.scan import failures, outcomes, shellfail
 from lessonbank.scan.events import Candidate
 
@@ -48,8 +49,9 @@ _TOKEN = {
     "not-found": re.compile(r"(?m)([\w.+-]+): command not found|\b([\w.+-]+): not found$|[\"'‘]([\w.-]+)[\"'’] is not recognized"),
 }
 _FIXED_IN_PLACE = frozenset(("check", "module", "other"))  # the same command passing later ends the episode
-_VALUE_FLAGS = {"--filter", "-F", "-C", "-c", "--dir", "--prefix", "--cwd", "--workspace", "-w", "--project", "-p",
-                "--manifest-path", "--git-dir", "--work-tree", "--context", "-n", "--namespace"}  # fmt: skip
+# Flags whose value is the next word: the package managers' (check_commands), then git's, cargo's, kubectl's.
+_VALUE_FLAGS = check_commands.PM_FLAGS_WITH_VALUE | {"-c", "--project", "-p", "--manifest-path", "--git-dir", "--work-tree",
+                                                    "--context", "-n", "--namespace"}  # fmt: skip
 # Programs whose first word is data, not a subcommand (`echo hi`, `ssh host`, `python3 -c`).
 _NO_SUBCOMMANDS = frozenset(("ssh", "echo", "printf", "cat", "ls", "cd", "python", "python3", "node", "bash", "sh", "zsh",
                              "sudo", "timeout", "grep", "rg", "sed", "awk", "find", "powershell", "cmd", "curl", "wget",
