@@ -15,9 +15,11 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 
+from lessonbank.bank import store
 from lessonbank.cli.demo import DEMO_TRANSCRIPTS
 from lessonbank.state import statedir, userdirs
 from tests.attacks.attack_support import capture
@@ -122,11 +124,30 @@ def test_the_stop_hook_keeps_a_block_it_cannot_save_and_says_where(filled: Path,
 
 @pytest.fixture
 def full_disk(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every atomic write fails as on a full disk: store.write_atomic at its fsync, and
+    """Every atomic write fails as on a full disk: store.write_atomic at its fsync or, for a file
+    it does not flush (a generated one), at the first write to its temporary file; and
     statedir.write_atomic / append_line at their `posix.write` of a file."""
 
     def no_space(*args: object) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    class Full:
+        """A temporary file on a full disk: nothing written goes in."""
+
+        def __init__(self, out: BinaryIO) -> None:
+            self.out = out
+            self.write = self.flush = no_space
+            self.fileno, self.close = out.fileno, out.close
+
+        @property
+        def closed(self) -> bool:
+            return self.out.closed
+
+    real_start = store._start
+
+    def start(path: Path) -> tuple[Full, str]:
+        out, tmp = real_start(path)
+        return Full(out), tmp
 
     real_write = statedir.posix.write
 
@@ -136,6 +157,7 @@ def full_disk(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         return real_write(fd, data)
 
     monkeypatch.setattr(os, "fsync", no_space)
+    monkeypatch.setattr(store, "_start", start)
     monkeypatch.setattr(statedir.posix, "write", write)
     yield
 

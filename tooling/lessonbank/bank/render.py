@@ -262,7 +262,10 @@ def _write_out(bank: Bank, derived: Derived, dry_run: bool, sources: bytes) -> l
     results, outputs = [], {}
     for name in GENERATED:
         digest = hashlib.blake2b(digest_size=16)
-        results.append((name, write_atomic(bank.root / name, _stream(env, name, ctx, digest), dry_run=dry_run)))
+        # Not flushed to disk before the rename (20-30 ms at 10,000 lessons): both are made again
+        # from lessons/ by `bank index`, and lessons/ itself is flushed when it is written.
+        parts = _stream(env, name, ctx, digest)
+        results.append((name, write_atomic(bank.root / name, parts, dry_run=dry_run, sync=False)))
         outputs[name] = digest.digest()
     if not dry_run:
         derived.meta.update(fingerprint=derived.fingerprint, sources=sources, outputs=outputs)
