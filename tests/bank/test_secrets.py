@@ -258,3 +258,48 @@ def test_the_library_table_is_kept_in_the_user_cache_and_read_back(tmp_path: Pat
     assert calls == [1, 1]
     secrets._library.cache_clear()
 
+
+
+def _first_letters(pattern: str) -> set[str]:
+    """The letters a match of `pattern` (a group of words, some behind a look-behind) can begin with."""
+    from re import _constants, _parser
+
+    def firsts(sub: object) -> set[str]:
+        for op, av in sub:  # type: ignore[attr-defined]
+            if op is _constants.LITERAL:
+                return {chr(av).lower()}
+            if op is _constants.BRANCH:
+                return set().union(*(firsts(branch) for branch in av[1]))
+            if op is _constants.SUBPATTERN:
+                return firsts(av[3])
+            if op is not _constants.ASSERT_NOT:  # a look-behind takes no character; anything else is unexpected
+                raise AssertionError(f"cannot tell the first letters past {op}")
+        raise AssertionError("an empty word")
+
+    return firsts(_parser.parse(pattern))
+
+
+def test_the_secret_assignment_look_ahead_names_every_first_letter_of_the_secret_names() -> None:
+    assert _first_letters(secrets._SECRET_NAME) == set(secrets._SECRET_FIRST)
+
+
+def test_the_secret_assignment_look_ahead_finds_what_the_pattern_without_it_finds() -> None:
+    import random
+    import re
+
+    pattern = dict((kind, p) for kind, p in secrets._OWN)["secret assignment"]
+    without = re.compile(pattern.replace(f"(?=[{secrets._SECRET_FIRST}])", "", 1), re.S)
+    assert without.pattern != pattern
+    words = ["password", "passwd", "passphrase", "pwd", "secret", "token", "api_key", "apikey", "access-key-id",
+             "signing_key", "license.key", "credentials", "pass", "pw", "auth", "pat", "dsn", "compass", "oauth",
+             "ſecret", "Token", "KEY", "x", "DB_", "_", "-", "."]  # fmt: skip
+    glue = [": ", "=", " = ", ":=", "=>", '"]: "', " ", "\n", "'", "`", ",", ";"]
+    rng = random.Random(20)
+    at = [kind for kind, _ in secrets._OWN].index("secret assignment")
+    matched = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(words) + rng.choice(glue) + rng.choice(["", "s3cr3tValue9", "${X}", "abc"]) for _ in range(6))
+        found = [(m.span(), m.group("kw"), m.group("v")) for m in secrets._own_pattern(at).finditer(text)]
+        assert found == [(m.span(), m.group("kw"), m.group("v")) for m in without.finditer(text)], text
+        matched += bool(found)
+    assert matched > 1000  # texts that hold an assignment, not only ones that hold none

