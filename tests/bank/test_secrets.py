@@ -303,3 +303,33 @@ def test_the_secret_assignment_look_ahead_finds_what_the_pattern_without_it_find
         assert found == [(m.span(), m.group("kw"), m.group("v")) for m in without.finditer(text)], text
         matched += bool(found)
     assert matched > 1000  # texts that hold an assignment, not only ones that hold none
+
+
+def _texts_with_secrets() -> list[str]:
+    corpus = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "lessons"
+    kept = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(corpus.glob("*"))[:40] if p.is_file()]
+    return [text for _, text, _ in SECRETS] + [text for _, text in LOOK_ALIKES] + kept
+
+
+def test_a_library_pattern_matches_no_text_without_its_run() -> None:
+    import re
+
+    runs = [e for e in secrets._library() if e[4]]
+    assert any(kind == "ibm cloud key" for kind, *_ in runs)  # the one whose literals are not written out
+    matched = 0
+    for text in _texts_with_secrets():
+        longest = max(map(len, text.split()), default=0)
+        for kind, pattern, flags, _, needed, word in runs:
+            if re.search(pattern, text, flags):
+                matched += 1
+                assert re.search(needed, text, flags) and word <= longest, (kind, text)
+    assert matched >= 10
+
+
+def test_the_runs_leave_out_no_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = _texts_with_secrets()
+    found = [secrets.find(text) for text in texts]
+    assert sum(map(bool, found)) > 50
+    unfiltered = [(*e[:4], "", 0) for e in secrets._library()]
+    monkeypatch.setattr(secrets, "_library", lambda: unfiltered)
+    assert [secrets.find(text) for text in texts] == found

@@ -128,3 +128,22 @@ def test_fold_covers_what_ignorecase_equates_with_ascii() -> None:
         for letter in "abcdefghijklmnopqrstuvwxyz":
             if re.fullmatch("(?i)" + letter, ch):
                 assert compiled_read.fold(ch) == letter, hex(code)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "run"),
+    [
+        (r"ab[0-9]{20}c", ("0-9", 20)),
+        (r"(?:x|y)[a-f]{32}(?![a-f])", ("a-f", 32)),  # a branch before it, a look-ahead after
+        (r"[A-Z]{16}-(?P<v>[a-z0-9]{40})", ("a-z0-9", 40)),  # the longest
+        (r"(?:k[a-z\-_]{20})+", ("a-z\\-_", 20)),  # inside a repeat taken at least once
+        (r"[^\s'\"]{18}", ("^\\s'\"", 18)),
+        (r"(?:[a-z]{40}|[0-9]{40})", ("", 0)),  # only a branch: not every path takes one
+        (r"x(?:[a-z]{40})?", ("", 0)),  # optional
+        (r"(?i:[a-z]{40})", ("", 0)),  # a group with flags of its own
+        (r"[a-z]{8}", ("", 0)),  # too short to be worth a search
+        (r"(?<=[a-z]{20})x", ("", 0)),  # a look-behind takes nothing
+    ],
+)
+def test_required_run(pattern: str, run: tuple[str, int]) -> None:
+    assert regex_compiler.required_run(pattern) == run

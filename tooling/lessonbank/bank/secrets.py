@@ -225,19 +225,22 @@ WINDOW, OVERLAP = 512, 192
 # regex compiler's own files (path, mtime, size: they work out each regex's literal hint, and a
 # wrong hint would skip a regex), so a new detect-secrets or a new lessonbank works it out again.
 LIBRARY_CACHE = "detect-secrets-regexes.marshal"
-_LIBRARY_FORMAT = 1
+_LIBRARY_FORMAT = 2
 
 
 @cache
-def _library() -> list[tuple[str, str, int, str]]:
-    """detect-secrets' provider regexes as (kind, pattern, flags, hint): compiled (and cached by
-    `re`) only when a text holds the hint.
+def _library() -> list[tuple[str, str, int, str, str, int]]:
+    """detect-secrets' provider regexes as (kind, pattern, flags, hint, run, word): compiled (and
+    cached by `re`) only when a text holds the hint and the run.
 
     Imported on first use, so that commands which never redact do not pay for it; read from the
     user's cache when it was worked out before. The hint is the longest literal every match of
     the pattern must contain, lower-cased ("" when there is none): a text without it cannot match,
     so the pattern is not run on it (the scan redacts thousands of short texts, and most hold no
-    secret at all).
+    secret at all). The run (regex_compiler.required_run) is a regex for a run of characters every
+    match holds, such as the 44 characters of an IBM key ("" when none is known): the same, for
+    patterns whose literals are not all written out. `word`: how long that run is when it holds no
+    white space (0 otherwise), so a text whose words are all shorter is passed over unsearched.
     """
     path = userdirs.user_cache(LIBRARY_CACHE)
     key = _library_key() if path is not None else None
@@ -253,12 +256,19 @@ def _library() -> list[tuple[str, str, int, str]]:
         from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
         classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
-    regexes: list[tuple[str, str, int, str]] = []
+    from lessonbank.matching.regex_compiler import required_run
+
+    regexes: list[tuple[str, str, int, str, str, int]] = []
+    spaces = [c for c in map(chr, range(0x3100)) if c.isspace()]  # what str.split cuts at (none past U+3000)
     for cls in sorted(classes, key=lambda c: c.__name__):
         if cls.__name__ in _LEFT_OUT:
             continue
         kind = _KINDS.get(cls.__name__, str(cls.secret_type).lower())
-        regexes.extend((kind, rx.pattern, rx.flags, _required_literal(rx)) for rx in getattr(cls, "denylist", ()))
+        for rx in getattr(cls, "denylist", ()):
+            chars, count = required_run(rx.pattern, rx.flags)
+            run = f"[{chars}]{{{count}}}" if count else ""
+            spaced = not count or any(re.fullmatch(f"[{chars}]", c, rx.flags) for c in spaces)
+            regexes.append((kind, rx.pattern, rx.flags, _required_literal(rx), run, 0 if spaced else count))
     if key is not None and path is not None:
         with contextlib.suppress(OSError, ValueError):  # only speed is lost
             statedir.write_atomic(path, marshal.dumps((key, tuple(regexes))))
@@ -416,10 +426,16 @@ def find(text: str) -> list[Found]:
                 continue
             spans.append(Found(start, end, kind))
     spans.extend(_encoded(text))
-    regexes = _library()
-    for offset, piece in _windows(text):
+    # A window is part of the text: a pattern whose run is not in the text matches in none of them.
+    longest = max(map(len, text.split()), default=0)  # cut where `_library`'s spaces are
+    regexes = []
+    for entry in _library():
+        _, _, flags, hint, run, word = entry
+        if (not hint or hint in lower) and (not run or (word <= longest and _library_pattern(run, flags).search(text))):
+            regexes.append(entry)
+    for offset, piece in _windows(text) if regexes else ():
         low = piece.lower()
-        for kind, pattern, flags, hint in regexes:
+        for kind, pattern, flags, hint, _, _ in regexes:
             if hint and hint not in low:
                 continue
             for m in _library_pattern(pattern, flags).finditer(piece):

@@ -251,3 +251,52 @@ def _charset(items, opts: dict) -> tuple:
         else:
             raise _Unsupported(str(op))
     return (regex_engine.IN, negate, "".join(chars), tuple(ranges), tuple(cats))
+
+
+# A run shorter than this filters too little to be worth a search of its own.
+SHORTEST_RUN = 16
+
+
+def required_run(pattern: str, flags: int = 0) -> tuple[str, int]:
+    """(class, n): a run of n characters of the class (the text between a class's brackets) that
+    every match of `pattern` holds, the longest found, n >= SHORTEST_RUN; ("", 0) when none is
+    known. Only what every path through the pattern takes is read (no branch, no optional part, no
+    group with flags of its own), so a text without such a run cannot match."""
+    try:
+        found = _runs(P.parse(pattern, flags))
+    except Exception:  # a construct the parser does not read: no run known
+        return "", 0
+    best = max(found, key=lambda run: run[1], default=("", 0))
+    return best if best[1] >= SHORTEST_RUN else ("", 0)
+
+
+def _runs(sub) -> list[tuple[str, int]]:
+    """(class, least count) of each repeated character class a match of `sub` must take."""
+    out: list[tuple[str, int]] = []
+    for op, av in sub:
+        if op in _REPEATS and av[0] >= 1:
+            body = list(av[2])
+            cls = _class_source(body[0][1]) if len(body) == 1 and body[0][0] is C.IN else None
+            out += [(cls, av[0])] if cls else _runs(av[2])
+        elif op is C.SUBPATTERN and not (av[1] or av[2]):  # (group, flags added, flags taken away, body)
+            out += _runs(av[3])
+        elif op is C.ATOMIC_GROUP:
+            out += _runs(av)
+    return out
+
+
+def _class_source(items) -> str | None:
+    """A character class's items as the text between its brackets; None for one it cannot write."""
+    parts: list[str] = []
+    for op, av in items:
+        if op is C.NEGATE and not parts:
+            parts.append("^")
+        elif op is C.LITERAL:
+            parts.append(re.escape(chr(av)))
+        elif op is C.RANGE:
+            parts.append(f"{re.escape(chr(av[0]))}-{re.escape(chr(av[1]))}")
+        elif op is C.CATEGORY and av in _CATEGORIES:
+            parts.append("\\" + _CATEGORIES[av])
+        else:
+            return None
+    return "".join(parts) if parts and parts != ["^"] else None
