@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonbank.bank import secrets
+from lessonbank.bank import secret_library, secrets
 from lessonbank.capture import gates
 from lessonbank.capture.draft import Draft
 from lessonbank.capture.redaction import redact
@@ -238,25 +238,25 @@ def test_the_library_table_is_kept_in_the_user_cache_and_read_back(tmp_path: Pat
     detect-secrets (another key) or a broken file is worked out again."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     text = "token AKIAABCDEFGHIJKLMNOPQ and xoxb-1234567890-abcdefghij in a log"
-    secrets._library.cache_clear()
-    worked_out = secrets._library()
+    secret_library.table.cache_clear()
+    worked_out = secret_library.table()
     found = secrets.find(text)
-    kept = tmp_path / "cache" / "lessonbank" / secrets.LIBRARY_CACHE
+    kept = tmp_path / "cache" / "lessonbank" / secret_library.LIBRARY_CACHE
     assert kept.is_file() and {f.kind for f in found} == {"aws access key", "slack token"}
-    secrets._library.cache_clear()
+    secret_library.table.cache_clear()
     with monkeypatch.context() as m:
-        m.setattr(secrets, "_requests_deferred", lambda: pytest.fail("the plugins were imported"))
-        assert secrets._library() == worked_out
+        m.setattr(secret_library, "_requests_deferred", lambda: pytest.fail("the plugins were imported"))
+        assert secret_library.table() == worked_out
         assert secrets.find(text) == found
     calls: list[int] = []
-    real = secrets._requests_deferred
-    monkeypatch.setattr(secrets, "_requests_deferred", lambda: calls.append(1) or real())
-    for spoil in (lambda: monkeypatch.setattr(secrets, "_LIBRARY_FORMAT", -1), lambda: kept.write_bytes(b"junk")):
+    real = secret_library._requests_deferred
+    monkeypatch.setattr(secret_library, "_requests_deferred", lambda: calls.append(1) or real())
+    for spoil in (lambda: monkeypatch.setattr(secret_library, "_LIBRARY_FORMAT", -1), lambda: kept.write_bytes(b"junk")):
         spoil()
-        secrets._library.cache_clear()
-        assert secrets._library() == worked_out
+        secret_library.table.cache_clear()
+        assert secret_library.table() == worked_out
     assert calls == [1, 1]
-    secrets._library.cache_clear()
+    secret_library.table.cache_clear()
 
 
 
@@ -314,15 +314,15 @@ def _texts_with_secrets() -> list[str]:
 def test_a_library_pattern_matches_no_text_without_its_run() -> None:
     import re
 
-    runs = [e for e in secrets._library() if e[4]]
-    assert any(kind == "ibm cloud key" for kind, *_ in runs)  # the one whose literals are not written out
+    runs = [e for e in secret_library.table() if e.run]
+    assert any(e.kind == "ibm cloud key" for e in runs)  # the one whose literals are not written out
     matched = 0
     for text in _texts_with_secrets():
         longest = max(map(len, text.split()), default=0)
-        for kind, pattern, flags, _, needed, word in runs:
-            if re.search(pattern, text, flags):
+        for e in runs:
+            if re.search(e.pattern, text, e.flags):
                 matched += 1
-                assert re.search(needed, text, flags) and word <= longest, (kind, text)
+                assert re.search(e.run, text, e.flags) and e.word <= longest, (e.kind, text)
     assert matched >= 10
 
 
@@ -330,6 +330,6 @@ def test_the_runs_leave_out_no_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     texts = _texts_with_secrets()
     found = [secrets.find(text) for text in texts]
     assert sum(map(bool, found)) > 50
-    unfiltered = [(*e[:4], "", 0) for e in secrets._library()]
-    monkeypatch.setattr(secrets, "_library", lambda: unfiltered)
+    unfiltered = [e._replace(run="", word=0) for e in secret_library.table()]
+    monkeypatch.setattr(secret_library, "table", lambda: unfiltered)
     assert [secrets.find(text) for text in texts] == found
