@@ -241,8 +241,9 @@ def _patch(bank: Place, derived: Derived, old_index: str, writer: Writer) -> tup
     parts = compiled_patch.patch(old_file, old_lines, new_lines, piece, settings, key)
     if parts is None:
         return None
-    # INDEX.md's hash as bank.render wrote it (its meta "outputs"), else worked out from the text read
-    written = derived.meta.get("outputs", {}).get("INDEX.md")
+    # INDEX.md's hash as bank.render wrote it just now (its meta "outputs"), else worked out from the text read
+    outputs = derived.meta.get("outputs")
+    written = outputs.get("INDEX.md") if isinstance(outputs, dict) else None
     return write_parts(path, parts, False, writer), written if isinstance(written, bytes) else _digest(disk_text)
 
 
