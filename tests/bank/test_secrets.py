@@ -259,7 +259,6 @@ def test_the_library_table_is_kept_in_the_user_cache_and_read_back(tmp_path: Pat
     secret_library.table.cache_clear()
 
 
-
 def _first_letters(pattern: str) -> set[str]:
     """The letters a match of `pattern` (a group of words, some behind a look-behind) can begin with."""
     from re import _constants, _parser

@@ -1,3 +1,4 @@
+"""hooks.handover: the lines it writes read back."""
 
 
 def test_slug_of_reads_back_the_slug_a_line_names() -> None:

@@ -262,7 +262,7 @@ def _write_out(bank: Bank, derived: Derived, dry_run: bool, sources: bytes) -> l
     results, outputs = [], {}
     for name in GENERATED:
         digest = hashlib.blake2b(digest_size=16)
-        # Not flushed to disk before the rename (20-30 ms at 10,000 lessons): both are made again
+        # Not flushed to disk before the rename (15-40 ms for the two at 10,000 lessons): both are made again
         # from lessons/ by `bank index`, and lessons/ itself is flushed when it is written.
         parts = _stream(env, name, ctx, digest)
         results.append((name, write_atomic(bank.root / name, parts, dry_run=dry_run, sync=False)))

@@ -276,17 +276,17 @@ def find(text: str) -> list[Found]:
     ]  # fmt: skip
     for offset, piece in _windows(text) if regexes else ():
         low = piece.lower()
-        for kind, pattern, flags, hint, _, _ in regexes:
-            if hint and hint not in low:
+        for entry in regexes:
+            if entry.hint and entry.hint not in low:
                 continue
-            for m in secret_library.regex(pattern, flags).finditer(piece):
+            for m in secret_library.regex(entry.pattern, entry.flags).finditer(piece):
                 start, end = _span(m)
                 # Library matches stop at white space (npm's pattern runs to the end of the line).
                 cut = re.search(r"[\s\"'`]", piece[start:end])
                 end = start + cut.start() if cut and cut.start() > 0 else end
-                if end <= start or (kind == "password in url" and _kept(piece, start, end, None)):
+                if end <= start or (entry.kind == "password in url" and _kept(piece, start, end, None)):
                     continue
-                spans.append(Found(offset + start, offset + end, kind))
+                spans.append(Found(offset + start, offset + end, entry.kind))
     return _merge(spans)
 
 

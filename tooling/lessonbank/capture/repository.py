@@ -45,9 +45,7 @@ def tracked(root: Path) -> frozenset[str]:
 def read(root: Path, path: str) -> str | None:
     """A tracked file's text (its first MAX_READ bytes); None for a link (it could point out of the
     repository), anything but a regular file, or one that cannot be read."""
-    if (root / path).is_symlink():
-        return None
-    return statedir.read_text(str(root / path), MAX_READ)
+    return statedir.read_text(str(root / path), MAX_READ, links=False)
 
 
 def contains(root: Path, literal: str) -> bool:

@@ -10,6 +10,7 @@ written to the bank or the transcripts.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -114,7 +115,7 @@ def run_replay(
             step = None
             if progress:
                 bar = shown.enter_context(click.progressbar(length=len(later), label="replaying", file=sys.stderr))
-                step = lambda: bar.update(1)  # noqa: E731
+                step = functools.partial(bar.update, 1)
             report = replay.replay(earlier, later, hook, learned.lessons, learned.origins, step)
     report.cut, report.candidates, report.accepted = cut, learned.candidates, len(learned.lessons)
     return report

@@ -279,16 +279,22 @@ def stream(pieces: Iterable[tuple], settings: dict, key: Callable[[], tuple]) ->
     return _read_out(parts, spools)
 
 
-class _Spooled(dict):
+class _Spooled(Mapping[int, bytes]):
     """Lesson number -> record, the records read back from the spool they were kept in (for
     compiled_bytes.lesson_buckets, which reads each once)."""
 
     def __init__(self, records: Spool, numbers: array.array) -> None:
-        super().__init__((n, at) for at, n in enumerate(numbers))
+        self.places = {n: at for at, n in enumerate(numbers)}
         self.records = records
 
     def __getitem__(self, number: int) -> bytes:
-        return self.records[dict.__getitem__(self, number)]
+        return self.records[self.places[number]]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.places)
+
+    def __len__(self) -> int:
+        return len(self.places)
 
 
 def _read_out(parts: list, spools: list[Spool]) -> Iterator[bytes]:

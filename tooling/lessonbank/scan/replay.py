@@ -24,7 +24,6 @@ from lessonbank.state import records
 MAX_EXAMPLES = 12
 
 
-
 class Answer(NamedTuple):
     """What the hook made of one call."""
 

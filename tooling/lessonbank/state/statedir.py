@@ -85,13 +85,14 @@ def find_root(cwd: str) -> str | None:
         path = path.rpartition("/")[0] or "/"
 
 
-def read_text(path: str, limit: int | None = None) -> str | None:
+def read_text(path: str, limit: int | None = None, links: bool = True) -> str | None:
     """A small file's text (at most its first `limit` bytes when given), or None when it cannot be
-    read or is no regular file (a committed link to /dev/zero must not be read for ever)."""
+    read or is no regular file (a committed link to /dev/zero must not be read for ever); with
+    `links` False, None also when `path` itself is a symlink (it could point out of a repository)."""
     try:
         # O_NONBLOCK: opening a FIFO (a committed lesson linked to one) would wait for a writer
         # before fstat could refuse it; a regular file reads as it always does.
-        fd = posix.open(path, posix.O_RDONLY | posix.O_NONBLOCK)
+        fd = posix.open(path, posix.O_RDONLY | posix.O_NONBLOCK | (0 if links else posix.O_NOFOLLOW))
     except OSError:
         return None
     try:
