@@ -1,6 +1,6 @@
 """What each on-disk cache of a bank buys: the commands that use it, timed with it and without it.
 
-A realistic bank (bench_hook's generator, `--size` lessons, 10,000 by default) with its INDEX.md,
+A realistic bank (realistic_bank's generator, `--size` lessons, 10,000 by default) with its INDEX.md,
 BANK.md, compiled index and installed hooks. For each cache under `.lessonbank/`, each command that
 reads it runs in turn with the cache as the last run left it, and with the cache deleted just
 before (what a bank without that cache would pay every time), interleaved run by run with a bare
@@ -39,6 +39,7 @@ sys.path.insert(0, str(REPO / "tooling"))
 
 import bench_cli  # noqa: E402
 import bench_hook  # noqa: E402
+import realistic_bank  # noqa: E402
 
 from lessonbank.bank import render  # noqa: E402
 from lessonbank.install import claude  # noqa: E402
@@ -70,7 +71,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-caches-") as tmp:
         env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         env["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")
-        bank, _ = bench_hook.make_bank(Path(tmp) / "bank", args.size)
+        bank, _ = realistic_bank.make_bank(Path(tmp) / "bank", args.size)
         root, state = bank.root, bank.state_dir
         statedir.postpone_scan(str(state), time.time() + 365 * 86400)
         hook = claude.installed_command(root, "PreToolUse")

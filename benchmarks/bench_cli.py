@@ -1,6 +1,6 @@
 """Whole-process time and peak memory of the `bank` commands on a realistic bank, beside `python -c pass`.
 
-The bank is bench_hook's generator (lessons shaped like real ones) at `--size` lessons (10,000 by
+The bank is realistic_bank's generator (lessons shaped like real ones) at `--size` lessons (10,000 by
 default). Each run spawns, in turn and interleaved with a bare `python -c pass` (the same
 interpreter), so that all see the same machine load:
 
@@ -44,7 +44,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "tooling"))
 
-import bench_hook  # noqa: E402
+import realistic_bank  # noqa: E402
 
 from lessonbank.bank.lesson import render  # noqa: E402
 
@@ -78,7 +78,7 @@ def write_bank(root: Path, n: int) -> None:
     root.mkdir(parents=True)
     (root / "bank.toml").write_text("", encoding="utf-8")
     (root / "lessons").mkdir()
-    for lesson in bench_hook.synthetic(n):
+    for lesson in realistic_bank.synthetic(n):
         (root / "lessons" / f"{lesson.slug}.md").write_text(render(lesson), encoding="utf-8")
 
 
@@ -102,7 +102,7 @@ def bump_seen(root: Path, number: int) -> None:
 
 def add_file(root: Path, number: int) -> None:
     """Write one new lesson file by hand (a new INDEX.md row, BANK.md section and compiled piece)."""
-    made = bench_hook.synthetic(1, seed=1000 + number)[0]
+    made = realistic_bank.synthetic(1, seed=1000 + number)[0]
     lesson = dataclasses.replace(made, slug=f"{made.slug}-added-{number}", id=f"01ADDED{number:019d}")
     (root / "lessons" / f"{lesson.slug}.md").write_text(render(lesson), encoding="utf-8")
 

@@ -1,7 +1,7 @@
 """PreToolUse latency with layered banks: a project bank plus two team banks of 5,000 lessons each,
 beside one bank of 10,000 lessons and a bare interpreter start, interleaved run by run.
 
-The banks are bench_hook's realistic generator (imported, not copied), each layer with its own
+The banks are realistic_bank's generator (imported, not copied), each layer with its own
 seed so the layers hold different lessons, as real team banks would. The team banks sit where
 `bank remote add` clones them (`$XDG_DATA_HOME/lessonbank/teams/NAME`, listed in remotes.json)
 but are not git clones: the hooks read only their INDEX.md and compiled index, so git plays no
@@ -33,23 +33,24 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_hook  # noqa: E402 - the realistic generator and payloads
+import bench_hook  # noqa: E402 - the calls and payloads
+import realistic_bank  # noqa: E402 - the generator
 
 from lessonbank.bank.lesson import render  # noqa: E402
 from lessonbank.bank.render import regenerate  # noqa: E402
 from lessonbank.bank.store import Bank  # noqa: E402
 from lessonbank.index import layers  # noqa: E402
-from lessonbank.install import claude  # noqa: E402
+from lessonbank.install import claude, launcher  # noqa: E402
 
 CALLS = [c for c in bench_hook.CALLS if c[0] in ("bash match", "bash miss")]
 
 
 def build(root: Path, n: int, seed: int, hooks: bool) -> float:
-    """A bank of n generated lessons (bench_hook.synthetic with this seed); its build seconds."""
+    """A bank of n generated lessons (realistic_bank.synthetic with this seed); its build seconds."""
     root.mkdir(parents=True)
     (root / "bank.toml").write_text("", encoding="utf-8")
     (root / "lessons").mkdir()
-    for lesson in bench_hook.synthetic(n, seed=seed):
+    for lesson in realistic_bank.synthetic(n, seed=seed):
         (root / "lessons" / f"{lesson.slug}.md").write_text(render(lesson), encoding="utf-8")
     started = time.perf_counter()
     regenerate(Bank.open(root))
@@ -57,6 +58,16 @@ def build(root: Path, n: int, seed: int, hooks: bool) -> float:
     if hooks:
         claude.install(root)
     return built
+
+
+def data_folder(path: Path) -> str:
+    """The lessonbank folder a hook whose XDG_DATA_HOME is `path` reads, with the launcher the
+    installed hook command runs written there (without it the command exits quietly)."""
+    os.environ["XDG_DATA_HOME"] = str(path)  # as launcher and layers find it; each spawn sets its own
+    launcher.write()
+    folder = layers.data_dir()
+    assert folder is not None
+    return folder
 
 
 def spawn(command: str, payload: bytes | None, cwd: Path, env: dict[str, str]) -> tuple[float, bytes]:
@@ -79,12 +90,14 @@ def main() -> None:
         empty.mkdir()
         project, single = base / "project", base / "single"
         times = {"project": build(project, args.project, 11, hooks=True), "single": build(single, args.single, 7, hooks=True)}
+        data_folder(empty)
+        folder = data_folder(data)
         teams = {}
         for number, name in enumerate(("alpha", "beta")):
-            root = Path(layers.team_root(str(data / layers.APP), name))
+            root = Path(layers.team_root(folder, name))
             times[f"team:{name}"] = build(root, args.team, 101 + number, hooks=False)
             teams[name] = {"url": f"file:///nowhere/{name}.git", "branch": "main"}
-        (data / layers.APP / layers.REGISTRY).write_text(json.dumps({"teams": teams}), encoding="utf-8")
+        Path(layers.registry_path(folder)).write_text(json.dumps({"teams": teams}), encoding="utf-8")
         # The banks just built are about 100 MB of new files: write them out now, so that their
         # writeback does not stall the first case's writes (a fitting call claims and records).
         os.sync()

@@ -1,6 +1,6 @@
 """What the trial costs a hook: the PreToolUse hook in `on` and `test` mode beside a bare interpreter.
 
-Uses bench_hook's bank of synthetic lessons and its interleaved measurement (hook spawned exactly as
+Uses realistic_bank's bank of generated lessons and its interleaved measurement (hook spawned exactly as
 installed, `python3 -I -S -c pass` spawned the same way in the same run). The call, a Bash command
 lessons fit, starts a new session every time, so in `test` mode every call also assigns a new session: the flock, the log
 append (no fsync: see state/arms.py) and two small renames. Then `arms.assign` in process, for a new
@@ -19,7 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_hook import CALLS, make_bank, measure, percentile  # noqa: E402
+from bench_hook import CALLS, measure, percentile  # noqa: E402
+from realistic_bank import make_bank  # noqa: E402
 
 from lessonbank.state import arms  # noqa: E402
 from lessonbank.trial import ledger, turns  # noqa: E402

@@ -12,7 +12,7 @@ import yaml
 
 from lessonbank.groom.rulesync import BLOCK_BEGIN, BLOCK_END
 from tests.conftest import git, run
-from tests.groom.test_apply import add_lesson, commit_all, write
+from tests.groom.groom_support import add_lesson, commit_all, write
 
 PYTHON = (
     "# Rules: python\n\n<!-- lessonbank:begin 01JPY -->\n## Await coroutines\n\n"

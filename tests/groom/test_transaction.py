@@ -20,12 +20,12 @@ from lessonbank.bank.git import GitRepo
 from lessonbank.groom import transaction
 from lessonbank.state import statedir
 from tests.conftest import git, run
-from tests.groom import test_apply
-from tests.groom.test_apply import add_lesson, commit_all, files_of, golden
+from tests.groom import groom_support
+from tests.groom.groom_support import add_lesson, commit_all, files_of, golden
 
-# The fixtures of test_apply: a bank in a git repository, and its six-lesson scenario.
-bank = test_apply.bank
-scenario = test_apply.scenario
+# The fixtures of groom_support: a bank with a small project in a real git repository, and its six-lesson scenario.
+bank = groom_support.bank
+scenario = groom_support.scenario
 
 
 class Killed(BaseException):

@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 import yaml
 
-from lessonbank.bank.scaffold import WORKFLOW, write_ci_workflow
+from lessonbank.bank.scaffold import WORKFLOW, crontab_line, write_ci_workflow
 from tests.conftest import git, run
+from tests.groom.groom_support import golden
 
 RUN_ID = "4242"
 STUB_GH = '#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done > "$GH_LOG"\necho "https://github.com/o/r/pull/7"\n'
@@ -122,3 +123,30 @@ def test_the_workflow_pins_its_actions_and_keeps_no_credentials(tmp_path: Path) 
     assert all(re.fullmatch(r"actions/[\w-]+@[0-9a-f]{40}", u) for u in uses), uses
     assert data["jobs"]["groom"]["steps"][0]["with"]["persist-credentials"] is False
     assert data["permissions"] == {} and set(data["jobs"]["groom"]["permissions"]) == {"contents", "pull-requests"}
+
+
+def test_schedule_prints_the_crontab_line(bank: Path) -> None:
+    result = run(bank, "schedule")
+    assert result.output == crontab_line(bank) + "\n"
+    assert result.output == (
+        f"0 6 * * 1 cd {bank} && {sys.executable} -m lessonbank groom "
+        '--branch "bank-groom/$(date +\\%Y-\\%m-\\%d)" >> .lessonbank/groom.log 2>&1\n'
+    )
+
+
+def test_ci_workflow(tmp_path: Path) -> None:
+    assert write_ci_workflow(tmp_path, dry_run=True) == "create"
+    assert not (tmp_path / ".github").exists()
+    assert write_ci_workflow(tmp_path) == "create"
+    assert write_ci_workflow(tmp_path) == "unchanged"
+    path = tmp_path / ".github" / "workflows" / "bank-groom.yml"
+    text = path.read_text()
+    path.write_text(text.replace("0 6 * * 1", "0 5 * * 2"))
+    assert write_ci_workflow(tmp_path) == "exists"
+    assert "0 5 * * 2" in path.read_text()
+    golden("bank-groom.yml", text)
+    data = yaml.safe_load(text)
+    assert data[True]["schedule"] == [{"cron": "0 6 * * 1"}]  # YAML 1.1 reads `on` as true
+    steps = data["jobs"]["groom"]["steps"]
+    assert 'bank groom --branch "$branch"' in steps[3]["run"]
+    assert steps[4]["env"]["GH_TOKEN"] == "${{ github.token }}"
