@@ -32,7 +32,8 @@ from lessonbank.bank.store import Bank
 from lessonbank.cli.scan_report import SKIP_LABELS
 from lessonbank.scan import sources
 from lessonbank.scan.candidates import Store, run_scan
-from lessonbank.scan.detect import Candidate, Detector, Event
+from lessonbank.scan.detect import Detector
+from lessonbank.scan.events import Candidate, Event
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "transcripts"
 _FILE = re.compile(r"^[\w./~-]*[\w-]\.(?:c|h|cc|cpp|cu|py|ts|tsx|js|tex|sh|md|json|txt)$")

@@ -1,4 +1,4 @@
-"""Two costs issue 12 changed, each timed beside a reference in the same interleaved loop.
+"""What the safety work costs: the secret gate and huge payloads, each timed beside a reference in the same interleaved loop.
 
 - `bank capture --dry-run` start to end (the secret gate loads detect-secrets), beside
   `python3 -c pass`: cold (no user cache yet) and warm (detect-secrets' table read back from it);

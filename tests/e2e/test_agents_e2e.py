@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from . import agent_scenarios as scenarios
+from . import agent_scenarios
 from .agent_harness import run_agent
 from .model_server import Bash, Text
 from .test_hooks_e2e import BAD_CALC, SESSION_ENV, Banked, bank, lesson_files
@@ -34,17 +34,17 @@ AGENTS = ("codex", "copilot", "gemini", "qwen")
 
 @pytest.mark.parametrize("agent", AGENTS)
 def test_recall_checks_and_capture(agent: str, tmp_path: Path) -> None:
-    scenarios.recall_and_capture(agent, tmp_path, tmp_path / "home")
+    agent_scenarios.recall_and_capture(agent, tmp_path, tmp_path / "home")
 
 
 @pytest.mark.parametrize("agent", AGENTS)
 def test_a_recovered_check_gets_one_nudge_at_the_stop(agent: str, tmp_path: Path) -> None:
-    scenarios.recovery_nudge(agent, tmp_path, tmp_path / "home")
+    agent_scenarios.recovery_nudge(agent, tmp_path, tmp_path / "home")
 
 
 @pytest.mark.parametrize("agent", AGENTS)
 def test_no_bank_and_bank_off_stay_silent(agent: str, tmp_path: Path) -> None:
-    scenarios.silent_without_a_bank_or_when_off(agent, tmp_path, tmp_path / "home")
+    agent_scenarios.silent_without_a_bank_or_when_off(agent, tmp_path, tmp_path / "home")
 
 
 def last_function_response(body: dict[str, Any]) -> str:
@@ -55,9 +55,9 @@ def last_function_response(body: dict[str, Any]) -> str:
 
 @pytest.mark.parametrize("agent", ["gemini"])
 def test_gemini_appends_the_lesson_to_the_calls_result(agent: str, tmp_path: Path) -> None:
-    project, run = scenarios.recall_and_capture(agent, tmp_path, tmp_path / "home")
+    project, run = agent_scenarios.recall_and_capture(agent, tmp_path, tmp_path / "home")
     first = last_function_response(run.main_requests[1])
-    lesson = scenarios.lesson_text(project, project.pytest_slug)
+    lesson = agent_scenarios.lesson_text(project, project.pytest_slug)
     # The call ran (pytest failed on the bad calc.py) and its result carries the lesson after the output.
     assert "Exit Code: 1" in first and "1 failed" in first, first
     assert first.index("Exit Code: 1") < first.index("hook_context") < first.index(lesson), first
@@ -78,13 +78,13 @@ def test_gemini_holds_a_call_back_once_for_a_guard(agent: str, tmp_path: Path) -
     assert run.returncode == 0, run.explain()
     held = last_function_response(run.main_requests[1])
     retried = last_function_response(run.main_requests[2])
-    lesson = scenarios.lesson_text(project, project.pytest_slug)
+    lesson = agent_scenarios.lesson_text(project, project.pytest_slug)
     # Request 1 answers the held-back call: the lesson, and no output of a command that never ran.
     assert "Tool execution blocked: lessonbank held this Bash call back once" in held and lesson in held, held
     assert "Output:" not in held
     # The retry ran (pytest failed on the bad calc.py) and carries no lesson: it was claimed.
     assert "Exit Code: 1" in retried and "lessonbank" not in retried, retried
-    assert scenarios.checks(project.root) == [("pytest", False)]
+    assert agent_scenarios.checks(project.root) == [("pytest", False)]
 
 
 def last_tool_result(body: dict[str, Any]) -> str:
@@ -95,9 +95,9 @@ def last_tool_result(body: dict[str, Any]) -> str:
 
 @pytest.mark.parametrize("agent", ["qwen"])
 def test_qwen_appends_the_lesson_to_the_failed_calls_result(agent: str, tmp_path: Path) -> None:
-    project, run = scenarios.recall_and_capture(agent, tmp_path, tmp_path / "home")
+    project, run = agent_scenarios.recall_and_capture(agent, tmp_path, tmp_path / "home")
     first = last_tool_result(run.main_requests[1])
-    lesson = scenarios.lesson_text(project, project.pytest_slug)
+    lesson = agent_scenarios.lesson_text(project, project.pytest_slug)
     # pytest failed (PostToolUseFailure): its error text, then the lesson after a blank line.
     assert "Exit Code: 1" in first and "1 failed" in first, first
     assert first.index("Exit Code: 1") < first.index("lessonbank: lessons this project learned") < first.index(lesson)
@@ -123,8 +123,8 @@ def test_qwen_denies_a_call_once_for_a_guard(agent: str, tmp_path: Path) -> None
     assert run.returncode == 0, run.explain()
     held = last_tool_result(run.main_requests[1])
     retried = last_tool_result(run.main_requests[2])
-    lesson = scenarios.lesson_text(project, project.pytest_slug)
+    lesson = agent_scenarios.lesson_text(project, project.pytest_slug)
     assert "lessonbank held this Bash call back once" in held and lesson in held, held
     assert "Exit Code" not in held  # it never ran
     assert "Exit Code: 1" in retried and "lessonbank" not in retried, retried
-    assert scenarios.checks(project.root) == [("pytest", False)]  # the held-back call is no check
+    assert agent_scenarios.checks(project.root) == [("pytest", False)]  # the held-back call is no check

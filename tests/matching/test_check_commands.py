@@ -246,7 +246,7 @@ def test_the_hooks_and_the_scan_name_the_same_check(command: str, name: str, tmp
 
 
 @pytest.mark.parametrize(("command", "name"), COMMANDS)
-def test_the_scan_classifies_each_check_as_the_kernel_does(command: str, name: str) -> None:
+def test_the_scan_classifies_each_check_as_check_commands_does(command: str, name: str) -> None:
     check = outcomes.check_of(command)
     if not name:
         assert check is None

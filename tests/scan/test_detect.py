@@ -7,7 +7,9 @@ import json
 import pytest
 
 from lessonbank.scan.candidates import Weights, merge, score
-from lessonbank.scan.detect import Candidate, Detector, Event, is_correction
+from lessonbank.scan.detect import Detector
+from lessonbank.scan.events import Candidate, Event
+from lessonbank.scan.prose import is_correction
 
 
 def run(command: str, status: str = "ok", text: str = "", code: int | None = None, **kw: object) -> Event:
@@ -298,7 +300,7 @@ def test_a_candidate_is_a_draft_whose_store_line_keeps_its_keys() -> None:
 )
 def test_scan_reads_blocks_as_capture_does(text: str, blocks: int) -> None:
     from lessonbank.capture.draft import parse_lesson_blocks
-    from lessonbank.scan.detect import lesson_blocks
+    from lessonbank.scan.prose import lesson_blocks
 
     assert len(lesson_blocks(text)) == blocks
     assert len([d for d in parse_lesson_blocks(text) if d.when and d.do]) == blocks

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from lessonbank.scan import calibrate, distill, sources
-from lessonbank.scan.detect import Candidate
+from lessonbank.scan.events import Candidate
 
 # ---- transcript writers -----------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from lessonbank.bank import scaffold
 from lessonbank.bank.store import Bank
 from lessonbank.scan import calibrate
 from lessonbank.scan.candidates import Store, run_scan
-from lessonbank.scan.detect import Candidate
+from lessonbank.scan.events import Candidate
 from tests.scan.test_learning import Claude, Codex
 
 Session = Callable[[Claude], Claude]

@@ -5,79 +5,105 @@ from __future__ import annotations
 import copy
 import tomllib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from lessonbank.errors import BankError
 
-# Each key: (default, one-line meaning). `bank config` prints these with the effective values.
-DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
+
+class Setting(NamedTuple):
+    """A key of bank.toml: its default and its one-line meaning."""
+
+    default: Any
+    meaning: str
+
+
+# Each key's Setting. `bank config` prints these with the effective values.
+DEFAULTS: dict[str, dict[str, Setting]] = {
     "gates": {
-        "duplicate_threshold": (
+        "duplicate_threshold": Setting(
             0.6,
             "Dice similarity of when+do words at or above which a capture is a repeat (bumps seen)",
         ),
-        "destination_threshold": (
+        "destination_threshold": Setting(
             0.8,
             "share of a lesson's words found in one section of its destination that counts as already written",
         ),
     },
     "capture": {
-        "default_priority": (5, "priority of a captured lesson that names none"),
+        "default_priority": Setting(5, "priority of a captured lesson that names none"),
     },
     "recall": {
-        "max_lessons": (3, "lessons handed over per tool call at most"),
-        "max_bytes": (4096, "bytes of lesson text per tool call at most (the first always fits)"),
-        "prompt_max_lessons": (3, "lessons handed over per prompt at most"),
-        "compact_priority": (
+        "max_lessons": Setting(3, "lessons handed over per tool call at most"),
+        "max_bytes": Setting(4096, "bytes of lesson text per tool call at most (the first always fits)"),
+        "prompt_max_lessons": Setting(3, "lessons handed over per prompt at most"),
+        "compact_priority": Setting(
             7,
             "after compaction, lessons at or above this priority may be handed over again",
         ),
     },
     "groom": {
-        "min_seen": (
+        "min_seen": Setting(
             2,
             "the seen-twice governor: sessions a lesson must be seen in before groom considers it",
         ),
-        "skills_dir": (".claude/skills", "where skill:<name> destinations live"),
-        "cursor": (False, "also write .cursor/rules/<name>.mdc files in `bank rules`"),
-        "command_timeout": (60, "seconds a verify.command may run under --run-commands"),
-        "tool_skill_threshold": (
+        "skills_dir": Setting(".claude/skills", "where skill:<name> destinations live"),
+        "cursor": Setting(False, "also write .cursor/rules/<name>.mdc files in `bank rules`"),
+        "command_timeout": Setting(60, "seconds a verify.command may run under --run-commands"),
+        "tool_skill_threshold": Setting(
             5,
             "lessons sharing a tool: tag before groom offers one skill for that tool",
         ),
-        "install": (
+        "install": Setting(
             "",
             "what the groom workflow of `bank init --ci` pip-installs; lessonbank is not on PyPI, so "
             "give a git URL such as git+https://github.com/<you>/lessonbank@v0.1.0",
         ),
     },
     "scan": {
-        "accept_above": (
+        "accept_above": Setting(
             1.01,
             "candidates at or above this confidence are accepted unattended (above 1 = never)",
         ),
-        "base": (0.4, "confidence every scanned candidate starts from"),
-        "self_reported": (0.5, "added when the agent wrote a #lesson block"),
-        "fix_confirmed": (0.2, "added when the same check passed after the failure"),
-        "user_correction": (0.1, "added for a user correction followed by a change of course"),
-        "hang_or_timeout": (0.05, "added when the failing check hung or timed out"),
-        "per_session": (0.1, "added per further session the lesson was met in (up to two)"),
-        "per_project": (0.05, "added per further project (up to two)"),
-        "per_repeat": (0.05, "added per further time the mistake came back within a session (up to two)"),
-        "written": (0.05, "added when the lesson is a failure kind's general instruction, not an episode's own words"),
-        "trigger_checked": (0.05, "added when the trigger fires on the failing command and not on the one that worked"),
-        "false_fire": (0.1, "taken off per call that succeeded in those sessions and that the trigger fires on (up to three)"),
-        "narrower": (0.1, "taken off when the fix was confirmed by running only the failing tests again"),
-        "priority_base": (5, "priority every scanned candidate starts from"),
-        "priority_hang": (2, "priority added for a hang or timeout"),
-        "priority_correction": (1, "priority added for a user correction"),
-        "priority_per_session": (1, "priority added per further session (up to two)"),
-        "priority_attempts": (1, "priority added when three or more runs failed before the fix"),
-        "every": (
+        "base": Setting(0.4, "confidence every scanned candidate starts from"),
+        "self_reported": Setting(0.5, "added when the agent wrote a #lesson block"),
+        "fix_confirmed": Setting(0.2, "added when the same check passed after the failure"),
+        "user_correction": Setting(0.1, "added for a user correction followed by a change of course"),
+        "hang_or_timeout": Setting(0.05, "added when the failing check hung or timed out"),
+        "per_session": Setting(0.1, "added per further session the lesson was met in (up to two)"),
+        "per_project": Setting(0.05, "added per further project (up to two)"),
+        "per_repeat": Setting(
+            0.05,
+            "added per further time the mistake came back within a session (up to two)",
+        ),
+        "written": Setting(
+            0.05,
+            "added when the lesson is a failure kind's general instruction, not an episode's own words",
+        ),
+        "trigger_checked": Setting(
+            0.05,
+            "added when the trigger fires on the failing command and not on the one that worked",
+        ),
+        "false_fire": Setting(
+            0.1,
+            "taken off per call that succeeded in those sessions and that the trigger fires on (up to three)",
+        ),
+        "narrower": Setting(
+            0.1,
+            "taken off when the fix was confirmed by running only the failing tests again",
+        ),
+        "priority_base": Setting(5, "priority every scanned candidate starts from"),
+        "priority_hang": Setting(2, "priority added for a hang or timeout"),
+        "priority_correction": Setting(1, "priority added for a user correction"),
+        "priority_per_session": Setting(1, "priority added per further session (up to two)"),
+        "priority_attempts": Setting(1, "priority added when three or more runs failed before the fix"),
+        "every": Setting(
             "1d",
             "how often a session start runs a background `bank scan` (30m, 12h, 1d, 7d; 0 or \"off\": never)",
         ),
-        "distill_command": ("claude -p", "headless agent command `--distill` asks for one lesson (prompt appended)"),
+        "distill_command": Setting(
+            "claude -p",
+            "headless agent command `--distill` asks for one lesson (prompt appended)",
+        ),
     },
 }
 
@@ -170,7 +196,7 @@ class Config:
     """Effective settings: defaults overlaid by bank.toml."""
 
     values: dict[str, dict[str, Any]] = field(
-        default_factory=lambda: {s: {k: v[0] for k, v in keys.items()} for s, keys in DEFAULTS.items()}
+        default_factory=lambda: {s: {k: v.default for k, v in keys.items()} for s, keys in DEFAULTS.items()}
     )
 
     def get(self, dotted: str) -> Any:
@@ -183,7 +209,7 @@ class Config:
         out = []
         for section in sorted(DEFAULTS):
             for key in sorted(DEFAULTS[section]):
-                out.append((f"{section}.{key}", self.values[section][key], DEFAULTS[section][key][1]))
+                out.append((f"{section}.{key}", self.values[section][key], DEFAULTS[section][key].meaning))
         return out
 
 
@@ -218,7 +244,7 @@ def parse(text: str, source: str = "bank.toml") -> Config:
             if key not in DEFAULTS[section]:
                 known = ", ".join(sorted(DEFAULTS[section]))
                 raise BankError(f"{source}: unknown key {section}.{_shown(key)}; known in [{section}]: {known}")
-            problem = _check_value(f"{section}.{key}", DEFAULTS[section][key][0], value)
+            problem = _check_value(f"{section}.{key}", DEFAULTS[section][key].default, value)
             if problem:
                 raise BankError(f"{source}: {problem}")
             values[section][key] = value
@@ -251,17 +277,21 @@ def lenient(data: bytes | str | None, source: str = "bank.toml") -> tuple[Config
         return Config(), f"{exc}; the hooks use the default settings"
 
 
-DEFAULT_TOML = """\
-# lessonbank settings. Every key is optional; `bank config` prints the effective values.
+# What `bank init` writes into bank.toml: these keys, commented out at their defaults.
+_INIT_KEYS = {
+    "gates": ("duplicate_threshold",),
+    "recall": ("max_lessons", "max_bytes"),
+    "groom": ("min_seen", "skills_dir"),
+}
 
-[gates]
-# duplicate_threshold = 0.6
 
-[recall]
-# max_lessons = 3
-# max_bytes = 4096
+def _toml(value: Any) -> str:
+    """A default as TOML writes it (the ones `_INIT_KEYS` names: numbers and plain strings)."""
+    return f'"{value}"' if isinstance(value, str) else str(value)
 
-[groom]
-# min_seen = 2
-# skills_dir = ".claude/skills"
-"""
+
+DEFAULT_TOML = "# lessonbank settings. Every key is optional; `bank config` prints the effective values.\n"
+DEFAULT_TOML += "".join(
+    f"\n[{section}]\n" + "".join(f"# {key} = {_toml(DEFAULTS[section][key].default)}\n" for key in keys)
+    for section, keys in _INIT_KEYS.items()
+)

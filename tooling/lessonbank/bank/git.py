@@ -133,9 +133,9 @@ class GitRepo:
         tree = self._tree()
         wanted: list[tuple[str, str]] = []
         for path in paths:
-            entry = tree.get(path)
-            if entry is not None and entry[0] != "120000" and entry[2] <= MAX_BLOB_BYTES:
-                wanted.append((path, entry[1]))
+            mode, sha, size = tree.get(path) or ("", "", 0)  # no sha: not in HEAD's tree
+            if sha and mode != "120000" and size <= MAX_BLOB_BYTES:
+                wanted.append((path, sha))
         if not wanted:
             return {}
         # One `git cat-file --batch` for every blob: a process per file would dominate the run.
@@ -189,8 +189,9 @@ class GitRepo:
             i += 1
             if not entry:
                 continue
-            found.append(entry[3:])
-            if entry[0] in "RC":
+            index_status, path = entry[0], entry[3:]  # "XY path": X the index's status, Y the work tree's
+            found.append(path)
+            if index_status in "RC":
                 i += 1  # a rename carries its old path as the next entry
         return sorted(found)
 
@@ -254,8 +255,8 @@ class GitRepo:
 
     def mode_at_head(self, path: str) -> str | None:
         """The file mode of `path` at HEAD (100644, 100755, ...), or None when HEAD has no such file."""
-        entry = self._tree().get(path)
-        return entry[0] if entry else None
+        mode, _, _ = self._tree().get(path) or (None, "", 0)
+        return mode
 
     def hash_files(self, files: Sequence[Path]) -> list[str]:
         """Write files' bytes as blobs (as they are: no filters); return their ids in order."""

@@ -173,7 +173,7 @@ def _pull_one(name: str, entry: dict[str, str]) -> Pulled:
                 f"`git -C {path} switch {branch}`, then `bank pull {name}`",
             )  # fmt: skip
         # Commits of the clone that no remote-tracking ref holds: local work, never thrown away.
-        local_work = repo.run("rev-list", "--count", "HEAD", "--not", "--remotes")[1].strip() not in ("", "0")
+        local_work = _local_commits(repo, "HEAD")
         try:
             repo.run("fetch", "-q", "origin", f"+refs/heads/{branch}:refs/remotes/origin/{branch}")
         except GitError as exc:
@@ -203,7 +203,7 @@ def _pull_one(name: str, entry: dict[str, str]) -> Pulled:
                 f"not have); push them as a branch for a pull request, or drop them with "
                 f"`git -C {path} reset --hard origin/{branch}`, then `bank pull {name}`",
             )  # fmt: skip
-        changed = repo.run("diff", "--name-only", "--diff-filter=AM", "-z", local, remote, "--", "lessons")[1]
+        _, changed = repo.run("diff", "--name-only", "--diff-filter=AM", "-z", local, remote, "--", "lessons")
     finally:
         repo.close()
     warning = rebuild(path)
@@ -260,7 +260,8 @@ def on_branch(name: str, write: Callable[[Bank], tuple[list[str], str]]) -> tupl
             changed, label = write(Bank.open(path))
             if not changed:
                 return "", path
-            existing = set(repo.run("for-each-ref", "--format=%(refname:short)", "refs/heads")[1].split())
+            _, branches = repo.run("for-each-ref", "--format=%(refname:short)", "refs/heads")
+            existing = set(branches.split())
             new = f"lessonbank/{label}"
             number = 2
             while new in existing:
@@ -283,8 +284,9 @@ def _no_bank(url: str, path: Path, branch: str | None) -> str:
     if branch is None:
         repo = GitRepo(path)
         try:
-            if repo.run("rev-parse", "--verify", "-q", "HEAD", check=False)[0] != 0:
-                listed = repo.run("branch", "-r", "--format=%(refname:lstrip=3)", check=False)[1]
+            code, _ = repo.run("rev-parse", "--verify", "-q", "HEAD", check=False)
+            if code != 0:
+                _, listed = repo.run("branch", "-r", "--format=%(refname:lstrip=3)", check=False)
                 others = sorted(b for b in listed.split() if b and b != "HEAD")
         finally:
             repo.close()
@@ -302,7 +304,14 @@ def _current_branch(repo: GitRepo) -> str | None:
 
 
 def _ancestor(repo: GitRepo, older: str, newer: str) -> bool:
-    return repo.run("merge-base", "--is-ancestor", older, newer, check=False)[0] == 0
+    code, _ = repo.run("merge-base", "--is-ancestor", older, newer, check=False)
+    return code == 0
+
+
+def _local_commits(repo: GitRepo, ref: str) -> bool:
+    """Whether `ref` holds commits that no remote-tracking ref holds (local work)."""
+    _, count = repo.run("rev-list", "--count", ref, "--not", "--remotes")
+    return count.strip() not in ("", "0")
 
 
 def _tracks_state(repo: GitRepo, rev: str, where: str) -> str:
@@ -334,8 +343,8 @@ def _unsaved(path: Path) -> str:
     repo = GitRepo(path)
     try:
         dirty = repo.dirty(["."])
-        ahead = repo.run("for-each-ref", "--format=%(refname:short)", "refs/heads")[1].split()
-        unpushed = [b for b in ahead if repo.run("rev-list", "--count", b, "--not", "--remotes")[1].strip() not in ("", "0")]
+        _, branches = repo.run("for-each-ref", "--format=%(refname:short)", "refs/heads")
+        unpushed = [b for b in branches.split() if _local_commits(repo, b)]
     finally:
         repo.close()
     parts = ([f"uncommitted changes ({', '.join(dirty[:3])})"] if dirty else [])

@@ -17,6 +17,7 @@ from pathlib import Path
 from lessonbank.bank.store import Bank, write_atomic
 from lessonbank.config import DEFAULT_TOML
 from lessonbank.errors import BankError
+from lessonbank.state import statedir
 
 STATE_IGNORE = ".lessonbank/"
 CRON = "0 6 * * 1"
@@ -120,4 +121,4 @@ def crontab_line(root: Path, python: str | None = None) -> str:
     where = shlex.quote(str(root))
     # cron treats a bare % as a newline: each one is escaped.
     branch = '"bank-groom/$(date +\\%Y-\\%m-\\%d)"'
-    return f"{CRON} cd {where} && {exe} -m lessonbank groom --branch {branch} >> .lessonbank/groom.log 2>&1"
+    return f"{CRON} cd {where} && {exe} -m lessonbank groom --branch {branch} >> {statedir.STATE}/{statedir.GROOM_LOG} 2>&1"

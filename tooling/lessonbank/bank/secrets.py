@@ -181,7 +181,8 @@ _OWN_KINDS = [(at, kind, _HINTS.get(kind, ())) for at, (kind, _) in enumerate(_O
 
 @cache
 def _own_pattern(at: int) -> re.Pattern[str]:
-    return re.compile(_OWN[at][1], re.S)
+    _kind, pattern = _OWN[at]
+    return re.compile(pattern, re.S)
 
 
 # Some of the library's regexes backtrack quadratically (OpenAI's, npm's, the JWT one): they run on

@@ -133,7 +133,7 @@ def _groom(
 
 def _echo_dry(plan: Plan, say: Callable[[str], None]) -> None:
     for rel in sorted(plan.writes):
-        action = plan.writes[rel][2]
+        action = plan.writes[rel].action
         if action != "unchanged":
             say(f"would {action:6} {rel}")
     for rel in sorted(plan.edits):

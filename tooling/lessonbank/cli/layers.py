@@ -133,6 +133,7 @@ def list_layers(ctx: click.Context, tag: str | None, status: str | None, source:
             except BankError as err:
                 click.echo(f"warning: skipped {layer}: {err}", err=True)
     from lessonbank.bank import catalog
+    from lessonbank.bank.catalog import S_PRIORITY, S_SEEN, S_SLUG, S_SOURCE, S_STATUS, S_TITLE, S_TYPE
 
     rows: list[tuple[str, tuple]] = []
     for layer, bank in banks:
@@ -145,6 +146,9 @@ def list_layers(ctx: click.Context, tag: str | None, status: str | None, source:
     click.echo(
         table(
             ["layer", "slug", "type", "seen", "prio", "status", "source", "title"],
-            [[layer, r[0], r[1], str(r[2]), str(r[3]), r[4], r[5], r[6]] for layer, r in rows],
+            [
+                [layer, r[S_SLUG], r[S_TYPE], str(r[S_SEEN]), str(r[S_PRIORITY]), r[S_STATUS], r[S_SOURCE], r[S_TITLE]]
+                for layer, r in rows
+            ],
         )
     )

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import NamedTuple
 
 from lessonbank.bank import frontmatter_edit, secrets
 from lessonbank.bank.git import GitRepo
@@ -47,12 +48,20 @@ from lessonbank.groom.promote import (
 from lessonbank.groom.snapshot import Snapshot
 
 
+class Write(NamedTuple):
+    """A file a groom would write: its path, its new text, and the action (create, update or unchanged)."""
+
+    path: Path
+    text: str
+    action: str
+
+
 @dataclass
 class Plan:
     """Everything one groom would do, computed before anything is written."""
 
     decisions: list[Decision]
-    writes: dict[str, tuple[Path, str, str]] = field(default_factory=dict)  # rel -> (path, text, action)
+    writes: dict[str, Write] = field(default_factory=dict)  # rel -> the file written there
     edits: dict[str, tuple[Path, str]] = field(default_factory=dict)  # rel -> (lesson path, new text)
     removals: dict[str, Path] = field(default_factory=dict)  # rel -> lesson path
     targets: dict[str, str] = field(default_factory=dict)  # lesson id -> destination rel
@@ -72,7 +81,7 @@ class Plan:
     @property
     def changes(self) -> bool:
         """Whether applying the plan writes anything."""
-        return bool(self.removals or self.edits or any(a != "unchanged" for _, _, a in self.writes.values()))
+        return bool(self.removals or self.edits or any(w.action != "unchanged" for w in self.writes.values()))
 
 
 def command_runner(cwd: Path, timeout: float) -> Callable[[str], CommandResult]:
@@ -210,7 +219,7 @@ def plan_groom(
                 plan.targets.pop(ident, None)
             continue
         action = write_atomic(target.path, text, dry_run=True)
-        plan.writes[rel] = (target.path, text, action)
+        plan.writes[rel] = Write(target.path, text, action)
     plan.decisions = final
     for decision in final:
         item = by_key[(decision.lesson_id, decision.slug)]

@@ -360,9 +360,9 @@ def in_checkout(
                 old = None
             except OSError as exc:
                 raise BankError(f"cannot read {path}: {exc.strerror}") from None
-            entry = commit.entries[i] if commit else (None, None, None)
+            git_path, mode, blob = commit.entries[i] if commit else (None, None, None)
             files.append({
-                "path": str(path), "git": entry[0], "mode": entry[1], "blob": entry[2],
+                "path": str(path), "git": git_path, "mode": mode, "blob": blob,
                 "before": None if old is None else base64.b64encode(old).decode("ascii"),
                 "before_sha": None if old is None else hashlib.sha256(old).hexdigest(),
                 "after_sha": None if change.text is None else hashlib.sha256(change.text.encode()).hexdigest(),

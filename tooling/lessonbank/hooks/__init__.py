@@ -5,7 +5,8 @@ modules from their current bytecode cache without importlib's generic search) ->
 the one internal event, and the answer back into its shape; an explicit event -> handler table) -> one module per
 event (session_start, prompt, pre_tool, post_tool, stop), with handover (the byte budget, the
 once-per-session claim, the trial's arm, the ledger line). The session's claims and turns, the
-records and the compiled index are kernel formats, shared with the CLI; so are the layers
-(index.layers): the project's index, the personal bank's and each team bank's, read in one call. Standard library only:
-it imports the kernel, `errors` and `config`, never anything that loads click, yaml, jinja2 or git.
+records (`state`) and the compiled index (`index`) are formats of the standard-library packages, shared with the CLI;
+so are the layers (index.layers): the project's index, the personal bank's and each team bank's, read in one call.
+Standard library only: it imports `matching`, `state`, `index`, `errors` and `config`, never anything that loads
+click, yaml, jinja2 or git.
 """

@@ -23,7 +23,7 @@ try:
 
     loader.install()
     from lessonbank.hooks.dispatch import main
-except BaseException:  # an interpreter too old for the package: do nothing rather than fail
+except BaseException:  # the package cannot load (a broken or half-removed install): fail open, print nothing
     sys.exit(0)
 main()
 import posix  # noqa: E402 - only once main is done

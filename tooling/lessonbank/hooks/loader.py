@@ -65,7 +65,7 @@ class Finder:
 
     def _code(self, cached: str, st: posix.stat_result) -> object:
         """The code object in `cached` when its header says it was compiled from this source."""
-        # statedir.read_text's loop, not a call to it: this finder runs before any kernel module
+        # statedir.read_text's loop, not a call to it: this finder runs before any lessonbank module
         # is loaded, and importing one here would take importlib's slow path it exists to skip.
         try:
             fd = posix.open(cached, posix.O_RDONLY)

@@ -34,6 +34,9 @@ from lessonbank.state import statedir
 
 # Up to this many new rows, their regexes are compiled rather than looked up in triggers.cache.
 FEW_NEW_ROWS = 20
+# What the derived cache's meta "compiled" holds (a marshalled tuple): the shape the file on disk
+# was built from, its stat key, and the hash of the INDEX.md text it was built from.
+C_SHAPE, C_KEY, C_SOURCE = range(3)
 
 
 class Place(Protocol):
@@ -208,7 +211,7 @@ def _patch(bank: Place, derived: Derived, old_index: str, writer: Writer) -> tup
     index.compiled_patch); None when a build is needed."""
     path = compiled_path(bank)
     stored = derived.meta.get("compiled")
-    if not isinstance(stored, tuple) or len(stored) != 3 or stored[1] != _stat_key(path) or stored[2] != _digest(old_index):
+    if not isinstance(stored, tuple) or len(stored) != 3 or stored[C_KEY] != _stat_key(path) or stored[C_SOURCE] != _digest(old_index):
         return None
     disk_text, toml_text, key = compiled_read.read_sources(str(bank.root))
     if disk_text is None or key is None:
@@ -288,7 +291,7 @@ def _rekey(bank: Place, stored: object, shape: bytes, writer: Writer) -> str | N
     shape, rewrite only its staleness key: the tables are byte for byte what a build would give.
     None when it cannot."""
     path = compiled_path(bank)
-    if not isinstance(stored, tuple) or stored[:2] != (shape, _stat_key(path)):
+    if not isinstance(stored, tuple) or stored[C_SHAPE : C_KEY + 1] != (shape, _stat_key(path)):
         return None
     key = compiled_read.source_key(str(bank.root))
     try:

@@ -155,7 +155,7 @@ class Derived:
         if self._small is None and self._summaries and None not in self._summaries[0]:  # (a file that parses has a slug)
             return []
         broken = sorted(name for name, rec in self.small.items() if rec[SLUG] is None)
-        return [(name, *self.small[name][PROBLEMS][0][:2]) for name in broken]
+        return [(name, line, message) for name in broken for line, message, _ in self.small[name][PROBLEMS][:1]]
 
     def sources(self) -> bytes:
         """A hash of every lesson file's name and content hash: what generated files depend on."""
@@ -224,7 +224,7 @@ class Derived:
         old = self.small.get(name)
         if old is not None and old[KEY] == key:
             return True
-        settled = key if now - max(key[1], key[2]) > RACY_NS else None
+        settled = key if now - max(key[listing.K_MTIME], key[listing.K_CTIME]) > RACY_NS else None
         path = self.lessons_dir / name
         try:
             data = path.read_bytes()
@@ -233,7 +233,7 @@ class Derived:
         digest = content_hash(data)
         if old is not None and old[DIGEST] == digest:
             if old[KEY] != settled:
-                self.small[name] = (settled, *old[1:])
+                self.small[name] = (settled, *old[DIGEST:])
                 self.settled += 1
             return settled is not None
         record, lesson = self._record(path, data, settled, digest)

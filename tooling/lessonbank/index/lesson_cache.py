@@ -23,6 +23,8 @@ from lessonbank.state import statedir
 
 MAGIC = b"LBLESS\x00\x00"
 VERSION = 3  # another version is ignored and rewritten
+# An entry of the cache, by file name (a marshalled tuple): (stat key, text, lesson attributes).
+E_KEY, E_TEXT, E_ATTRS = range(3)
 
 
 def load(
@@ -39,10 +41,10 @@ def load(
     for name, key in listing.lesson_keys(lessons_dir):
         path = lessons_dir / name
         hit = cache.get(name)
-        if hit is not None and hit[0] == key:
+        if hit is not None and hit[E_KEY] == key:
             lesson: Any = object.__new__(kind)
-            lesson.__dict__.update(hit[2])
-            loaded.append((path, hit[1], lesson))
+            lesson.__dict__.update(hit[E_ATTRS])
+            loaded.append((path, hit[E_TEXT], lesson))
             kept[name] = hit
             continue
         try:
@@ -51,7 +53,7 @@ def load(
             problems.append((path, exc.line, str(exc)))
             continue
         loaded.append((path, text, lesson))
-        if now - max(key[1], key[2]) > derived.RACY_NS:
+        if now - max(key[listing.K_MTIME], key[listing.K_CTIME]) > derived.RACY_NS:
             import copy
 
             entry = (key, text, copy.deepcopy(lesson.__dict__))

@@ -18,6 +18,8 @@ from pathlib import Path
 # A file's stat key, what the records keep; taken from each stat result in C, no Python per file.
 STAT_KEY = operator.attrgetter("st_size", "st_mtime_ns", "st_ctime_ns", "st_ino")
 KEY_FIELDS = [operator.attrgetter(name) for name in ("st_size", "st_mtime_ns", "st_ctime_ns", "st_ino")]
+# The fields of a stat key (a plain tuple: the caches marshal it).
+K_SIZE, K_MTIME, K_CTIME, K_INODE = range(4)
 MODE = operator.attrgetter("st_mode")
 # A listing (derived.cache's meta "listing", a marshalled tuple): the names joined by NULs, their
 # stat keys `listed`, and name -> content hash of the files not settled then.

@@ -19,6 +19,9 @@ from lessonbank.matching import budget
 from lessonbank.matching.budget import Exhausted
 
 LIT, ONE, STAR, DSTAR, DIRS, CLS = range(6)
+# A token is a plain tuple (the compiled index marshals them), its kind first: (LIT, text),
+# (CLS, negate, chars, ranges), the others (kind,). T_KIND is every token's kind, T_TEXT a LIT's text.
+T_KIND, T_TEXT = 0, 1
 MAX_ALTERNATIVES = 64  # brace alternatives of one glob: `{a,b}` ten times over would be 1024
 MAX_WILDCARDS = 6  # `*` and `**` of one alternative
 
@@ -36,7 +39,7 @@ def hazard(glob: str) -> str:
     for alt in alternatives:
         if "**/**" in alt:
             return "`**/**` repeats `**`, which already spans any number of folders; write `**` once"
-        wildcards = sum(t[0] in (STAR, DIRS, DSTAR) for t in _tokens(alt))
+        wildcards = sum(t[T_KIND] in (STAR, DIRS, DSTAR) for t in _tokens(alt))
         if wildcards > MAX_WILDCARDS:
             return (
                 f"{wildcards} wildcards (`*`, `**`) in `{alt}` make matching slow; "
@@ -74,7 +77,7 @@ def unclosed_class(glob: str) -> bool:
 
 def literals(tokens: tuple) -> list[str]:
     """The literal runs every path matching these tokens contains."""
-    return [t[1] for t in tokens if t[0] == LIT]
+    return [t[T_TEXT] for t in tokens if t[T_KIND] == LIT]
 
 
 def match(compiled: tuple[bool, tuple[tuple, ...]], path: str) -> bool:
@@ -231,11 +234,12 @@ def _match(tokens: tuple, k: int, s: str, i: int, left: list[int], failed: set) 
     n = len(s)
     while k < len(tokens):
         t = tokens[k]
-        op = t[0]
+        op = t[T_KIND]
         if op == LIT:
-            if not s.startswith(t[1], i):
+            _, text = t
+            if not s.startswith(text, i):
                 return False
-            i += len(t[1])
+            i += len(text)
         elif op == ONE:
             if i >= n or s[i] == "/":
                 return False
@@ -244,8 +248,9 @@ def _match(tokens: tuple, k: int, s: str, i: int, left: list[int], failed: set) 
             if i >= n or s[i] == "/":
                 return False
             c = s[i]
-            hit = c in t[2] or any(lo <= c <= hi for lo, hi in t[3])
-            if hit == t[1]:
+            _, negate, chars, ranges = t
+            hit = c in chars or any(lo <= c <= hi for lo, hi in ranges)
+            if hit == negate:
                 return False
             i += 1
         elif op == DSTAR:

@@ -9,9 +9,7 @@ from typing import Any
 from lessonbank.capture.redaction import redact
 from lessonbank.matching import words
 from lessonbank.scan import outcomes, prose, recurring, shellfail
-from lessonbank.scan.events import NOT_STORED, Candidate, Event
-
-__all__ = ["NOT_STORED", "Candidate", "Detector", "Event", "is_correction", "lesson_blocks"]
+from lessonbank.scan.events import Candidate, Event
 from lessonbank.scan.prose import ACK, CORRECTION, NOT_HUMAN, is_correction, lesson_blocks
 
 MAX_EDITS = 12
@@ -250,9 +248,10 @@ class Detector:
         """A recurring shell error, then a different approach that worked: a plain shell mistake."""
         if ev.status == "fail":
             found = shellfail.classify(ev.text, ev.command)
-            if found is not None and not (check is not None and found[0] == "not-found"):
-                line = _clean(next((x for x in outcomes.error_lines(ev.text, 3) if found[1] in x), found[1]))
-                self.slip = {"kind": found[0], "named": found[1], "command": ev.command, "time": ev.time,
+            kind, named = found or (None, "")  # (kind, what it names)
+            if found is not None and not (check is not None and kind == "not-found"):
+                line = _clean(next((x for x in outcomes.error_lines(ev.text, 3) if named in x), named))
+                self.slip = {"kind": kind, "named": named, "command": ev.command, "time": ev.time,
                              "line": line, "left": shellfail.LOOKAHEAD, "between": [], "first": True}  # fmt: skip
                 return []
         slip = self.slip

@@ -22,7 +22,7 @@ seed. So the arms never drift apart by more than 3, and the end of a block canno
 fixed block size.
 """
 
-# Inside every hook process: `posix` and the kernel's `statedir` only (even `os` is a visible share
+# Inside every hook process: `posix` and `state.statedir` only (even `os` is a visible share
 # of a hook's run); `fcntl` is imported only when a new session has to be assigned.
 import posix
 

@@ -20,6 +20,7 @@ Every module that touches the folder takes its names from here:
     lock                         flock'd by captures and scans that change the bank
     groom-journal/               `bank groom`'s journal: what an unfinished groom changes, so the
                                  next run rolls it back or completes it (see groom.transaction)
+    groom.log                    what the weekly groom `bank schedule`'s crontab line runs printed
     sessions/<session>/
         claims/<slug>            a lesson handed over in this session: created with O_EXCL, so
                                  exactly one hook process wins it, also across parallel
@@ -57,6 +58,7 @@ LEDGER = "ledger.jsonl"
 PENDING_LESSONS = "pending-lessons.jsonl"
 LOCK = "lock"
 GROOM_JOURNAL = "groom-journal"
+GROOM_LOG = "groom.log"
 SESSIONS = "sessions"
 CLAIMS = "claims"
 STOPS = "stops"

@@ -19,5 +19,5 @@ Each adapter module has `event(payload, named) -> dict | None` (`named`: the eve
 installed command passed, for agents whose payload lacks one) and `answer(event, out) -> str`.
 `shapes` holds what several adapters read (answers, transcript tails); matching/exit_status reads
 each agent's exit status in text, for the scan too. Standard library only, like the rest of the
-hook process: adapters import the kernel and `shapes` only.
+hook process: adapters import the standard-library packages (`matching`, `state`) and `shapes` only.
 """
