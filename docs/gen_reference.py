@@ -269,7 +269,8 @@ def settings_page() -> str:
     for section in sorted(config.DEFAULTS):
         lines += [f"## `[{section}]`", "", "| key | default | allowed | meaning |", "|---|---|---|---|"]
         for key in sorted(config.DEFAULTS[section]):
-            default, meaning = config.DEFAULTS[section][key]
+            setting = config.DEFAULTS[section][key]
+            default, meaning = setting.default, setting.meaning
             dotted = f"{section}.{key}"
             lines.append(
                 f"| {code(dotted)} | {code(toml_value(default))} | {allowed(dotted, default)} | {escape(meaning)} |"

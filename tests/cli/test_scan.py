@@ -245,7 +245,7 @@ def test_scoring_weights_come_from_bank_toml(bank: Path) -> None:
     from lessonbank.scan.candidates import Weights, weights
 
     # One set of documented defaults: the config's and the scorer's must not drift apart.
-    assert {f.name: DEFAULTS["scan"][f.name][0] for f in fields(Weights)} == Weights().__dict__
+    assert {f.name: DEFAULTS["scan"][f.name].default for f in fields(Weights)} == Weights().__dict__
     assert weights(Bank.find(root=bank)) == Weights()
     (bank / "bank.toml").write_text("[scan]\nfix_confirmed = 0.3\npriority_hang = 3\n", encoding="utf-8")
     opened = Bank.find(root=bank)

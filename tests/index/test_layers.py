@@ -14,7 +14,7 @@ from tests.hook_support import lesson, make_bank
 
 
 def test_same_meaning_is_the_duplicate_gates_default() -> None:
-    default, _ = config.DEFAULTS["gates"]["duplicate_threshold"]  # (default, meaning)
+    default = config.DEFAULTS["gates"]["duplicate_threshold"].default
     assert default == layers.SAME_MEANING
 
 

@@ -29,7 +29,7 @@ from lessonbank.state import userdirs
 
 TEMPLATE = "distill-prompt.md.j2"
 USER_CONFIG = "config.toml"
-DEFAULT_COMMAND = DEFAULTS["scan"]["distill_command"][0]
+DEFAULT_COMMAND = DEFAULTS["scan"]["distill_command"].default
 TIMEOUT = 300  # seconds one answer may take
 
 
