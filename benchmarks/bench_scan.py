@@ -30,7 +30,7 @@ from pathlib import Path
 
 from lessonbank.bank import scaffold
 from lessonbank.bank.store import Bank
-from lessonbank.scan import detect, outcomes, sources
+from lessonbank.scan import sources
 from lessonbank.scan.candidates import Store, run_scan
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "transcripts"
@@ -49,10 +49,12 @@ def json_loop(paths: list[Path]) -> None:
 
 
 def forget() -> None:
-    """Empty the scan's caches, so each run costs what a new `bank scan` process pays."""
-    outcomes.check_of.cache_clear()
-    outcomes.is_fix_action.cache_clear()
-    detect._clean.cache_clear()
+    """Empty every cache of the package's functions, so each run costs what a new `bank scan` process pays."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("lessonbank."):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
 
 
 def fresh_bank(parent: Path, name: str) -> Bank:
@@ -112,10 +114,11 @@ def cpu(fn):
     return time.process_time() - start
 from lessonbank.scan import detect, outcomes
 loop(); sources.scan_files(paths, {})  # warm the page cache and the imports
-for fn in (getattr(outcomes, "check_of", None), getattr(outcomes, "is_fix_action", None),
-           getattr(detect, "_clean", None)):
-    if hasattr(fn, "cache_clear"):  # what a new `bank scan` process pays: no cached answers
-        fn.cache_clear()
+for module in list(sys.modules.values()):  # what a new `bank scan` process pays: no cached answers
+    if getattr(module, "__name__", "").startswith("lessonbank."):
+        for value in list(vars(module).values()):
+            if callable(getattr(value, "cache_clear", None)):
+                value.cache_clear()
 best_loop = min(cpu(loop) for _ in range(3))
 print(best_loop, cpu(lambda: sources.scan_files(paths, {})))
 """

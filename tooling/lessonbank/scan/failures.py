@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
-from lessonbank.matching import shell, shell_words
+from lessonbank.matching import regex_compiler, shell, shell_words
 from lessonbank.scan import outcomes
 
 KINDS = ("environment", "terminal", "not-found", "unknown-command", "missing-script", "local-state", "push",
@@ -63,6 +64,13 @@ _PATTERNS = (
              r"|\bdoes not exist\b|\bENOENT\b|\bnot a directory\b"),
 )
 _COMPILED = tuple((kind, re.compile(pattern)) for kind, pattern in _PATTERNS)
+# For each pattern, the literal runs every match passes through one of (regex_compiler.alternatives),
+# case-folded: an output that holds none of them is not searched (these searches, each over up to
+# 6,000 characters, were a third of the scan).
+_NEEDED = tuple(
+    tuple(tuple(run.casefold() for run in choice) for choice in regex_compiler.alternatives(pattern))
+    for _, pattern in _PATTERNS
+)
 _SHELL_PREFIX = re.compile(r"^(?:\S*/)?(?:ba|z|da|k|a)?sh: (?:line \d+: |eval: line \d+: )?|^\(eval\):\w+:\d+: ")
 _CD = re.compile(r"\bcd: |\bcd:\d+: ")
 _PRELUDE = frozenset(("cd", "export", "set", "source", ".", "pushd", "popd", "mkdir", "rm", "echo", "sleep",
@@ -88,6 +96,7 @@ class Failure:
         return self.kind in TEACHABLE
 
 
+@lru_cache(maxsize=1024)  # every open watch asks it of each later call
 def program(command: str) -> str:
     """The program a command runs for its work: past `cd …&&`, exports and wrappers (`sudo`, `timeout`)."""
     first = ""
@@ -115,7 +124,10 @@ def classify(command: str, output: str) -> Failure | None:
     text = outcomes.strip_ansi(output[:6000])
     prog = program(command)
     kind, line = "", ""
-    for name, pattern in _COMPILED:
+    folded = text.casefold()
+    for (name, pattern), needed in zip(_COMPILED, _NEEDED, strict=True):
+        if not all(any(run in folded for run in choice) for choice in needed):
+            continue
         match = pattern.search(text)
         if match:
             start = text.rfind("\n", 0, match.start()) + 1

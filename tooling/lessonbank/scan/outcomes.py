@@ -196,6 +196,7 @@ def check_of(command: str) -> Check | None:
     return Check(first.name, first.key, first.category, first.masked, first.targets, tuple(keys), first.skips)
 
 
+@lru_cache(maxsize=1024)  # as program: asked of each later call by every open watch
 def status_masked(command: str) -> bool:
     """Whether any command's exit status is hidden by what follows it (`||`, `|`, `&`): it confirms nothing."""
     if not any(op in command for op in ("|", "&")):

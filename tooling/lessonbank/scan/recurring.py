@@ -97,29 +97,36 @@ def has_word(command: str, word: str) -> bool:
 
 def way_round(kind: str, failure: failures.Failure, failing: str, later: list[tuple[str, str]]) -> tuple[str, list[str]]:
     """(the call that worked, the commands run before it) among the later (command, status) calls, or ("", [])."""
-    flawed = token(kind, failure.line)
+    flawed, head = token(kind, failure.line), _head(failing)
     between: list[str] = []
-    head = _head(failing)
     for command, status in later[:LOOKAHEAD]:
-        ok = status == "ok" and not outcomes.status_masked(command)
-        same = failures.program(command) == failure.program
-        if ok and same and kind in _FIXED_IN_PLACE and _head(command) == head:
-            return command, between  # fixed in the session: the fixed-check episode is the lesson
-        if ok and same and kind == "local-state" and _head(command) == head:
-            return command, between  # the same command again, once what was in the way was cleared
-        differs = command.strip() != failing.strip()
-        if ok and same and differs and kind in ("unknown-command", "missing-script") and flawed and not has_word(command, flawed):
+        if works(failure, failing, flawed, head, command, status):
             return command, between
-        if ok and kind == "not-found" and flawed and flawed in shellfail.heads(command):
-            return command, between  # the tool runs now: what was run before it (an install) set it up
-        if ok and kind == "path" and flawed:
-            base = flawed.rstrip("/").rsplit("/", 1)[-1]
-            found = next((w for w in words(command) if w.rstrip("/").endswith("/" + base) and w != flawed), "")
-            if found and not has_word(command, flawed):
-                return command, between
         if status == "ok" and outcomes.is_fix_action(command):
             between.append(command)
     return "", []
+
+
+def works(failure: failures.Failure, failing: str, flawed: str, head: str, command: str, status: str) -> bool:
+    """Whether one later call is the way round `failure` (of `failing`, whose flawed token and head are given)."""
+    kind = failure.kind
+    ok = status == "ok" and not outcomes.status_masked(command)
+    same = failures.program(command) == failure.program
+    if ok and same and kind in _FIXED_IN_PLACE and _head(command) == head:
+        return True  # fixed in the session: the fixed-check episode is the lesson
+    if ok and same and kind == "local-state" and _head(command) == head:
+        return True  # the same command again, once what was in the way was cleared
+    differs = command.strip() != failing.strip()
+    if ok and same and differs and kind in ("unknown-command", "missing-script") and flawed and not has_word(command, flawed):
+        return True
+    if ok and kind == "not-found" and flawed and flawed in shellfail.heads(command):
+        return True  # the tool runs now: what was run before it (an install) set it up
+    if ok and kind == "path" and flawed:
+        base = flawed.rstrip("/").rsplit("/", 1)[-1]
+        found = next((w for w in words(command) if w.rstrip("/").endswith("/" + base) and w != flawed), "")
+        if found and not has_word(command, flawed):
+            return True
+    return False
 
 
 def _head(command: str) -> str:
@@ -239,6 +246,15 @@ _LOOKING = frozenset(("which", "where", "type", "command", "test", "[", "find", 
 MAX_WATCHES = 6
 
 
+class _Seen:
+    """What a watch has seen of the calls after its failure: how many, and the fix actions among them."""
+
+    def __init__(self, head: str) -> None:
+        self.head = head  # the failing command's `_head`
+        self.calls = 0
+        self.between: list[str] = []
+
+
 class Watch:
     """The failures of one session waiting for their way round; each ends as one evidence item."""
 
@@ -247,16 +263,21 @@ class Watch:
 
     def feed(self, command: str, status: str, output: str, time: str) -> list[dict[str, Any]]:
         """The watches this call ends (the way round found, or no call left to find it in)."""
+        # `way_round` one call at a time: each watch looks at the new call only, the earlier ones
+        # having not been its way round (a call is weighed once per watch, not once per later call).
         done = []
+        kept = command[:2000]
         for item in list(self.open):
-            later: list[list[str]] = item["later"]
-            later.append([command[:2000], status])
+            state: _Seen = item["_seen"]
+            state.calls += 1
             failure = failures.Failure(str(item["kind"]), str(item["program"]), str(item["line"]), str(item["signature"]))
-            passing, between = way_round(failure.kind, failure, str(item["failing"]), [(c, s) for c, s in later])
-            if passing or len(later) >= LOOKAHEAD:
+            passing = works(failure, str(item["failing"]), str(item["named"]), state.head, kept, status)
+            if not passing and status == "ok" and outcomes.is_fix_action(kept):
+                state.between.append(kept)
+            if passing or state.calls >= LOOKAHEAD:
                 self.open.remove(item)
                 if not (passing and failure.kind in _FIXED_IN_PLACE):
-                    done.append(self._ended(item, passing, between))
+                    done.append(self._ended(item, kept if passing else "", state.between if passing else []))
         if status == "fail":
             self._start(command, output, time)
         return done
@@ -278,12 +299,12 @@ class Watch:
         self.open.append({
             "failing": command[:2000], "time": time, "kind": found.kind, "program": found.program, "line": found.line,
             "signature": found.signature, "hint": failures.hint(output), "named": token(found.kind, found.line),
-            "later": [],
+            "_seen": _Seen(_head(command[:2000])),
         })  # fmt: skip
 
     @staticmethod
     def _ended(item: dict[str, Any], passing: str, between: list[str]) -> dict[str, Any]:
-        out = {k: v for k, v in item.items() if k != "later"}
+        out = {k: v for k, v in item.items() if k != "_seen"}
         out.update(passing=passing, commands=between[-4:])
         return out
 
