@@ -14,7 +14,7 @@ import pytest
 
 from lessonbank.bank import scaffold
 from lessonbank.bank.store import Bank
-from lessonbank.scan import calibrate
+from lessonbank.scan import calibrate, failures, recurring
 from lessonbank.scan.candidates import Store, run_scan
 from lessonbank.scan.events import Candidate
 from tests.scan.test_learning import Claude, Codex
@@ -197,3 +197,25 @@ def test_local_state_with_the_tools_own_hint(tmp_path: Path) -> None:
     cand = only(scanned(tmp_path, session))
     assert cand.do == "Do what `bd` says: `bd sync --import-only`, then retry `bd ready`."
     assert cand.signals.get("fix_confirmed") == 1 and calibrate.fires(cand.commands, "bd ready --json")
+
+
+@pytest.mark.parametrize(
+    ("failing", "output", "later"),
+    [
+        ("pnpm lint", " ERR_PNPM_NO_SCRIPT  Missing script: lint", [("ls", "ok"), ("pnpm run lint:fix", "fail"), ("pnpm eslint .", "ok")]),
+        ("blocky --config x.yml", "bash: blocky: command not found",
+         [("sudo apt-get install -y blocky", "ok"), ("which blocky", "ok"), ("blocky --config x.yml", "ok")]),
+        ("git commit -m x", "fatal: Unable to create '/r/.git/index.lock': File exists.", [("ls", "ok")] * 9),
+        ("cat src/app.py", "cat: src/app.py: No such file or directory", [("pip install -e .", "ok"), ("cat web/src/app.py", "ok")]),
+    ],
+)  # fmt: skip
+def test_the_watch_fed_call_by_call_finds_what_all_the_later_calls_give_at_once(
+    failing: str, output: str, later: list[tuple[str, str]]
+) -> None:
+    watch = recurring.Watch()
+    assert watch.feed(failing, "fail", output, "t0") == []
+    ended = [item for command, status in later for item in watch.feed(command, status, "", "t1")] + watch.flush()
+    failure = failures.classify(failing, output)
+    assert failure is not None
+    passing, between = recurring.way_round(failure.kind, failure, failing, later)
+    assert [(item["passing"], item["commands"]) for item in ended] == [(passing, between[-4:])]
