@@ -219,3 +219,18 @@ def test_the_watch_fed_call_by_call_finds_what_all_the_later_calls_give_at_once(
     assert failure is not None
     passing, between = recurring.way_round(failure.kind, failure, failing, later)
     assert [(item["passing"], item["commands"]) for item in ended] == [(passing, between[-4:])]
+
+
+@pytest.mark.parametrize(
+    ("output", "kind"),
+    [
+        ("error: unknown option --foo", "unknown-command"),
+        ("error: İnvalid option --foo", "unknown-command"),  # under re.IGNORECASE `i` matches `İ` and `ı`
+        ("npm ERR! Mıssing script: test", "missing-script"),
+        ("cat: x: No such file or dİrectory", "path"),
+        ("fatal: could not read Username: terminal prompts disabled", "other"),
+    ],
+)
+def test_a_failed_output_is_classified_by_the_first_pattern_it_matches_in_any_letter_case(output: str, kind: str) -> None:
+    found = failures.classify("tool --foo", output)
+    assert found is not None and found.kind == kind

@@ -100,16 +100,15 @@ def way_round(kind: str, failure: failures.Failure, failing: str, later: list[tu
     flawed, head = token(kind, failure.line), _head(failing)
     between: list[str] = []
     for command, status in later[:LOOKAHEAD]:
-        if works(failure, failing, flawed, head, command, status):
+        if works(kind, failure, failing, flawed, head, command, status):
             return command, between
         if status == "ok" and outcomes.is_fix_action(command):
             between.append(command)
     return "", []
 
 
-def works(failure: failures.Failure, failing: str, flawed: str, head: str, command: str, status: str) -> bool:
-    """Whether one later call is the way round `failure` (of `failing`, whose flawed token and head are given)."""
-    kind = failure.kind
+def works(kind: str, failure: failures.Failure, failing: str, flawed: str, head: str, command: str, status: str) -> bool:
+    """Whether one later call is the way round a failure of `kind` (of `failing`, whose flawed token and head are given)."""
     ok = status == "ok" and not outcomes.status_masked(command)
     same = failures.program(command) == failure.program
     if ok and same and kind in _FIXED_IN_PLACE and _head(command) == head:
@@ -271,7 +270,7 @@ class Watch:
             state: _Seen = item["_seen"]
             state.calls += 1
             failure = failures.Failure(str(item["kind"]), str(item["program"]), str(item["line"]), str(item["signature"]))
-            passing = works(failure, str(item["failing"]), str(item["named"]), state.head, kept, status)
+            passing = works(failure.kind, failure, str(item["failing"]), str(item["named"]), state.head, kept, status)
             if not passing and status == "ok" and outcomes.is_fix_action(kept):
                 state.between.append(kept)
             if passing or state.calls >= LOOKAHEAD:
