@@ -65,9 +65,10 @@ _PATTERNS = (
 )
 _COMPILED = tuple((kind, re.compile(pattern)) for kind, pattern in _PATTERNS)
 # For each pattern, the literal runs every match passes through one of (regex_compiler.alternatives),
-# case-folded: an ASCII output that holds none of them is not searched (these searches, each over
-# up to 6,000 characters, were a third of the scan). Only ASCII: under re.IGNORECASE an `i` also
-# matches `İ` and `ı`, which case-fold to something else.
+# case-folded: an output that holds none of them is not searched (these searches, each over up to
+# 6,000 characters, were a third of the scan). Under re.IGNORECASE an `i` also matches `İ` and
+# `ı`, which case-fold to something else: they are read as `i` first (every other letter a run
+# holds case-folds as re.IGNORECASE matches it).
 _NEEDED = tuple(
     tuple(tuple(run.casefold() for run in choice) for choice in regex_compiler.alternatives(pattern))
     for _, pattern in _PATTERNS
@@ -125,9 +126,9 @@ def classify(command: str, output: str) -> Failure | None:
     text = outcomes.strip_ansi(output[:6000])
     prog = program(command)
     kind, line = "", ""
-    folded = text.casefold() if text.isascii() else None
+    folded = (text if text.isascii() else text.replace("İ", "i").replace("ı", "i")).casefold()
     for (name, pattern), needed in zip(_COMPILED, _NEEDED, strict=True):
-        if folded is not None and not all(any(run in folded for run in choice) for choice in needed):
+        if not all(any(run in folded for run in choice) for choice in needed):
             continue
         match = pattern.search(text)
         if match:
