@@ -1,6 +1,7 @@
 """Every benchmark that needs no corpus runs to its end at a tiny size and prints its table: the
 figures in benchmarks/RESULTS.md come from these scripts, and one that stopped working would
-leave them unrepeatable. The sizes here measure nothing; the scripts' own defaults do."""
+leave them unrepeatable. The sizes here measure nothing; the scripts' own defaults do.
+(crash_groom.py runs in tests/attacks/test_groom_is_all_or_nothing.py.)"""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ RUNS = [
     ("bench_groom.py", ["--files", "50", "--lessons", "20"], "second groom (plan only)"),
     ("bench_safety.py", ["--runs", "1"], "hook 50 MB prompt"),
     ("trial_calibration.py", ["--runs", "20", "--only", "sessions"], "sessions "),
+    ("secrets_coverage.py", [], "| commit message |"),
 ]
 
 
