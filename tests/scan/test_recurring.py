@@ -200,25 +200,30 @@ def test_local_state_with_the_tools_own_hint(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("failing", "output", "later"),
+    ("failing", "output", "later", "ended"),
     [
-        ("pnpm lint", " ERR_PNPM_NO_SCRIPT  Missing script: lint", [("ls", "ok"), ("pnpm run lint:fix", "fail"), ("pnpm eslint .", "ok")]),
+        # a later call of the same program that does not name the missing script; the failed one between is no fix action
+        ("pnpm lint", " ERR_PNPM_NO_SCRIPT  Missing script: lint",
+         [("ls", "ok"), ("pnpm run lint:fix", "fail"), ("pnpm eslint .", "ok")], [("missing-script", "pnpm eslint .", [])]),
+        # the tool runs once it is installed: the install is what was run before it
         ("blocky --config x.yml", "bash: blocky: command not found",
-         [("sudo apt-get install -y blocky", "ok"), ("which blocky", "ok"), ("blocky --config x.yml", "ok")]),
-        ("git commit -m x", "fatal: Unable to create '/r/.git/index.lock': File exists.", [("ls", "ok")] * 9),
-        ("cat src/app.py", "cat: src/app.py: No such file or directory", [("pip install -e .", "ok"), ("cat web/src/app.py", "ok")]),
+         [("sudo apt-get install -y blocky", "ok"), ("which blocky", "ok"), ("blocky --config x.yml", "ok")],
+         [("not-found", "blocky --config x.yml", ["sudo apt-get install -y blocky"])]),
+        # no way round in the 8 calls after it: it ends with none
+        ("git commit -m x", "fatal: Unable to create '/r/.git/index.lock': File exists.", [("ls", "ok")] * 9,
+         [("local-state", "", [])]),
+        # the same check passing later: that episode is the fixed check's, not a recurring failure's
+        ("pytest -q", "FAILED tests/test_x.py::test_a - assert 1 == 2", [("pytest -q", "ok")], []),
     ],
 )  # fmt: skip
-def test_the_watch_fed_call_by_call_finds_what_all_the_later_calls_give_at_once(
-    failing: str, output: str, later: list[tuple[str, str]]
+def test_a_watched_failure_ends_at_its_way_round_or_after_eight_calls(
+    failing: str, output: str, later: list[tuple[str, str]], ended: list[tuple[str, str, list[str]]]
 ) -> None:
     watch = recurring.Watch()
     assert watch.feed(failing, "fail", output, "t0") == []
-    ended = [item for command, status in later for item in watch.feed(command, status, "", "t1")] + watch.flush()
-    failure = failures.classify(failing, output)
-    assert failure is not None
-    passing, between = recurring.way_round(failure.kind, failure, failing, later)
-    assert [(item["passing"], item["commands"]) for item in ended] == [(passing, between[-4:])]
+    items = [item for command, status in later for item in watch.feed(command, status, "", "t1")] + watch.flush()
+    assert [(item["kind"], item["passing"], item["commands"]) for item in items] == ended
+    assert all(item["failing"] == failing and item["time"] == "t0" for item in items)
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from lessonbank.index.compiled_read import fold
 from lessonbank.matching import regex_compiler, shell, shell_words
 from lessonbank.scan import outcomes
 
@@ -65,12 +66,11 @@ _PATTERNS = (
 )
 _COMPILED = tuple((kind, re.compile(pattern)) for kind, pattern in _PATTERNS)
 # For each pattern, the literal runs every match passes through one of (regex_compiler.alternatives),
-# case-folded: an output that holds none of them is not searched (these searches, each over up to
-# 6,000 characters, were a third of the scan). Under re.IGNORECASE an `i` also matches `İ` and
-# `ı`, which case-fold to something else: they are read as `i` first (every other letter a run
-# holds case-folds as re.IGNORECASE matches it).
+# folded as the compiled index folds its choices (compiled_read.fold: re.IGNORECASE's look-alikes of
+# ASCII letters, `\s` as a space): an output that holds none of them is not searched (these
+# searches, each over up to 6,000 characters, were a third of the scan).
 _NEEDED = tuple(
-    tuple(tuple(run.casefold() for run in choice) for choice in regex_compiler.alternatives(pattern))
+    tuple(tuple(fold(run) for run in choice) for choice in regex_compiler.alternatives(pattern))
     for _, pattern in _PATTERNS
 )
 _SHELL_PREFIX = re.compile(r"^(?:\S*/)?(?:ba|z|da|k|a)?sh: (?:line \d+: |eval: line \d+: )?|^\(eval\):\w+:\d+: ")
@@ -126,7 +126,7 @@ def classify(command: str, output: str) -> Failure | None:
     text = outcomes.strip_ansi(output[:6000])
     prog = program(command)
     kind, line = "", ""
-    folded = (text if text.isascii() else text.replace("İ", "i").replace("ı", "i")).casefold()
+    folded = fold(text)
     for (name, pattern), needed in zip(_COMPILED, _NEEDED, strict=True):
         if not all(any(run in folded for run in choice) for choice in needed):
             continue

@@ -95,27 +95,16 @@ def has_word(command: str, word: str) -> bool:
     return bool(re.search(rf"(?<![\w.-]){re.escape(word)}(?![\w-])", outcomes.display(command)))
 
 
-def way_round(kind: str, failure: failures.Failure, failing: str, later: list[tuple[str, str]]) -> tuple[str, list[str]]:
-    """(the call that worked, the commands run before it) among the later (command, status) calls, or ("", [])."""
-    flawed, head = token(kind, failure.line), _head(failing)
-    between: list[str] = []
-    for command, status in later[:LOOKAHEAD]:
-        if works(kind, failure, failing, flawed, head, command, status):
-            return command, between
-        if status == "ok" and outcomes.is_fix_action(command):
-            between.append(command)
-    return "", []
-
-
-def works(kind: str, failure: failures.Failure, failing: str, flawed: str, head: str, command: str, status: str) -> bool:
-    """Whether one later call is the way round a failure of `kind` (of `failing`, whose flawed token and head are given)."""
+def works(waiting: _Waiting, command: str, status: str) -> bool:
+    """Whether one later call is the way round the failure `waiting` waits on."""
+    failure, flawed, kind = waiting.failure, waiting.flawed, waiting.failure.kind
     ok = status == "ok" and not outcomes.status_masked(command)
     same = failures.program(command) == failure.program
-    if ok and same and kind in _FIXED_IN_PLACE and _head(command) == head:
+    if ok and same and kind in _FIXED_IN_PLACE and _head(command) == waiting.head:
         return True  # fixed in the session: the fixed-check episode is the lesson
-    if ok and same and kind == "local-state" and _head(command) == head:
+    if ok and same and kind == "local-state" and _head(command) == waiting.head:
         return True  # the same command again, once what was in the way was cleared
-    differs = command.strip() != failing.strip()
+    differs = command.strip() != waiting.failing.strip()
     if ok and same and differs and kind in ("unknown-command", "missing-script") and flawed and not has_word(command, flawed):
         return True
     if ok and kind == "not-found" and flawed and flawed in shellfail.heads(command):
@@ -245,45 +234,53 @@ _LOOKING = frozenset(("which", "where", "type", "command", "test", "[", "find", 
 MAX_WATCHES = 6
 
 
-class _Seen:
-    """What a watch has seen of the calls after its failure: how many, and the fix actions among them."""
+class _Waiting:
+    """A failure waiting for its way round, and what it has seen of the calls after it."""
 
-    def __init__(self, head: str) -> None:
-        self.head = head  # the failing command's `_head`
-        self.calls = 0
-        self.between: list[str] = []
+    def __init__(self, failure: failures.Failure, failing: str, time: str, hint: str) -> None:
+        self.failure, self.failing, self.time, self.hint = failure, failing, time, hint
+        self.flawed = token(failure.kind, failure.line)  # what the failure names as wrong
+        self.head = _head(failing)
+        self.calls = 0  # later calls seen
+        self.between: list[str] = []  # the fix actions among them
+
+    def ended(self, passing: str) -> dict[str, Any]:
+        """Its evidence item: the call that worked ("" when none did) and the fix actions run before it."""
+        failure = self.failure
+        return {
+            "failing": self.failing, "time": self.time, "kind": failure.kind, "program": failure.program,
+            "line": failure.line, "signature": failure.signature, "hint": self.hint, "named": self.flawed,
+            "passing": passing, "commands": self.between[-4:] if passing else [],
+        }  # fmt: skip
 
 
 class Watch:
     """The failures of one session waiting for their way round; each ends as one evidence item."""
 
     def __init__(self) -> None:
-        self.open: list[dict[str, Any]] = []
+        self.open: list[_Waiting] = []
 
     def feed(self, command: str, status: str, output: str, time: str) -> list[dict[str, Any]]:
         """The watches this call ends (the way round found, or no call left to find it in)."""
-        # `way_round` one call at a time: each watch looks at the new call only, the earlier ones
-        # having not been its way round (a call is weighed once per watch, not once per later call).
+        # Each waiting failure weighs this call alone: the calls before it were not its way round.
         done = []
         kept = command[:2000]
-        for item in list(self.open):
-            state: _Seen = item["_seen"]
-            state.calls += 1
-            failure = failures.Failure(str(item["kind"]), str(item["program"]), str(item["line"]), str(item["signature"]))
-            passing = works(failure.kind, failure, str(item["failing"]), str(item["named"]), state.head, kept, status)
+        for waiting in list(self.open):
+            waiting.calls += 1
+            passing = works(waiting, kept, status)
             if not passing and status == "ok" and outcomes.is_fix_action(kept):
-                state.between.append(kept)
-            if passing or state.calls >= LOOKAHEAD:
-                self.open.remove(item)
-                if not (passing and failure.kind in _FIXED_IN_PLACE):
-                    done.append(self._ended(item, kept if passing else "", state.between if passing else []))
+                waiting.between.append(kept)
+            if passing or waiting.calls >= LOOKAHEAD:
+                self.open.remove(waiting)
+                if not (passing and waiting.failure.kind in _FIXED_IN_PLACE):
+                    done.append(waiting.ended(kept if passing else ""))
         if status == "fail":
             self._start(command, output, time)
         return done
 
     def flush(self) -> list[dict[str, Any]]:
         """Every open watch, ended where the transcript ends."""
-        done = [self._ended(item, "", []) for item in self.open]
+        done = [waiting.ended("") for waiting in self.open]
         self.open = []
         return done
 
@@ -291,21 +288,11 @@ class Watch:
         found = failures.classify(command, output)
         if found is None or found.kind not in WATCHED or found.program in _LOOKING:
             return
-        if any(item["signature"] == found.signature for item in self.open):
+        if any(waiting.failure.signature == found.signature for waiting in self.open):
             return
         if len(self.open) >= MAX_WATCHES:
             self.open.pop(0)
-        self.open.append({
-            "failing": command[:2000], "time": time, "kind": found.kind, "program": found.program, "line": found.line,
-            "signature": found.signature, "hint": failures.hint(output), "named": token(found.kind, found.line),
-            "_seen": _Seen(_head(command[:2000])),
-        })  # fmt: skip
-
-    @staticmethod
-    def _ended(item: dict[str, Any], passing: str, between: list[str]) -> dict[str, Any]:
-        out = {k: v for k, v in item.items() if k != "_seen"}
-        out.update(passing=passing, commands=between[-4:])
-        return out
+        self.open.append(_Waiting(found, command[:2000], time, failures.hint(output)))
 
 
 def candidate(item: dict[str, Any], cand: Candidate, evidence: dict[str, Any], clean: Callable[[str], str]) -> Candidate:
