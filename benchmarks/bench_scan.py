@@ -28,6 +28,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from cache_reset import forget
+
 from lessonbank.bank import scaffold
 from lessonbank.bank.store import Bank
 from lessonbank.scan import sources
@@ -46,15 +48,6 @@ def json_loop(paths: list[Path]) -> None:
                     loads(line)
                 except ValueError:
                     pass
-
-
-def forget() -> None:
-    """Empty every cache of the package's functions, so each run costs what a new `bank scan` process pays."""
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("lessonbank."):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
 
 
 def fresh_bank(parent: Path, name: str) -> Bank:
@@ -114,11 +107,8 @@ def cpu(fn):
     return time.process_time() - start
 from lessonbank.scan import detect, outcomes
 loop(); sources.scan_files(paths, {})  # warm the page cache and the imports
-for module in list(sys.modules.values()):  # what a new `bank scan` process pays: no cached answers
-    if getattr(module, "__name__", "").startswith("lessonbank."):
-        for value in list(vars(module).values()):
-            if callable(getattr(value, "cache_clear", None)):
-                value.cache_clear()
+from cache_reset import forget
+forget()  # what a new `bank scan` process pays: no cached answers
 best_loop = min(cpu(loop) for _ in range(3))
 print(best_loop, cpu(lambda: sources.scan_files(paths, {})))
 """
@@ -126,7 +116,7 @@ print(best_loop, cpu(lambda: sources.scan_files(paths, {})))
 
 def child_cpu(tooling: Path, paths: list[Path]) -> tuple[float, float]:
     """(json.loads loop, scan) CPU seconds in a fresh process running `tooling`'s scanner."""
-    env = dict(os.environ, PYTHONPATH=str(tooling))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(tooling), str(Path(__file__).resolve().parent))))
     done = subprocess.run([sys.executable, "-c", _CHILD, *map(str, paths)], env=env, capture_output=True,
                           text=True, check=True)  # fmt: skip
     loop, scan = map(float, done.stdout.split())

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -225,15 +224,6 @@ def commands_page() -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def toml_value(value: Any) -> str:
-    """A default as it would be written in bank.toml."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    return repr(value)
-
-
 def allowed(dotted: str, default: Any) -> str:
     ranges = getattr(config, "RANGES", {})
     if dotted in ranges:
@@ -273,7 +263,7 @@ def settings_page() -> str:
             default, meaning = setting.default, setting.meaning
             dotted = f"{section}.{key}"
             lines.append(
-                f"| {code(dotted)} | {code(toml_value(default))} | {allowed(dotted, default)} | {escape(meaning)} |"
+                f"| {code(dotted)} | {code(config.toml_value(default))} | {allowed(dotted, default)} | {escape(meaning)} |"
             )
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"

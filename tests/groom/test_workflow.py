@@ -134,7 +134,7 @@ def test_schedule_prints_the_crontab_line(bank: Path) -> None:
     )
 
 
-def test_ci_workflow(tmp_path: Path) -> None:
+def test_the_ci_workflow_is_written_once_and_a_hand_edit_is_kept(tmp_path: Path) -> None:
     assert write_ci_workflow(tmp_path, dry_run=True) == "create"
     assert not (tmp_path / ".github").exists()
     assert write_ci_workflow(tmp_path) == "create"

@@ -285,13 +285,20 @@ _INIT_KEYS = {
 }
 
 
-def _toml(value: Any) -> str:
-    """A default as TOML writes it (the ones `_INIT_KEYS` names: numbers and plain strings)."""
-    return f'"{value}"' if isinstance(value, str) else str(value)
+def toml_value(value: Any) -> str:
+    """A setting's value as bank.toml writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        import json  # here: every command loads this module, and `bank list` writes no TOML
+
+        return json.dumps(value, ensure_ascii=False)  # a TOML basic string is a JSON string
+    return repr(value)
 
 
-DEFAULT_TOML = "# lessonbank settings. Every key is optional; `bank config` prints the effective values.\n"
-DEFAULT_TOML += "".join(
-    f"\n[{section}]\n" + "".join(f"# {key} = {_toml(DEFAULTS[section][key].default)}\n" for key in keys)
-    for section, keys in _INIT_KEYS.items()
-)
+def default_toml() -> str:
+    """What `bank init` writes as bank.toml: the `_INIT_KEYS`, commented out at their defaults."""
+    return "# lessonbank settings. Every key is optional; `bank config` prints the effective values.\n" + "".join(
+        f"\n[{section}]\n" + "".join(f"# {key} = {toml_value(DEFAULTS[section][key].default)}\n" for key in keys)
+        for section, keys in _INIT_KEYS.items()
+    )

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from lessonbank.bank.store import Bank, write_atomic
-from lessonbank.config import DEFAULT_TOML
+from lessonbank.config import default_toml
 from lessonbank.errors import BankError
 from lessonbank.state import statedir
 
@@ -27,7 +27,7 @@ WORKFLOW = ".github/workflows/bank-groom.yml"
 def init(root: Path, ci: bool = False, dry_run: bool = False) -> list[tuple[str, str]]:
     """Scaffold a bank at `root`; return (relative path, action) with exists for files left alone."""
     results: list[tuple[str, str]] = []
-    for rel, text in (("bank.toml", DEFAULT_TOML), ("lessons/.gitkeep", ""), ("rules/.gitkeep", "")):
+    for rel, text in (("bank.toml", default_toml()), ("lessons/.gitkeep", ""), ("rules/.gitkeep", "")):
         target = root / rel
         results.append((rel, "exists" if target.exists() else write_atomic(target, text, dry_run)))
     results.append((".gitignore", ignore_state(root, dry_run)))

@@ -233,7 +233,7 @@ class Derived:
         digest = content_hash(data)
         if old is not None and old[DIGEST] == digest:
             if old[KEY] != settled:
-                self.small[name] = (settled, *old[DIGEST:])
+                self.small[name] = (settled, *old[KEY + 1 :])
                 self.settled += 1
             return settled is not None
         record, lesson = self._record(path, data, settled, digest)
